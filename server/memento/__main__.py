@@ -1,0 +1,3 @@
+from memento.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""Messages as pi stores them inside `message` entries (pi session format v3).
+
+Every model allows extra fields so a message written by pi or oh-my-pi survives a
+load/save round trip unchanged. Fields are camelCase on disk and on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic.alias_generators import to_camel
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+STORED = {"stored": True}
+"""Validation context for data read from disk or the wire: keep exactly the fields it had."""
+
+
+class Wire(BaseModel):
+    """Base for everything stored or sent: camelCase aliases, unknown fields kept.
+
+    A model read with `context=STORED` dumps exactly the fields it was read with, so pi
+    files round-trip unchanged. A model built in code dumps every field that is not None,
+    so its defaults reach the file (pi omits `undefined`, so do we).
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", serialize_by_alias=True
+    )
+
+    def model_post_init(self, context: Any, /) -> None:
+        if not (isinstance(context, dict) and context.get("stored")):
+            fields = type(self).model_fields
+            self.__pydantic_fields_set__.update(n for n in fields if getattr(self, n) is not None)
+
+    def dump(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields this model carries."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+class TextContent(Wire):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingContent(Wire):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+
+
+class ImageContent(Wire):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ToolCall(Wire):
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class OtherContent(Wire):
+    """A content block of a type we do not know; kept as it is."""
+
+    type: str
+
+
+def _content_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in ("text", "thinking", "image", "toolCall") else "other"
+
+
+Content = Annotated[
+    Annotated[TextContent, Tag("text")]
+    | Annotated[ThinkingContent, Tag("thinking")]
+    | Annotated[ImageContent, Tag("image")]
+    | Annotated[ToolCall, Tag("toolCall")]
+    | Annotated[OtherContent, Tag("other")],
+    Discriminator(_content_tag),
+]
+
+
+Number = int | float
+
+
+class Cost(Wire):
+    input: Number = 0
+    output: Number = 0
+    cache_read: Number = 0
+    cache_write: Number = 0
+    total: Number = 0
+
+
+class Usage(Wire):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = Field(default_factory=Cost)
+
+
+class UserMessage(Wire):
+    role: Literal["user"] = "user"
+    content: str | list[Content]
+    timestamp: int
+
+
+class AssistantMessage(Wire):
+    role: Literal["assistant"] = "assistant"
+    content: list[Content] = Field(default_factory=list[Content])
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = 0
+
+    def text(self) -> str:
+        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    def tool_calls(self) -> list[ToolCall]:
+        return [c for c in self.content if isinstance(c, ToolCall)]
+
+
+class ToolResultMessage(Wire):
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[Content] = Field(default_factory=list[Content])
+    is_error: bool = False
+    timestamp: int = 0
+
+    def text(self) -> str:
+        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+
+
+class CustomMessage(Wire):
+    """Extension message in the model context (TTSR reminders, advisor notes, wake-up digest)."""
+
+    role: Literal["custom"] = "custom"
+    custom_type: str
+    content: str | list[Content]
+    display: bool = False
+    timestamp: int = 0
+
+
+class OtherMessage(Wire):
+    """A role we do not interpret (bashExecution, developer, …); preserved as it is."""
+
+    role: str
+
+
+def _message_tag(value: Any) -> str:
+    role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+    return role if role in ("user", "assistant", "toolResult", "custom") else "other"
+
+
+Message = Annotated[
+    Annotated[UserMessage, Tag("user")]
+    | Annotated[AssistantMessage, Tag("assistant")]
+    | Annotated[ToolResultMessage, Tag("toolResult")]
+    | Annotated[CustomMessage, Tag("custom")]
+    | Annotated[OtherMessage, Tag("other")],
+    Discriminator(_message_tag),
+]
