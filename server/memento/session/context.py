@@ -1,0 +1,107 @@
+"""What the model sees: the messages of the active branch, ready for a request.
+
+Governance (issue: context governance) refines this with pruning, shake and the
+append-only log; this module holds the plain path from entries to messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memento.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+)
+from memento.session.messages import (
+    AssistantMessage,
+    CustomMessage,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+)
+
+SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+)
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+SUMMARY_SUFFIX = "\n</summary>"
+
+
+def _timestamp_ms(entry: Entry) -> int:
+    from datetime import datetime
+
+    try:
+        return int(datetime.fromisoformat(entry.timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return 0
+
+
+def entry_messages(entry: Entry) -> list[Message]:
+    """The messages one entry contributes to the model context."""
+    match entry:
+        case MessageEntry(message=message):
+            return [message]
+        case CustomMessageEntry():
+            return [
+                CustomMessage(
+                    custom_type=entry.custom_type,
+                    content=entry.content,
+                    display=entry.display,
+                    timestamp=_timestamp_ms(entry),
+                )
+            ]
+        case BranchSummaryEntry(summary=summary) if summary:
+            return [UserMessage(content=BRANCH_PREFIX + summary + SUMMARY_SUFFIX, timestamp=_timestamp_ms(entry))]
+        case _:
+            return []
+
+
+def context_messages(path: Sequence[Entry]) -> list[Message]:
+    """Messages of a root→leaf path: the latest compaction's summary, its kept tail, the rest."""
+    compaction_index = next(
+        (i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), None
+    )
+    if compaction_index is None:
+        return [m for entry in path for m in entry_messages(entry)]
+    compaction = path[compaction_index]
+    assert isinstance(compaction, CompactionEntry)
+    messages: list[Message] = [
+        UserMessage(
+            content=SUMMARY_PREFIX + compaction.summary + SUMMARY_SUFFIX, timestamp=_timestamp_ms(compaction)
+        )
+    ]
+    kept = False
+    for entry in path[:compaction_index]:
+        kept = kept or entry.id == compaction.first_kept_entry_id
+        if kept:
+            messages.extend(entry_messages(entry))
+    for entry in path[compaction_index + 1 :]:
+        messages.extend(entry_messages(entry))
+    return messages
+
+
+def sendable(messages: Sequence[Message]) -> list[Message]:
+    """Drop what must not go back to a model: failed or aborted replies and their tool results,
+    and tool calls that never got a result (a crash between call and result)."""
+    dropped_calls: set[str] = set()
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            if message.stop_reason in ("error", "aborted"):
+                dropped_calls.update(c.id for c in message.tool_calls())
+                continue
+            missing = [c for c in message.tool_calls() if c.id not in answered]
+            if missing:
+                message = message.model_copy(
+                    update={"content": [c for c in message.content if c not in missing]}
+                )
+        if isinstance(message, ToolResultMessage) and message.tool_call_id in dropped_calls:
+            continue
+        out.append(message)
+    return out

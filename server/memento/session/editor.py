@@ -1,0 +1,40 @@
+"""What the engine may ask of the editor it runs in.
+
+The LSP adapter implements `EditorBridge`; without an editor (`memento chat`, unit tests)
+`NoEditor` answers as a headless session would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Protocol
+
+Permission = Literal["once", "always", "deny"]
+
+
+class EditorBridge(Protocol):
+    def open_document_text(self, path: Path) -> str | None:
+        """The editor's buffer text for an open document (unsaved edits included), else None."""
+        ...
+
+    async def replace_document(self, path: Path, old_text: str, new_text: str) -> bool:
+        """Replace the whole text of an open document through the editor.
+
+        Returns False when the editor cannot or did not apply it; the caller then writes
+        the file itself."""
+        ...
+
+    async def ask_permission(self, title: str, detail: str) -> Permission:
+        """Ask the user to allow an action (a bash command)."""
+        ...
+
+
+class NoEditor:
+    def open_document_text(self, path: Path) -> str | None:
+        return None
+
+    async def replace_document(self, path: Path, old_text: str, new_text: str) -> bool:
+        return False
+
+    async def ask_permission(self, title: str, detail: str) -> Permission:
+        return "deny"

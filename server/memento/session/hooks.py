@@ -1,0 +1,62 @@
+"""The seams where governance, TTSR, the advisor and checkpoints attach to the turn loop.
+
+A mechanism subclasses `Hooks` and overrides what it needs; the session calls every
+registered hook in registration order. The turn loop knows nothing else about them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memento.providers.base import ModelRequest, ProviderEvent
+from memento.session.messages import ToolCall
+from memento.session.tools.base import ToolOutput
+
+if TYPE_CHECKING:
+    from memento.session.session import Session
+
+
+@dataclass
+class TurnInfo:
+    turn_id: str
+    prompt: str
+    step: int = 0
+    """Model requests made so far in this turn (0 before the first)."""
+    attempt: int = 1
+    """Attempt of the current request (retries after a `RetryRequest`)."""
+    mutated: bool = False
+    """Whether a tool changed the workspace in this turn."""
+    notes: dict[str, object] = field(default_factory=dict[str, object])
+    """Scratch space for hooks, keyed by the mechanism's name."""
+
+
+class RetryRequest(Exception):
+    """Raised by `on_delta` to abort the stream, drop the partial reply and request again."""
+
+    def __init__(self, reason: str, rules: list[str] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.rules = rules or []
+
+
+class Hooks:
+    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+        return None
+
+    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+        return request
+
+    def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
+        """Called for every streamed event; synchronous because it is on the hot path."""
+        return None
+
+    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+        """Return an output to skip running the tool."""
+        return None
+
+    async def after_tool(self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        return output
+
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+        return None

@@ -1,0 +1,245 @@
+"""A session: one conversation in one workspace, its store, its tools and its turns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from memento.config import MementoConfig
+from memento.providers.base import ModelRequest, Provider
+from memento.session import events
+from memento.session.context import context_messages, sendable
+from memento.session.editor import EditorBridge, NoEditor
+from memento.session.entries import Entry, MessageEntry, new_entry_id
+from memento.session.events import EventBus
+from memento.session.hooks import Hooks, TurnInfo
+from memento.session.messages import AssistantMessage, Message
+from memento.session.store import (
+    SessionInfo,
+    SessionStore,
+    list_sessions,
+    new_session_path,
+    sessions_dir,
+)
+from memento.session.tools.base import Tool, ToolContext
+from memento.session.tools.registry import default_tools
+from memento.session.turn import TurnRunner
+
+log = logging.getLogger(__name__)
+
+SpawnFn = Callable[[Coroutine[Any, Any, None], str], object]
+"""Starts an owned background task (the front end's task registry)."""
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a coding agent working inside the user's editor, in the workspace at {root}. "
+    "Use the tools to read and change files; paths are relative to the workspace root. "
+    "Prefer small, exact edits. Say briefly what you did when you are done."
+)
+
+
+class Busy(Exception):
+    """The session cannot do that while a turn runs."""
+
+
+class Session:
+    def __init__(
+        self,
+        root: Path,
+        config: MementoConfig,
+        provider: Provider,
+        *,
+        data_dir: Path,
+        editor: EditorBridge | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.config = config
+        self.provider = provider
+        self.data_dir = data_dir
+        self.events = EventBus()
+        self.hooks: list[Hooks] = []
+        self.tools: dict[str, Tool] = {tool.spec.name: tool for tool in default_tools()}
+        self.tool_context = ToolContext(
+            root=self.root,
+            editor=editor or NoEditor(),
+            bash_policy=config.tools.bash,
+            max_output_chars=config.tools.max_output_chars,
+        )
+        self.store: SessionStore | None = None
+        self.session_id = secrets.token_hex(4)
+        self._turn_lock = asyncio.Lock()
+        self._runner: TurnRunner | None = None
+        self._steering: list[str] = []
+        self._previous_request: list[str] = []
+        self.stable_prefix_tokens = 0
+
+    # -- configuration ----------------------------------------------------------------
+    def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
+        self.config = config
+        self.tool_context.bash_policy = config.tools.bash
+        self.tool_context.max_output_chars = config.tools.max_output_chars
+        if provider is not None:
+            self.provider = provider
+
+    def add_hooks(self, hooks: Hooks) -> None:
+        self.hooks.append(hooks)
+
+    # -- storage ----------------------------------------------------------------------
+    @property
+    def directory(self) -> Path:
+        return sessions_dir(self.data_dir, self.root)
+
+    def _ensure_store(self) -> SessionStore:
+        if self.store is None:
+            path = new_session_path(self.directory, self.session_id)
+            self.store = SessionStore.create(path, cwd=str(self.root), session_id=self.session_id)
+        return self.store
+
+    def append(self, entry: Entry) -> Entry:
+        """Store an entry durably; the caller announces it afterwards."""
+        return self._ensure_store().append(entry)
+
+    def append_message(self, message: Message) -> MessageEntry:
+        store = self._ensure_store()
+        entry = MessageEntry(id=store.new_id(), parent_id=store.leaf_id, message=message)
+        store.append(entry)
+        return entry
+
+    def branch_path(self) -> list[Entry]:
+        return self.store.branch_path() if self.store else []
+
+    @property
+    def busy(self) -> bool:
+        return self._turn_lock.locked()
+
+    def new_session(self) -> str:
+        if self.busy:
+            raise Busy("a turn is running; abort it before starting a new session")
+        self._close_store()
+        self.session_id = secrets.token_hex(4)
+        self._previous_request = []
+        self.events.publish(events.SessionChanged(session_id=self.session_id))
+        return self.session_id
+
+    def open_session(self, session_id: str) -> str:
+        if self.busy:
+            raise Busy("a turn is running; abort it before switching sessions")
+        match = next((s for s in self.list_sessions() if s.id == session_id), None)
+        if match is None:
+            raise FileNotFoundError(f"no session {session_id!r} in {self.directory}")
+        if self.store is not None and self.store.path == Path(match.path):
+            return session_id
+        store = SessionStore.open(Path(match.path))
+        self._close_store()
+        self.store = store
+        self.session_id = session_id
+        self._previous_request = []
+        for warning in store.warnings:
+            self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
+        self.events.publish(events.SessionChanged(session_id=session_id))
+        return session_id
+
+    def list_sessions(self) -> list[SessionInfo]:
+        return list_sessions(self.directory) if self.directory.exists() else []
+
+    def _close_store(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    # -- turns ------------------------------------------------------------------------
+    def prompt(self, text: str, spawn: SpawnFn) -> str:
+        """Start a turn for `text` (queued behind a running one) and return its id at once."""
+        turn = TurnInfo(turn_id=new_entry_id(), prompt=text)
+        spawn(self._run(turn), f"turn-{turn.turn_id}")
+        return turn.turn_id
+
+    async def _run(self, turn: TurnInfo) -> None:
+        async with self._turn_lock:
+            runner = TurnRunner(self, turn)
+            self._runner = runner
+            try:
+                await runner.run()
+            finally:
+                self._runner = None
+
+    def abort(self) -> bool:
+        """Abort the running turn; True when there was one."""
+        if self._runner is None:
+            return False
+        self._runner.abort()
+        return True
+
+    def steer(self, text: str) -> bool:
+        """Queue a message for the next step boundary; False when no turn runs."""
+        if self._runner is None:
+            return False
+        self._steering.append(text)
+        return True
+
+    def take_steering(self) -> list[str]:
+        taken, self._steering = self._steering, []
+        return taken
+
+    def build_request(self) -> ModelRequest:
+        messages = sendable(context_messages(self.branch_path()))
+        system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
+        self._measure_stable_prefix(system, messages)
+        return ModelRequest(
+            system=system,
+            messages=messages,
+            tools=[tool.spec for tool in self.tools.values()],
+            max_tokens=self.config.provider.max_tokens,
+            stable_prefix_messages=len(messages),
+        )
+
+    def _measure_stable_prefix(self, system: str, messages: list[Message]) -> None:
+        current = [system] + [json.dumps(m.dump(), sort_keys=True) for m in messages]
+        stable = 0
+        for before, now in zip(self._previous_request, current, strict=False):
+            if before != now:
+                break
+            stable += 1
+        self.stable_prefix_tokens = sum(approx_tokens(part) for part in current[:stable])
+        self._previous_request = current
+
+    # -- context meter ----------------------------------------------------------------
+    def context_usage(self) -> events.ContextUsage:
+        messages = context_messages(self.branch_path())
+        estimate = sum(approx_tokens(json.dumps(m.dump())) for m in messages)
+        anchored = 0
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+                usage = message.usage
+                total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+                if total > 0:
+                    anchored = total + sum(approx_tokens(json.dumps(m.dump())) for m in messages[index + 1 :])
+                    break
+        tokens = max(anchored, estimate)
+        window = self.config.provider.context_window
+        return events.ContextUsage(
+            tokens=tokens,
+            context_window=window,
+            percent=round(100 * tokens / window, 1) if window else 0.0,
+            stable_prefix_tokens=self.stable_prefix_tokens,
+        )
+
+    def publish_context(self) -> None:
+        self.events.publish(self.context_usage())
+
+    async def aclose(self) -> None:
+        if self._runner is not None:
+            self._runner.abort()
+        self._close_store()
+        await self.provider.aclose()
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap size estimate (chars/4) until governance's tokenizer takes over."""
+    return (len(text) + 3) // 4
+

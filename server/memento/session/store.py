@@ -1,0 +1,372 @@
+"""The session store: one pi session file (format v3, JSONL), one writer at a time.
+
+Line 1 is the header, every further line one entry; entries form a tree through
+`parentId` and the leaf is the last appended entry unless `branch` moved it. Appends
+are written and flushed before `append` returns, so a caller may publish an event for
+an entry as soon as it has it back. Nothing the store cannot interpret is dropped:
+unknown entry types and fields, malformed lines and an oh-my-pi title slot are all
+written back by `rewrite`.
+
+Files in an older format are migrated in memory on load; `SessionStore.open` then
+rewrites the file at once (atomically) before anything can be appended, because an
+append to an unmigrated v1 file would be renumbered by the next migration.
+`read_session` never writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from memento.session.entries import Entry, SessionHeader, new_entry_id
+from memento.session.lock import FileLock, SessionLocked
+from memento.session.migrations import LoadedFile, RawLine, SessionCorrupt, load_bytes, read_session
+from memento.session.paths import (
+    SessionInfo,
+    encode_workspace,
+    list_sessions,
+    new_session_path,
+    sessions_dir,
+)
+
+__all__ = [
+    "SessionCorrupt",
+    "SessionInfo",
+    "SessionLocked",
+    "SessionStore",
+    "encode_workspace",
+    "list_sessions",
+    "new_session_path",
+    "read_session",
+    "sessions_dir",
+]
+
+log = logging.getLogger(__name__)
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_line(value: dict[str, Any]) -> bytes:
+    """One JSONL line. Lone surrogates (valid in JS strings) are escaped as JSON.stringify does."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.encode("utf-8") + b"\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable; some filesystems refuse to fsync a directory, which is fine."""
+    if sys.platform == "win32":
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+class SessionStore:
+    """A session file opened for writing. Not thread-safe: one caller at a time."""
+
+    def __init__(self, path: Path, loaded: LoadedFile, lock: FileLock, *, fsync: bool = False) -> None:
+        self.path = path
+        self.header: SessionHeader = loaded.header
+        self.warnings: list[str] = loaded.warnings
+        self._entries: list[Entry] = loaded.entries
+        self._raw: list[RawLine] = loaded.raw
+        self._prefix: list[bytes] = loaded.prefix
+        self._folded: dict[str, Any] = loaded.folded
+        self._by_id: dict[str, Entry] = {}
+        for entry in self._entries:
+            if entry.id in self._by_id:
+                self.warnings.append(f"entry id {entry.id} occurs more than once; the last one wins")
+            self._by_id[entry.id] = entry
+        self._leaf: str | None = self._entries[-1].id if self._entries else None
+        self._lock = lock
+        self._fsync = fsync
+        self._fd: int | None = None
+        self._size = 0
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: Path,
+        *,
+        cwd: str,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+        fsync: bool = False,
+    ) -> SessionStore:
+        """A new session file with just its header; `FileExistsError` if the path is taken."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = SessionHeader(id=session_id or str(uuid.uuid4()), cwd=cwd)
+        if parent_session is not None:  # pi leaves it out rather than writing null
+            header.parent_session = parent_session
+        lock = FileLock.acquire(path)
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_BINARY", 0)
+            fd = os.open(path, flags, 0o644)
+        except BaseException:
+            lock.release()
+            raise
+        store = cls(path, LoadedFile(header=header, entries=[]), lock, fsync=fsync)
+        store._fd = fd
+        try:
+            store._write(encode_line(store._header_dict()))
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @classmethod
+    def open(cls, path: Path, *, fsync: bool = False) -> SessionStore:
+        """Load, migrate and lock an existing session for writing.
+
+        Raises `SessionLocked`, `SessionCorrupt` or `FileNotFoundError`. A torn last line
+        is appended to `<file>.torn` and cut off, so later appends make a valid file.
+        """
+        if not path.is_file():
+            raise FileNotFoundError(f"no session file at {path}")
+        lock = FileLock.acquire(path)
+        store: SessionStore | None = None
+        try:
+            # Read under the lock: the previous writer may have been mid-append.
+            loaded = load_bytes(path.read_bytes(), path)
+            store = cls(path, loaded, lock, fsync=fsync)
+            store._repair_tail(loaded)
+            store._open_for_append()
+            if loaded.migrated_from is not None:
+                store.rewrite(store._entries)
+        except BaseException:
+            if store is not None:
+                store.close()
+            else:
+                lock.release()
+            raise
+        return store
+
+    def _repair_tail(self, loaded: LoadedFile) -> None:
+        if loaded.torn.strip():
+            torn_path = self.path.with_name(self.path.name + ".torn")
+            _append_bytes(torn_path, loaded.torn + b"\n")
+            log.warning("session %s: torn last line moved to %s", self.path, torn_path)
+        if loaded.torn:
+            with open(self.path, "r+b") as f:
+                f.truncate(loaded.complete_size)
+        if loaded.needs_newline:
+            _append_bytes(self.path, b"\n")
+
+    def _open_for_append(self) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.path, flags)
+        self._fd = fd
+        self._size = os.fstat(fd).st_size
+
+    # -- reading -----------------------------------------------------------------
+
+    @property
+    def entries(self) -> list[Entry]:
+        """All entries in file order (a copy)."""
+        return list(self._entries)
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self._by_id.get(entry_id)
+
+    def new_id(self) -> str:
+        return new_entry_id(set(self._by_id))
+
+    def branch_path(self, leaf_id: str | None = None) -> list[Entry]:
+        """Entries from the root to `leaf_id` (default: the current leaf).
+
+        An unknown id gives an empty path; a repeated id (a corrupt cycle) ends the walk.
+        """
+        start = self._leaf if leaf_id is None else leaf_id
+        path: list[Entry] = []
+        seen: set[str] = set()
+        current = self._by_id.get(start) if start is not None else None
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            path.append(current)
+            parent = current.parent_id
+            current = self._by_id.get(parent) if parent is not None else None
+        path.reverse()
+        return path
+
+    # -- writing -----------------------------------------------------------------
+
+    def append(self, entry: Entry) -> Entry:
+        """Write one entry (flushed to the OS before returning) and make it the leaf.
+
+        The caller sets `parent_id`, normally to `leaf_id`. Raises `ValueError` for a
+        duplicate id, an unknown parent or a closed store.
+        """
+        self._check_open()
+        if not entry.id:
+            raise ValueError("entry has no id")
+        if entry.id in self._by_id:
+            raise ValueError(f"entry id {entry.id} already exists in session {self.path}")
+        if entry.parent_id is not None and entry.parent_id not in self._by_id:
+            raise ValueError(f"entry {entry.id}: parent {entry.parent_id} is not in session {self.path}")
+        self._write(encode_line(entry.dump()))
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._leaf = entry.id
+        return entry
+
+    def branch(self, entry_id: str | None) -> None:
+        """Move the leaf; `None` makes the next appended entry a new root."""
+        if entry_id is not None and entry_id not in self._by_id:
+            raise ValueError(f"entry {entry_id} is not in session {self.path}")
+        self._leaf = entry_id
+
+    def rewrite(self, entries: list[Entry]) -> None:
+        """Replace the file's entries atomically (temp file, fsync, rename).
+
+        Lines that are not entries stay after the nearest earlier entry that survives.
+        The leaf stays where it was if that entry survives, else moves to the last entry.
+        """
+        self._check_open()
+        ids: set[str] = set()
+        for entry in entries:
+            if entry.id in ids:
+                raise ValueError(f"rewrite: entry id {entry.id} occurs more than once")
+            ids.add(entry.id)
+        raw = self._place_raw(entries, ids)
+        data = b"".join(self._render(entries, raw))
+        self._replace_file(data)
+        self._entries = list(entries)
+        self._raw = raw
+        self._by_id = {e.id: e for e in entries}
+        if self._leaf is not None and self._leaf not in ids:
+            self._leaf = entries[-1].id if entries else None
+
+    def _place_raw(self, entries: list[Entry], ids: set[str]) -> list[RawLine]:
+        position = {e.id: i + 1 for i, e in enumerate(entries)}
+        placed: list[RawLine] = []
+        for line in self._raw:
+            after = 0
+            for old in reversed(self._entries[: line.after]):
+                if old.id in ids:
+                    after = position[old.id]
+                    break
+            placed.append(RawLine(after=after, data=line.data))
+        placed.sort(key=lambda r: r.after)
+        return placed
+
+    def _render(self, entries: list[Entry], raw: list[RawLine]) -> Iterable[bytes]:
+        yield from (line + b"\n" for line in self._prefix)
+        yield encode_line(self._header_dict())
+        pending = iter(raw)
+        line = next(pending, None)
+        for count in range(len(entries) + 1):
+            while line is not None and line.after == count:
+                yield line.data + b"\n"
+                line = next(pending, None)
+            if count < len(entries):
+                yield encode_line(entries[count].dump())
+
+    def _header_dict(self) -> dict[str, Any]:
+        data = self.header.dump()
+        # Title fields folded in from an oh-my-pi slot live in the slot, which is kept.
+        for key, value in self._folded.items():
+            if data.get(key) == value:
+                del data[key]
+        return data
+
+    def _replace_file(self, data: bytes) -> None:
+        directory = self.path.parent
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, 0o644)
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if self._fd is None:
+                self._open_for_append()
+            raise
+        _fsync_dir(directory)
+        self._open_for_append()
+
+    def _write(self, data: bytes) -> None:
+        fd = self._fd
+        assert fd is not None
+        try:
+            _write_all(fd, data)
+            if self._fsync:
+                os.fsync(fd)
+        except BaseException:
+            # Cut a partial line off so the next append still starts on a fresh line.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, self._size)
+            raise
+        self._size += len(data)
+
+    def _check_open(self) -> None:
+        if self._fd is None:
+            raise ValueError(f"session store {self.path} is closed")
+
+    # -- closing -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the file and the lock; idempotent."""
+        fd, self._fd = self._fd, None
+        try:
+            if fd is not None:
+                os.close(fd)
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # A store dropped without close() must not keep the session locked forever.
+        with contextlib.suppress(Exception):
+            if getattr(self, "_lock", None) is not None and self._lock.held:
+                self.close()

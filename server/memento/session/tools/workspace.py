@@ -1,0 +1,123 @@
+"""Helpers every file tool shares: path confinement, argument parsing and file IO.
+
+Every path a tool touches goes through `resolve_in_workspace`, which resolves symlinks and
+refuses anything that ends up outside the workspace root. The IO helpers are blocking; tools
+call them through `asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from memento.session.tools.base import ToolError
+
+M = TypeVar("M", bound=BaseModel)
+
+BINARY_SNIFF_BYTES = 8192
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+"""Read once at import: toggling the umask later would race other threads creating files."""
+
+
+def resolve_in_workspace(root: Path, path: str) -> Path:
+    """The absolute, symlink-resolved path for `path` (relative to `root`, or absolute inside it).
+
+    Raises `ToolError` when it resolves outside the workspace (`..`, an absolute path elsewhere,
+    or a symlink of the file or any parent pointing outside)."""
+    base = root.resolve()
+    try:
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = base / candidate
+        resolved = candidate.resolve()
+    except (OSError, ValueError, RuntimeError) as e:
+        raise ToolError(f"invalid path {path!r}: {e}") from e
+    if not resolved.is_relative_to(base):
+        raise ToolError(f"path is outside the workspace: {path}")
+    return resolved
+
+
+def display_path(root: Path, path: Path) -> str:
+    """`path` relative to `root` in posix form ("." for the root itself), for messages."""
+    try:
+        rel = path.relative_to(root.resolve())
+    except ValueError:
+        return path.as_posix()
+    return rel.as_posix() or "."
+
+
+def parse_args(model: type[M], args: Mapping[str, Any], tool: str) -> M:
+    """Validate a tool's arguments; a validation error becomes a readable `ToolError`."""
+    try:
+        return model.model_validate(dict(args))
+    except ValidationError as e:
+        raise ToolError(format_validation_error(tool, e)) from e
+
+
+def format_validation_error(tool: str, error: ValidationError) -> str:
+    parts: list[str] = []
+    for err in error.errors():
+        where = ".".join(str(x) for x in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return f"invalid arguments for {tool}: " + "; ".join(parts)
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+
+
+def read_text_file(path: Path, shown: str) -> str:
+    """The whole text of a workspace file (blocking). Missing, directory, binary → `ToolError`."""
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; use ls to list it")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise ToolError(f"file not found: {shown}") from e
+    except OSError as e:
+        raise ToolError(f"cannot read {shown}: {e.strerror or e}") from e
+    if b"\x00" in data:
+        raise ToolError(f"{shown} is a binary file")
+    return data.decode("utf-8", errors="replace")
+
+
+def write_text_atomic(path: Path, text: str, shown: str) -> None:
+    """Write `text` to `path` atomically (temp file + os.replace), keeping an existing mode."""
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory")
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

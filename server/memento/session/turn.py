@@ -1,0 +1,259 @@
+"""One turn: prompt → request → stream → tool calls → results → next request, until the
+model stops. Abort cancels whichever step is running; the partial reply is stored as
+aborted, never as a complete answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
+
+from memento.providers.assembly import ReplyBuilder
+from memento.providers.base import (
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+)
+from memento.session import events
+from memento.session.entries import now_ms
+from memento.session.events import TurnEndState
+from memento.session.hooks import RetryRequest, TurnInfo
+from memento.session.messages import (
+    AssistantMessage,
+    StopReason,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from memento.session.tools.base import ToolOutput
+from memento.session.tools.registry import run_tool
+
+if TYPE_CHECKING:
+    from memento.session.session import Session
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+MAX_REQUEST_RETRIES = 3
+
+
+class TurnAborted(Exception):
+    pass
+
+
+class TurnFailed(Exception):
+    pass
+
+
+class TurnRunner:
+    def __init__(self, session: Session, turn: TurnInfo) -> None:
+        self.session = session
+        self.turn = turn
+        self.aborted = False
+        self._step: asyncio.Task[object] | None = None
+
+    def abort(self) -> None:
+        """Stop the turn now: cancel the running step (closing the HTTP stream)."""
+        self.aborted = True
+        self.session.tool_context.abort.set()
+        if self._step is not None and not self._step.done():
+            self._step.cancel()
+
+    async def run(self) -> TurnEndState:
+        session, turn = self.session, self.turn
+        session.tool_context.abort.clear()
+        session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms()))
+        session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
+        state: TurnEndState = "finished"
+        error: str | None = None
+        try:
+            for hook in session.hooks:
+                await hook.on_turn_start(session, turn)
+            await self._loop()
+        except TurnAborted:
+            state = "aborted"
+        except TurnFailed as exc:
+            state, error = "error", str(exc)
+        finally:
+            for hook in session.hooks:
+                try:
+                    await hook.on_turn_end(session, turn, state)
+                except Exception:
+                    log.exception("turn-end hook failed")
+            session.publish_context()
+            session.events.publish(events.TurnFinished(turn_id=turn.turn_id, state=state, error=error))
+        return state
+
+    async def _loop(self) -> None:
+        while True:
+            reply = await self._request_with_retries()
+            calls = reply.tool_calls()
+            if calls:
+                await self._run_tools(calls)
+            steered = self.session.take_steering()
+            for text in steered:
+                self.session.append_message(UserMessage(content=text, timestamp=now_ms()))
+            if self.aborted:
+                raise TurnAborted
+            if not calls and not steered:
+                return
+
+    async def _guard(self, step: Awaitable[T]) -> T:
+        """Run one step as a child task so that abort cancels exactly that step."""
+        if self.aborted:
+            raise TurnAborted
+
+        async def wrapper() -> T:
+            return await step
+
+        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(wrapper())
+        self._step = task  # type: ignore[assignment]
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if self.aborted and task.cancelled():
+                raise TurnAborted from None
+            raise
+        finally:
+            self._step = None
+
+    async def _request_with_retries(self) -> AssistantMessage:
+        session, turn = self.session, self.turn
+        turn.step += 1
+        turn.attempt = 1
+        while True:
+            request = session.build_request()
+            for hook in session.hooks:
+                request = await hook.before_request(session, turn, request)
+            builder = ReplyBuilder()
+            started = now_ms()
+            try:
+                await self._guard(self._stream(request, builder))
+            except RetryRequest as retry:
+                if turn.attempt > MAX_REQUEST_RETRIES:
+                    log.warning("giving up retrying the request: %s", retry.reason)
+                else:
+                    turn.attempt += 1
+                    session.events.publish(
+                        events.TurnRetrying(
+                            turn_id=turn.turn_id, attempt=turn.attempt, reason=retry.reason, rules=retry.rules
+                        )
+                    )
+                    continue
+            except TurnAborted:
+                self._store_reply(builder, started, "aborted", "aborted by the user")
+                raise
+            except ProviderError as exc:
+                self._store_reply(builder, started, "error", str(exc))
+                raise TurnFailed(str(exc)) from exc
+            return self._store_reply(builder, started, None, None)
+
+    async def _stream(self, request: ModelRequest, builder: ReplyBuilder) -> None:
+        session, turn = self.session, self.turn
+        names: dict[str, str] = {}
+        stream = session.provider.stream(request)
+        try:
+            async for event in stream:
+                builder.add(event)
+                self._publish_delta(event, names)
+                for hook in session.hooks:
+                    hook.on_delta(session, turn, event)
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+
+    def _publish_delta(self, event: ProviderEvent, names: dict[str, str]) -> None:
+        turn_id = self.turn.turn_id
+        publish = self.session.events.publish
+        match event:
+            case TextDelta(text=text):
+                publish(events.Delta(turn_id=turn_id, stream="text", delta=text))
+            case ThinkingDelta(text=text) if text:
+                publish(events.Delta(turn_id=turn_id, stream="thinking", delta=text))
+            case ToolCallStarted(id=call_id, name=name):
+                names[call_id] = name
+            case ToolCallDelta(id=call_id, arguments_delta=delta):
+                publish(
+                    events.Delta(
+                        turn_id=turn_id,
+                        stream="tool",
+                        delta=delta,
+                        tool_call_id=call_id,
+                        tool_name=names.get(call_id),
+                    )
+                )
+            case _:
+                pass
+
+    def _store_reply(
+        self, builder: ReplyBuilder, started: int, stop_reason: StopReason | None, error: str | None
+    ) -> AssistantMessage:
+        provider = self.session.provider
+        message = builder.build(
+            api=provider.api,
+            provider=provider.name,
+            model=provider.model,
+            timestamp=started,
+            stop_reason=stop_reason,
+            error_message=error,
+        )
+        if stop_reason is None and builder.stop_reason is None:
+            # The stream ended without saying why; never store that as a complete answer.
+            message.stop_reason = "error"
+            message.error_message = "the reply ended without a stop reason"
+        self.session.append_message(message)
+        return message
+
+    async def _run_tools(self, calls: list[ToolCall]) -> None:
+        for index, call in enumerate(calls):
+            if self.aborted:
+                self._store_skipped(calls[index:])
+                raise TurnAborted
+            try:
+                output = await self._guard(self._run_tool(call))
+            except TurnAborted:
+                self._store_result(call, ToolOutput("aborted by the user", is_error=True))
+                self._store_skipped(calls[index + 1 :])
+                raise
+            self._store_result(call, output)
+
+    async def _run_tool(self, call: ToolCall) -> ToolOutput:
+        session, turn = self.session, self.turn
+        session.events.publish(
+            events.ToolCallStarted(turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name)
+        )
+        output: ToolOutput | None = None
+        for hook in session.hooks:
+            output = await hook.before_tool(session, turn, call)
+            if output is not None:
+                break
+        if output is None:
+            output = await run_tool(session.tools.get(call.name), call.name, call.arguments, session.tool_context)
+        for hook in session.hooks:
+            output = await hook.after_tool(session, turn, call, output)
+        return output
+
+    def _store_skipped(self, calls: list[ToolCall]) -> None:
+        for call in calls:
+            self._store_result(call, ToolOutput("not run: the turn was aborted", is_error=True))
+
+    def _store_result(self, call: ToolCall, output: ToolOutput) -> None:
+        session, turn = self.session, self.turn
+        session.append_message(
+            ToolResultMessage(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=[TextContent(text=output.text)],
+                is_error=output.is_error,
+                timestamp=now_ms(),
+            )
+        )
+        session.events.publish(
+            events.ToolCallFinished(
+                turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name, is_error=output.is_error
+            )
+        )
