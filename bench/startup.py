@@ -1,0 +1,108 @@
+"""Start-up and one scripted turn, against a bare pygls server measured in the same run.
+
+Prints medians in milliseconds. Run: `python bench/startup.py [--runs N]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, Usage  # noqa: E402
+from tests.lsp.rawclient import RawClient  # noqa: E402
+
+BARE = [sys.executable, str(Path(__file__).with_name("bare_server.py"))]
+MEMENTO = [sys.executable, "-m", "memento", "lsp"]
+
+
+async def _spawn(command: list[str], env: dict[str, str]) -> RawClient:
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+    )
+    return RawClient(process)
+
+
+async def _initialize(client: RawClient, root: Path, options: dict[str, object]) -> None:
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "initializationOptions": options,
+            },
+        }
+    )
+    await client.response(1)
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+
+async def start_to_initialized(command: list[str], env: dict[str, str], root: Path) -> float:
+    started = time.perf_counter()
+    client = await _spawn(command, env)
+    await _initialize(client, root, {})
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return elapsed
+
+
+async def turn_round_trips(env: dict[str, str], root: Path, server: ScriptedModelServer, runs: int) -> list[float]:
+    options = {"provider": {"kind": "openai", "baseUrl": server.openai_base_url, "model": "bench"}}
+    client = await _spawn(MEMENTO, env)
+    await _initialize(client, root, options)
+    times: list[float] = []
+    for index in range(runs):
+        server.enqueue(Reply(Text("a reply of a few words, streamed in pieces", chunks=8), Usage()))
+        started = time.perf_counter()
+        client.send({"jsonrpc": "2.0", "id": 100 + index, "method": "memento/prompt", "params": {"text": "hi"}})
+        await client.response(100 + index)
+        while not any(
+            m.get("method") == "memento/turn" and m["params"]["state"] in ("finished", "error", "aborted")
+            for m in client.inbox
+        ):
+            client.inbox.append(await client.read())
+        times.append(time.perf_counter() - started)
+        client.inbox.clear()
+    await client.close()
+    return times
+
+
+def _ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:7.1f} ms (min {min(values) * 1000:.1f}, n={len(values)})"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as server:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        env = dict(os.environ, MEMENTO_DATA_DIR=str(Path(tmp) / "data"))
+        bare, memento = [], []
+        for _ in range(args.runs):  # interleaved so machine noise hits both alike
+            bare.append(await start_to_initialized(BARE, env, root))
+            memento.append(await start_to_initialized(MEMENTO, env, root))
+        turns = await turn_round_trips(env, root, server, args.runs * 3)
+    print(f"start → initialize result, bare pygls : {_ms(bare)}")
+    print(f"start → initialize result, memento    : {_ms(memento)}")
+    print(f"memento / bare                        : {statistics.median(memento) / statistics.median(bare):7.2f}x")
+    print(f"one scripted turn (prompt → finished) : {_ms(turns)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,144 @@
+"""The running Memento inside the language server: config, session, and the event mapping."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from memento.config import MementoConfig, data_dir, merge, parse_config, workspace_settings
+from memento.lsp import protocol as p
+from memento.lsp.bridge import LspEditor
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.session import Session
+from memento.session.tasks import TaskRegistry
+
+if TYPE_CHECKING:
+    from memento.lsp.server import MementoServer
+
+log = logging.getLogger(__name__)
+
+SERVER_NOT_INITIALIZED = -32002
+
+
+class MementoApp:
+    def __init__(self, server: MementoServer, init_hooks: list[Callable[[MementoApp], None]]) -> None:
+        self.server = server
+        self.tasks = TaskRegistry()
+        self.config = MementoConfig()
+        self.root: Path | None = None
+        self._session: Session | None = None
+        self._init_hooks = init_hooks
+        self._init_options: dict[str, Any] = {}
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise JsonRpcException("Memento is not initialized yet", code=SERVER_NOT_INITIALIZED)
+        return self._session
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
+        return self.tasks.spawn(coro, name=name)
+
+    # -- lifecycle --------------------------------------------------------------------
+    def start(self, root: Path, init_options: Any) -> None:
+        self.root = root.resolve()
+        self._init_options = init_options if isinstance(init_options, dict) else {}
+        config, problem = self._resolve_config(self._init_options)
+        self.config = config
+        self._session = Session(
+            self.root,
+            config,
+            create_provider(config.provider),
+            data_dir=data_dir(config),
+            editor=LspEditor(self.server),
+        )
+        self._session.events.subscribe(self.on_event)
+        for hook in self._init_hooks:
+            hook(self)
+        if problem:
+            self.show(types.MessageType.Error, problem)
+
+    def _resolve_config(self, client_settings: Any) -> tuple[MementoConfig, str | None]:
+        assert self.root is not None
+        workspace, problem = workspace_settings(self.root)
+        if isinstance(client_settings, dict) and isinstance(client_settings.get("memento"), dict):
+            client_settings = client_settings["memento"]
+        if not isinstance(client_settings, dict):
+            client_settings = {}
+        config, invalid = parse_config(merge(workspace, client_settings))  # pyright: ignore[reportUnknownArgumentType]
+        return config, problem or invalid
+
+    def apply_settings(self, settings: Any) -> None:
+        if self._session is None:
+            return
+        config, problem = self._resolve_config(settings)
+        if problem:
+            self.show(types.MessageType.Error, problem)
+            return
+        old_provider = self._session.provider
+        provider = None
+        if config.provider != self.config.provider:
+            provider = create_provider(config.provider)
+            self.spawn(old_provider.aclose(), "close-old-provider")
+        self.config = config
+        self._session.apply_config(config, provider)
+
+    async def shutdown(self) -> None:
+        await self.tasks.cancel_all()
+        if self._session is not None:
+            await self._session.aclose()
+
+    # -- engine events → LSP ----------------------------------------------------------
+    def show(self, kind: types.MessageType, message: str) -> None:
+        self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def notify(self, method: str, params: p.Model) -> None:
+        self.server.protocol.notify(method, params.wire())
+
+    def on_event(self, event: events.Event) -> None:
+        match event:
+            case events.TurnStarted(turn_id=turn_id):
+                self.notify(p.TURN, p.TurnParams(turn_id=turn_id, state="started"))
+            case events.Delta():
+                self.notify(
+                    p.STREAM,
+                    p.StreamParams(
+                        turn_id=event.turn_id,
+                        stream=event.stream,
+                        delta=event.delta,
+                        tool_call_id=event.tool_call_id,
+                        tool_name=event.tool_name,
+                    ),
+                )
+            case events.TurnRetrying():
+                self.notify(
+                    p.TURN,
+                    p.TurnParams(
+                        turn_id=event.turn_id, state="retrying", attempt=event.attempt, rules=event.rules or None
+                    ),
+                )
+            case events.TurnFinished(turn_id=turn_id, state=state, error=error):
+                self.notify(p.TURN, p.TurnParams(turn_id=turn_id, state=state, error=error))
+                if error:
+                    self.show(types.MessageType.Error, f"Memento: the turn failed: {error}")
+            case events.ContextUsage():
+                self.notify(p.CONTEXT_NOTIFICATION, context_params(event))
+            case events.Error(message=message):
+                self.show(types.MessageType.Warning, message)
+            case events.ToolCallStarted() | events.ToolCallFinished() | events.SessionChanged():
+                pass
+
+
+def context_params(usage: events.ContextUsage) -> p.ContextParams:
+    return p.ContextParams(
+        tokens=usage.tokens,
+        context_window=usage.context_window,
+        percent=usage.percent,
+        stable_prefix_tokens=usage.stable_prefix_tokens,
+    )

@@ -1,0 +1,132 @@
+"""The engine's view of the editor (`EditorBridge`), implemented over LSP."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from memento.session.editor import Permission
+
+log = logging.getLogger(__name__)
+
+ALLOW_ONCE = "Allow once"
+ALLOW_ALWAYS = "Always for this command"
+DENY = "Deny"
+
+
+class LspEditor:
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+
+    def _open_document(self, path: Path):  # -> TextDocument | None
+        try:
+            documents = self.server.workspace.text_documents
+        except RuntimeError:
+            return None
+        for uri, document in documents.items():
+            fs_path = to_fs_path(uri)
+            if fs_path is not None and Path(fs_path).resolve() == path:
+                return document
+        return None
+
+    def open_document_text(self, path: Path) -> str | None:
+        document = self._open_document(path)
+        return document.source if document is not None else None
+
+    async def replace_document(self, path: Path, old_text: str, new_text: str) -> bool:
+        document = self._open_document(path)
+        caps = self.server.client_capabilities.workspace
+        if document is None or caps is None or not caps.apply_edit:
+            return False
+        if document.source != old_text:
+            return False  # the buffer moved on since the tool read it; let the tool retry
+        edit = _minimal_edit(old_text, new_text, self._encoding())
+        workspace_edit = types.WorkspaceEdit(changes={document.uri: [edit]})
+        edit_caps = caps.workspace_edit
+        if edit_caps is not None and edit_caps.document_changes:
+            workspace_edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri=document.uri, version=document.version
+                        ),
+                        edits=[edit],
+                    )
+                ]
+            )
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=workspace_edit, label="Memento")
+            )
+        except Exception:
+            log.exception("workspace/applyEdit failed for %s", path)
+            return False
+        if not result.applied:
+            log.warning("the editor refused the edit to %s: %s", path, result.failure_reason)
+        return bool(result.applied)
+
+    def _encoding(self) -> str:
+        try:
+            return str(self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        except RuntimeError:
+            return types.PositionEncodingKind.Utf16
+
+    async def ask_permission(self, title: str, detail: str) -> Permission:
+        try:
+            answer = await self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Warning,
+                    message=f"{title}\n\n{detail}",
+                    actions=[
+                        types.MessageActionItem(title=ALLOW_ONCE),
+                        types.MessageActionItem(title=ALLOW_ALWAYS),
+                        types.MessageActionItem(title=DENY),
+                    ],
+                )
+            )
+        except Exception:
+            log.exception("could not ask the user for permission")
+            return "deny"
+        title_chosen = getattr(answer, "title", None)
+        if title_chosen is None and isinstance(answer, dict):
+            title_chosen = answer.get("title")  # pyright: ignore[reportUnknownMemberType]
+        return {ALLOW_ONCE: "once", ALLOW_ALWAYS: "always"}.get(str(title_chosen), "deny")  # type: ignore[return-value]
+
+
+def uri_for(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _position(text: str, offset: int, encoding: str) -> types.Position:
+    line = text.count("\n", 0, offset)
+    line_start = text.rfind("\n", 0, offset) + 1
+    return types.Position(line=line, character=_units(text[line_start:offset], encoding))
+
+
+def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
+    """Replace only the changed middle, so the user's cursor and undo history stay sane."""
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    return types.TextEdit(
+        range=types.Range(
+            start=_position(old, prefix, encoding), end=_position(old, len(old) - suffix, encoding)
+        ),
+        new_text=new[prefix : len(new) - suffix],
+    )

@@ -1,0 +1,1 @@
+"""LSP features, one module per area; each exposes `register(server)`."""

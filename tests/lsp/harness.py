@@ -1,0 +1,215 @@
+"""A test editor: a pytest-lsp client with the capabilities of VS Code or Neovim that keeps
+buffers, applies workspace edits, answers permission prompts and records what it hears."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+CLIENTS = {"vscode": "visual-studio-code", "neovim": "neovim"}
+
+
+def _raw_converter():
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, lambda obj, c: c(**obj))
+    return converter
+
+
+class Editor:
+    def __init__(self, client: LanguageClient, root: Path) -> None:
+        self.client = client
+        self.root = root
+        self.streams: list[dict[str, Any]] = []
+        self.turns: list[dict[str, Any]] = []
+        self.contexts: list[dict[str, Any]] = []
+        self.shown: list[types.ShowMessageParams] = []
+        self.applied: list[types.ApplyWorkspaceEditParams] = []
+        self.permission_requests: list[types.ShowMessageRequestParams] = []
+        self.permission_answer = "Deny"
+        self.buffers: dict[str, tuple[int, str]] = {}
+        self._changed = asyncio.Event()
+        self._install()
+
+    def _install(self) -> None:
+        client = self.client
+
+        def record(target: list[Any]) -> Callable[[Any], None]:
+            def handler(params: Any) -> None:
+                target.append(params)
+                self._changed.set()
+
+            return handler
+
+        client.feature("memento/stream")(record(self.streams))
+        client.feature("memento/turn")(record(self.turns))
+        client.feature("memento/context")(record(self.contexts))
+        client.feature(types.WINDOW_SHOW_MESSAGE)(record(self.shown))
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+            self.permission_requests.append(params)
+            self._changed.set()
+            return next((a for a in params.actions or [] if a.title == self.permission_answer), None)
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            self.applied.append(params)
+            for uri, edits in _edits_by_uri(params.edit).items():
+                version, text = self.buffers[uri]
+                for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+                    text = _apply(text, edit)
+                self.buffers[uri] = (version + 1, text)
+                client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+                        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                    )
+                )
+            self._changed.set()
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+    @property
+    def server_alive(self) -> bool:
+        process = self.client._server  # pyright: ignore[reportPrivateUsage]
+        return process is not None and process.returncode is None
+
+    async def kill_server(self) -> None:
+        process = self.client._server  # pyright: ignore[reportPrivateUsage]
+        assert process is not None
+        process.kill()
+        await process.wait()
+
+    # -- editor actions ---------------------------------------------------------------
+    def open(self, relative: str, text: str) -> str:
+        uri = (self.root / relative).as_uri()
+        self.buffers[uri] = (1, text)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
+        return uri
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        return await self.client.protocol.send_request_async(method, params or {})
+
+    async def prompt(self, text: str) -> str:
+        result = await self.request("memento/prompt", {"text": text})
+        return result["turnId"]
+
+    # -- waiting ----------------------------------------------------------------------
+    async def until(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+        """Wait until `predicate()` is truthy, re-checking whenever a message arrives."""
+        async with asyncio.timeout(timeout):
+            while not (value := predicate()):
+                self._changed.clear()
+                await self._changed.wait()
+            return value
+
+    async def turn_end(self, turn_id: str, timeout: float = 10.0) -> dict[str, Any]:
+        return await self.until(
+            lambda: next(
+                (
+                    t
+                    for t in self.turns
+                    if t["turnId"] == turn_id and t["state"] in ("finished", "aborted", "error")
+                ),
+                None,
+            ),
+            timeout,
+        )
+
+    def text_of(self, turn_id: str, stream: str = "text") -> str:
+        return "".join(s["delta"] for s in self.streams if s["turnId"] == turn_id and s["stream"] == stream)
+
+
+def _edits_by_uri(edit: types.WorkspaceEdit) -> dict[str, list[types.TextEdit]]:
+    result: dict[str, list[types.TextEdit]] = {}
+    for uri, edits in (edit.changes or {}).items():
+        result.setdefault(uri, []).extend(edits)
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            result.setdefault(change.text_document.uri, []).extend(
+                e for e in change.edits if isinstance(e, types.TextEdit)
+            )
+    return result
+
+
+def _offset(text: str, position: types.Position) -> int:
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[: position.line]) + position.character
+
+
+def _apply(text: str, edit: types.TextEdit) -> str:
+    return text[: _offset(text, edit.range.start)] + edit.new_text + text[_offset(text, edit.range.end) :]
+
+
+def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["MEMENTO_DATA_DIR"] = str(data_dir)
+    env.update(extra)
+    return env
+
+
+@asynccontextmanager
+async def running_editor(
+    root: Path,
+    data_dir: Path,
+    *,
+    client: str = "vscode",
+    options: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+):
+    lsp = LanguageClient(converter_factory=_raw_converter)
+    # Our own showMessage recorder replaces pytest-lsp's, so waiting on messages wakes up.
+    register_lsp_features(
+        lsp, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != types.WINDOW_SHOW_MESSAGE}
+    )
+    editor = Editor(lsp, root)
+    await lsp.start_io(sys.executable, "-m", "memento", "lsp", env=env or server_env(data_dir))
+    try:
+        await lsp.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(CLIENTS[client]),
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                initialization_options=options or {},
+            )
+        )
+        yield editor
+        if editor.server_alive:
+            async with asyncio.timeout(10):
+                await lsp.shutdown_session()
+    finally:
+        # After a failed assertion the server is still running: don't let stop() wait on it.
+        if editor.server_alive:
+            await editor.kill_server()
+        await lsp.stop()
+
+
+def provider_options(base_url: str, kind: str = "openai", **extra: Any) -> dict[str, Any]:
+    provider: dict[str, Any] = {
+        "kind": kind,
+        "baseUrl": base_url,
+        "model": "scripted",
+        "contextWindow": 100_000,
+        "retry": {"attempts": 3, "baseDelay": 0.01, "maxDelay": 0.05},
+    }
+    provider.update(extra)
+    return {"provider": provider, "tools": {"bash": "ask"}}
+
+
+def session_files(data_dir: Path) -> list[Path]:
+    return sorted((data_dir / "sessions").rglob("*.jsonl"))

@@ -1,0 +1,125 @@
+"""Abort and provider faults, seen from the editor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.model_server import (
+    Disconnect,
+    Hang,
+    HttpError,
+    MalformedSSE,
+    Reply,
+    ScriptedModelServer,
+    Text,
+)
+from tests.lsp.harness import provider_options, running_editor, session_files
+
+
+def _assistant_entries(data_dir: Path) -> list[dict]:
+    [path] = session_files(data_dir)
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    return [e["message"] for e in lines if e["type"] == "message" and e["message"]["role"] == "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_abort_answers_fast_closes_the_stream_and_stores_aborted(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("Thinking about a very long answer"), Hang()))
+    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+        turn_id = await editor.prompt("write a novel")
+        await editor.until(lambda: editor.text_of(turn_id))
+
+        started = time.perf_counter()
+        result = await editor.request("memento/abort")
+        elapsed = time.perf_counter() - started
+
+        assert result == {"aborted": True}
+        assert elapsed < 0.2, f"abort took {elapsed * 1000:.0f} ms"
+        assert await asyncio.to_thread(model_server.wait_for_disconnect, 5.0)
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "aborted"
+
+    [reply] = _assistant_entries(data_dir)
+    assert reply["stopReason"] == "aborted"
+    assert reply["content"][0]["text"] == "Thinking about a very long answer"
+
+
+@pytest.mark.asyncio
+async def test_rate_limit_is_retried(model_server: ScriptedModelServer, workspace: Path, data_dir: Path) -> None:
+    model_server.enqueue(Reply(HttpError(429, headers={"retry-after": "0"})), Reply(Text("after the wait")))
+    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+        turn_id = await editor.prompt("hello")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "finished"
+        assert editor.text_of(turn_id) == "after the wait"
+    assert len(model_server.requests) == 2
+
+
+@pytest.mark.asyncio
+async def test_server_errors_give_up_with_a_clear_error(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(*(Reply(HttpError(500, body="upstream exploded")) for _ in range(3)))
+    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+        turn_id = await editor.prompt("hello")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "error"
+        assert "500" in end["error"] and "3 attempts" in end["error"]
+        await editor.until(lambda: any("500" in m.message for m in editor.shown))
+    assert len(model_server.requests) == 3
+    [reply] = _assistant_entries(data_dir)
+    assert reply["stopReason"] == "error"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_disconnect_mid_stream_is_an_error_not_an_answer(
+    kind: str, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("half an ans"), Disconnect()))
+    base = model_server.openai_base_url if kind == "openai" else model_server.anthropic_base_url
+    async with running_editor(workspace, data_dir, options=provider_options(base, kind)) as editor:
+        turn_id = await editor.prompt("hello")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "error"
+        assert end["error"]
+    [reply] = _assistant_entries(data_dir)
+    assert reply["stopReason"] == "error"
+    assert reply["errorMessage"]
+
+
+@pytest.mark.asyncio
+async def test_malformed_sse_is_a_clear_error(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("ok so far"), MalformedSSE("data: {this is not json\n\n")))
+    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+        turn_id = await editor.prompt("hello")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "error"
+        assert "malformed" in end["error"].lower()
+    [reply] = _assistant_entries(data_dir)
+    assert reply["stopReason"] == "error"
+
+
+@pytest.mark.asyncio
+async def test_the_server_answers_requests_while_a_turn_streams(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("streaming"), Hang()))
+    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+        turn_id = await editor.prompt("go")
+        await editor.until(lambda: editor.text_of(turn_id))
+        context = await asyncio.wait_for(editor.request("memento/context"), 2.0)
+        assert context["contextWindow"] == 100_000
+        history = await asyncio.wait_for(editor.request("memento/history", {"limit": 10}), 2.0)
+        assert history["entries"][0]["message"]["content"] == "go"
+        await editor.request("memento/abort")
+        await editor.turn_end(turn_id)
