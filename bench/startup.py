@@ -60,7 +60,9 @@ async def start_to_initialized(command: list[str], env: dict[str, str], root: Pa
     return elapsed
 
 
-async def turn_round_trips(env: dict[str, str], root: Path, server: ScriptedModelServer, runs: int) -> list[float]:
+async def turn_round_trips(
+    env: dict[str, str], root: Path, server: ScriptedModelServer, runs: int
+) -> list[float]:
     options = {"provider": {"kind": "openai", "baseUrl": server.openai_base_url, "model": "bench"}}
     client = await _spawn(MEMENTO, env)
     await _initialize(client, root, options)
@@ -68,7 +70,9 @@ async def turn_round_trips(env: dict[str, str], root: Path, server: ScriptedMode
     for index in range(runs):
         server.enqueue(Reply(Text("a reply of a few words, streamed in pieces", chunks=8), Usage()))
         started = time.perf_counter()
-        client.send({"jsonrpc": "2.0", "id": 100 + index, "method": "memento/prompt", "params": {"text": "hi"}})
+        client.send(
+            {"jsonrpc": "2.0", "id": 100 + index, "method": "memento/prompt", "params": {"text": "hi"}}
+        )
         await client.response(100 + index)
         while not any(
             m.get("method") == "memento/turn" and m["params"]["state"] in ("finished", "error", "aborted")
@@ -100,7 +104,9 @@ async def main() -> None:
         turns = await turn_round_trips(env, root, server, args.runs * 3)
     print(f"start → initialize result, bare pygls : {_ms(bare)}")
     print(f"start → initialize result, memento    : {_ms(memento)}")
-    print(f"memento / bare                        : {statistics.median(memento) / statistics.median(bare):7.2f}x")
+    print(
+        f"memento / bare                        : {statistics.median(memento) / statistics.median(bare):7.2f}x"
+    )
     print(f"one scripted turn (prompt → finished) : {_ms(turns)}")
 
 

@@ -33,12 +33,16 @@ def _run_lsp(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memento", description="A language server that hosts a coding agent.")
+    parser = argparse.ArgumentParser(
+        prog="memento", description="A language server that hosts a coding agent."
+    )
     parser.add_argument("--log-level", default="INFO", help="stderr log level (default INFO)")
     sub = parser.add_subparsers(dest="command", required=True)
     lsp = sub.add_parser("lsp", help="run the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
-    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
+    lsp.add_argument(
+        "--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)"
+    )
     lsp.set_defaults(run=_run_lsp)
     return parser
 

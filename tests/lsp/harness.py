@@ -68,7 +68,9 @@ class Editor:
             self.applied.append(params)
             for uri, edits in _edits_by_uri(params.edit).items():
                 version, text = self.buffers[uri]
-                for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+                for edit in sorted(
+                    edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+                ):
                     text = _apply(text, edit)
                 self.buffers[uri] = (version + 1, text)
                 client.text_document_did_change(

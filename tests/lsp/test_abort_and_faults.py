@@ -32,7 +32,9 @@ async def test_abort_answers_fast_closes_the_stream_and_stores_aborted(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     model_server.enqueue(Reply(Text("Thinking about a very long answer"), Hang()))
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         turn_id = await editor.prompt("write a novel")
         await editor.until(lambda: editor.text_of(turn_id))
 
@@ -52,9 +54,13 @@ async def test_abort_answers_fast_closes_the_stream_and_stores_aborted(
 
 
 @pytest.mark.asyncio
-async def test_rate_limit_is_retried(model_server: ScriptedModelServer, workspace: Path, data_dir: Path) -> None:
+async def test_rate_limit_is_retried(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
     model_server.enqueue(Reply(HttpError(429, headers={"retry-after": "0"})), Reply(Text("after the wait")))
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         turn_id = await editor.prompt("hello")
         end = await editor.turn_end(turn_id)
         assert end["state"] == "finished"
@@ -67,7 +73,9 @@ async def test_server_errors_give_up_with_a_clear_error(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     model_server.enqueue(*(Reply(HttpError(500, body="upstream exploded")) for _ in range(3)))
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         turn_id = await editor.prompt("hello")
         end = await editor.turn_end(turn_id)
         assert end["state"] == "error"
@@ -100,7 +108,9 @@ async def test_malformed_sse_is_a_clear_error(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     model_server.enqueue(Reply(Text("ok so far"), MalformedSSE("data: {this is not json\n\n")))
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         turn_id = await editor.prompt("hello")
         end = await editor.turn_end(turn_id)
         assert end["state"] == "error"
@@ -114,7 +124,9 @@ async def test_the_server_answers_requests_while_a_turn_streams(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     model_server.enqueue(Reply(Text("streaming"), Hang()))
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         turn_id = await editor.prompt("go")
         await editor.until(lambda: editor.text_of(turn_id))
         context = await asyncio.wait_for(editor.request("memento/context"), 2.0)

@@ -15,6 +15,7 @@ from tests.lsp.harness import Editor, provider_options, running_editor, session_
 
 async def _after_turn_started(editor: Editor, turn_id: str, server: ScriptedModelServer) -> None:
     await editor.until(lambda: any(t["turnId"] == turn_id for t in editor.turns))
+    await asyncio.to_thread(server.wait_for_requests, 1, 10.0)  # the request is out, no reply yet
 
 
 async def _mid_stream(editor: Editor, turn_id: str, server: ScriptedModelServer) -> None:

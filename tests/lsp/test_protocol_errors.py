@@ -56,9 +56,7 @@ async def test_invalid_settings_are_reported_and_defaults_used(workspace: Path, 
         assert context["contextWindow"] == 128_000
 
         editor.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(
-                settings={"memento": {"provider": {"contextWindow": "huge"}}}
-            )
+            types.DidChangeConfigurationParams(settings={"memento": {"provider": {"contextWindow": "huge"}}})
         )
         await editor.until(lambda: sum("invalid settings" in m.message for m in editor.shown) >= 2)
         assert (await editor.request("memento/context"))["contextWindow"] == 128_000

@@ -32,7 +32,9 @@ async def test_paths_outside_the_workspace_are_refused(
         ),
         Reply(Text("I cannot do that.")),
     )
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         turn_id = await editor.prompt("escape")
         assert (await editor.turn_end(turn_id))["state"] == "finished"
 
@@ -51,7 +53,9 @@ async def test_bash_asks_the_user(
     model_server.enqueue(
         Reply(ToolCallStep("c1", "bash", {"command": "echo ran > marker.txt"})), Reply(Text("ok"))
     )
-    async with running_editor(workspace, data_dir, options=provider_options(model_server.openai_base_url)) as editor:
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
         editor.permission_answer = answer
         turn_id = await editor.prompt("run it")
         assert (await editor.turn_end(turn_id))["state"] == "finished"

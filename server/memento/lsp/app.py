@@ -120,7 +120,10 @@ class MementoApp:
                 self.notify(
                     p.TURN,
                     p.TurnParams(
-                        turn_id=event.turn_id, state="retrying", attempt=event.attempt, rules=event.rules or None
+                        turn_id=event.turn_id,
+                        state="retrying",
+                        attempt=event.attempt,
+                        rules=event.rules or None,
                     ),
                 )
             case events.TurnFinished(turn_id=turn_id, state=state, error=error):

@@ -26,9 +26,7 @@ from memento.session.messages import (
 SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 )
-BRANCH_PREFIX = (
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-)
+BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 SUMMARY_SUFFIX = "\n</summary>"
 
 
@@ -56,7 +54,9 @@ def entry_messages(entry: Entry) -> list[Message]:
                 )
             ]
         case BranchSummaryEntry(summary=summary) if summary:
-            return [UserMessage(content=BRANCH_PREFIX + summary + SUMMARY_SUFFIX, timestamp=_timestamp_ms(entry))]
+            return [
+                UserMessage(content=BRANCH_PREFIX + summary + SUMMARY_SUFFIX, timestamp=_timestamp_ms(entry))
+            ]
         case _:
             return []
 

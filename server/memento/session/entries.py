@@ -1,3 +1,5 @@
+# Each entry type narrows the base `type: str` to a literal: that is how pydantic discriminates.
+# pyright: reportIncompatibleVariableOverride=false
 """Session entries: one JSONL line each, pi session format version 3.
 
 Entries form a tree through `parentId`; the session's leaf is the newest entry on the
@@ -45,6 +47,8 @@ class SessionHeader(Wire):
 
 
 class EntryBase(Wire):
+    """Fields every entry has, in pi's order; each entry type narrows `type` to its literal."""
+
     type: str
     id: str
     parent_id: str | None

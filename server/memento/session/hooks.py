@@ -55,7 +55,9 @@ class Hooks:
         """Return an output to skip running the tool."""
         return None
 
-    async def after_tool(self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput) -> ToolOutput:
+    async def after_tool(
+        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+    ) -> ToolOutput:
         return output
 
     async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:

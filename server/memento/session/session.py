@@ -216,7 +216,9 @@ class Session:
             message = messages[index]
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
                 usage = message.usage
-                total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+                total = (
+                    usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+                )
                 if total > 0:
                     anchored = total + sum(approx_tokens(json.dumps(m.dump())) for m in messages[index + 1 :])
                     break
@@ -242,4 +244,3 @@ class Session:
 def approx_tokens(text: str) -> int:
     """A cheap size estimate (chars/4) until governance's tokenizer takes over."""
     return (len(text) + 3) // 4
-

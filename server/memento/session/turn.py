@@ -232,7 +232,9 @@ class TurnRunner:
             if output is not None:
                 break
         if output is None:
-            output = await run_tool(session.tools.get(call.name), call.name, call.arguments, session.tool_context)
+            output = await run_tool(
+                session.tools.get(call.name), call.name, call.arguments, session.tool_context
+            )
         for hook in session.hooks:
             output = await hook.after_tool(session, turn, call, output)
         return output

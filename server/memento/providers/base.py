@@ -1,0 +1,107 @@
+"""The one streaming interface every model provider implements.
+
+A provider turns a `ModelRequest` (pi-shaped messages plus tool specs) into an async
+stream of `ProviderEvent`s. Wire formats live in their own modules; retries and the HTTP
+client lifecycle are shared (`http.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from memento.session.messages import Message, StopReason, Usage
+
+ToolCalling = Literal["native", "json"]
+"""How the model calls tools: `native` tool-call APIs, or a schema-constrained JSON action
+(for small local models that cannot do native tool calls)."""
+
+
+class ToolSpec(BaseModel):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON schema of the arguments object."""
+
+
+class ModelRequest(BaseModel):
+    system: str = ""
+    messages: list[Message] = Field(default_factory=list[Message])
+    tools: list[ToolSpec] = Field(default_factory=list[ToolSpec])
+    max_tokens: int | None = None
+    stable_prefix_messages: int = 0
+    """How many leading messages are expected to repeat in the next request; providers with
+    explicit prompt caching (Anthropic) put their cache breakpoint there."""
+
+
+class ProviderCapabilities(BaseModel):
+    tool_calling: ToolCalling = "native"
+    prompt_cache: bool = False
+
+
+class TextDelta(BaseModel):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingDelta(BaseModel):
+    kind: Literal["thinking"] = "thinking"
+    text: str
+    signature: str | None = None
+
+
+class ToolCallStarted(BaseModel):
+    kind: Literal["tool_call_started"] = "tool_call_started"
+    id: str
+    name: str
+
+
+class ToolCallDelta(BaseModel):
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+    id: str
+    arguments_delta: str
+
+
+class UsageReport(BaseModel):
+    kind: Literal["usage"] = "usage"
+    usage: Usage
+
+
+class StreamDone(BaseModel):
+    kind: Literal["done"] = "done"
+    stop_reason: StopReason
+
+
+ProviderEvent = Annotated[
+    TextDelta | ThinkingDelta | ToolCallStarted | ToolCallDelta | UsageReport | StreamDone,
+    Field(discriminator="kind"),
+]
+
+
+class ProviderError(Exception):
+    """The provider failed: an HTTP status, a broken stream or an unreadable reply."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str = "", retryable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.retryable = retryable
+
+
+class ContextOverflow(ProviderError):
+    """The request did not fit the model's context window."""
+
+
+class Provider(Protocol):
+    """A model behind some wire format. `stream` is cancelled by closing the iterator."""
+
+    name: str
+    model: str
+    api: str
+    capabilities: ProviderCapabilities
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,285 @@
+"""HTTP plumbing shared by the providers: the client, SSE parsing, retries and errors.
+
+Retries happen only before the first byte of a reply body: a stream that breaks halfway
+cannot be resumed, so it becomes a `ProviderError` the agent loop reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
+from email.utils import parsedate_to_datetime
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from memento.config import ProviderConfig, RetrySettings
+from memento.providers.base import ContextOverflow, ProviderError
+
+logger = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 529})
+"""Statuses worth another try: rate limits, overloads and transient server failures."""
+
+_RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.RemoteProtocolError,
+    httpx.ReadError,
+    httpx.WriteError,
+)
+"""Transport failures before any response: nothing was received, so sending again is safe."""
+
+_OVERFLOW_HINTS = (
+    "prompt is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "too many tokens",
+    "input is too long",
+    "request_too_large",
+)
+
+STREAM_INCOMPLETE = "stream ended before the reply was complete"
+
+
+def build_client(config: ProviderConfig, *, headers: Mapping[str, str] | None = None) -> httpx.AsyncClient:
+    """An async client rooted at `config.base_url` with the configured timeouts."""
+    timeout = httpx.Timeout(
+        connect=config.connect_timeout,
+        read=config.read_timeout,
+        write=config.read_timeout,
+        pool=config.connect_timeout,
+    )
+    return httpx.AsyncClient(base_url=config.base_url, timeout=timeout, headers=dict(headers or {}))
+
+
+class LazyClient:
+    """Creates the provider's client on first use (inside the running loop); `aclose` ends it."""
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self._config = config
+        self._client: httpx.AsyncClient | None = None
+
+    def get(self) -> httpx.AsyncClient:
+        if self._client is None or self._client.is_closed:
+            self._client = build_client(self._config)
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def error_message(body: str, status: int) -> str:
+    """The provider's own error message out of an error body (OpenAI or Anthropic shape)."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, ValueError):
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+        if isinstance(err, str):
+            return err
+        if isinstance(data.get("message"), str):
+            return data["message"]
+    text = body.strip()
+    if text:
+        return text[:500]
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "error"
+
+
+def status_error(label: str, status: int, body: str) -> ProviderError:
+    """The error for a non-2xx reply; `ContextOverflow` when the request did not fit."""
+    message = error_message(body, status)
+    lowered = body.lower()
+    overflow = status in (400, 413) and any(hint in lowered for hint in _OVERFLOW_HINTS)
+    cls = ContextOverflow if overflow else ProviderError
+    return cls(
+        f"{label}: HTTP {status}: {message}", status=status, body=body, retryable=status in RETRYABLE_STATUS
+    )
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms` or `retry-after`), if it said."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def backoff_delay(retry: RetrySettings, attempt: int, hint: float | None = None) -> float:
+    """Wait before try `attempt + 1`: the server's hint, else doubling base delay with jitter."""
+    if hint is not None:
+        return min(hint, retry.max_delay)
+    delay = retry.base_delay * (2 ** (attempt - 1))
+    return min(retry.max_delay, delay * (1 + 0.25 * random.random()))
+
+
+async def send_with_retry(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    retry: RetrySettings,
+    label: str,
+) -> httpx.Response:
+    """POST `body` and return the streaming response once it answered 2xx.
+
+    429, 5xx and connection failures are retried per `retry`; after the last try the
+    error says how many attempts were made. The caller must close the response.
+    """
+    attempts = retry.attempts
+    last: ProviderError | None = None
+    for attempt in range(1, attempts + 1):
+        hint: float | None = None
+        request = client.build_request("POST", url, json=body, headers=dict(headers))
+        try:
+            response = await client.send(request, stream=True)
+        except _RETRYABLE_ERRORS as exc:
+            last = ProviderError(f"{label}: cannot reach {request.url}: {describe(exc)}", retryable=True)
+        except httpx.HTTPError as exc:
+            raise ProviderError(f"{label}: request to {request.url} failed: {describe(exc)}") from exc
+        else:
+            if response.is_success:
+                return response
+            try:
+                text = (await response.aread()).decode("utf-8", "replace")
+            except httpx.HTTPError:
+                text = ""
+            finally:
+                await response.aclose()
+            last = status_error(label, response.status_code, text)
+            if not last.retryable:
+                raise last
+            hint = retry_after(response.headers)
+        if attempt == attempts:
+            break
+        delay = backoff_delay(retry, attempt, hint)
+        logger.warning("%s; retrying in %.2f s (attempt %d of %d)", last, delay, attempt + 1, attempts)
+        await asyncio.sleep(delay)
+    assert last is not None
+    tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+    cls = type(last)
+    raise cls(f"{last} (gave up after {tries})", status=last.status, body=last.body, retryable=last.retryable)
+
+
+@asynccontextmanager
+async def open_stream(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    retry: RetrySettings,
+    label: str,
+) -> AsyncIterator[httpx.Response]:
+    """`send_with_retry` as a context manager that always closes the response on exit.
+
+    A 2xx answer in JSON instead of an event stream (a server that ignored `stream: true`
+    or reports errors that way) becomes a `ProviderError` carrying its message."""
+    response = await send_with_retry(client, url, body=body, headers=headers, retry=retry, label=label)
+    try:
+        if "json" in response.headers.get("content-type", ""):
+            try:
+                text = (await response.aread()).decode("utf-8", "replace")
+            except httpx.HTTPError as exc:
+                raise ProviderError(f"{label}: {STREAM_INCOMPLETE} ({describe(exc)})") from exc
+            message = error_message(text, response.status_code)
+            raise ProviderError(
+                f"{label}: expected an event stream, got JSON: {message}",
+                status=response.status_code,
+                body=text,
+            )
+        yield response
+    finally:
+        await response.aclose()
+
+
+async def iter_sse(lines: AsyncIterator[str]) -> AsyncGenerator[tuple[str, str], None]:
+    """(event, data) for each server-sent event; `event` is "message" when none was named."""
+    event = ""
+    data: list[str] = []
+    try:
+        async for raw in lines:
+            line = raw.rstrip("\r\n")
+            if not line:
+                if data:
+                    yield event or "message", "\n".join(data)
+                event, data = "", []
+                continue
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+        if data:
+            yield event or "message", "\n".join(data)
+    finally:
+        close = getattr(lines, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def sse_events(response: httpx.Response, label: str) -> AsyncGenerator[tuple[str, str], None]:
+    """`iter_sse` over a response body, with transport failures turned into `ProviderError`."""
+    try:
+        async with aclosing(iter_sse(response.aiter_lines())) as events:
+            async for item in events:
+                yield item
+    except httpx.TimeoutException as exc:
+        raise ProviderError(f"{label}: the provider stopped sending data ({describe(exc)})") from exc
+    except httpx.HTTPError as exc:
+        raise ProviderError(f"{label}: {STREAM_INCOMPLETE} ({describe(exc)})") from exc
+
+
+def parse_data(data: str, label: str) -> dict[str, Any]:
+    """One SSE data payload as a JSON object, or a `ProviderError` naming what came instead."""
+    try:
+        value = json.loads(data)
+    except (json.JSONDecodeError, ValueError):
+        value = None
+    if not isinstance(value, dict):
+        raise ProviderError(f"{label}: malformed SSE data from provider: {data[:200]!r}")
+    return value
+
+
+def incomplete(label: str) -> ProviderError:
+    return ProviderError(f"{label}: {STREAM_INCOMPLETE}")

@@ -1,0 +1,1 @@
+"""Test doubles: the scripted model server and friends."""
