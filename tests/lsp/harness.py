@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,8 @@ class Editor:
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.permission_requests: list[types.ShowMessageRequestParams] = []
         self.permission_answer = "Deny"
+        self.on_permission: Callable[[], Awaitable[None]] | None = None
+        """Runs while the server waits for the user's answer (the turn is paused there)."""
         self.buffers: dict[str, tuple[int, str]] = {}
         self._changed = asyncio.Event()
         self._install()
@@ -58,9 +60,11 @@ class Editor:
         client.feature(types.WINDOW_SHOW_MESSAGE)(record(self.shown))
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        async def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
             self.permission_requests.append(params)
             self._changed.set()
+            if self.on_permission is not None:
+                await self.on_permission()
             return next((a for a in params.actions or [] if a.title == self.permission_answer), None)
 
         @client.feature(types.WORKSPACE_APPLY_EDIT)

@@ -1,0 +1,106 @@
+"""Steering, history paging, reading the editor's buffer, the session lock and API keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.lsp.harness import provider_options, running_editor, server_env, session_files
+
+
+@pytest.mark.asyncio
+async def test_steer_is_delivered_at_the_next_step_boundary(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(
+        Reply(Text("Let me look."), ToolCallStep("c1", "bash", {"command": "true"})),
+        Reply(Text("Using the steer.")),
+    )
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        steered: list[dict] = []
+
+        # The turn waits on the permission prompt: steer from inside it, deterministically mid-turn.
+        async def steer() -> None:
+            steered.append(await editor.request("memento/steer", {"text": "also add a test"}))
+
+        editor.on_permission = steer
+        editor.permission_answer = "Allow once"
+        turn_id = await editor.prompt("fix the bug")
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert steered == [{"delivered": True}]
+
+    second = model_server.requests[1].body["messages"]
+    assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
+    assert second[-1]["content"] == "also add a test"
+
+
+@pytest.mark.asyncio
+async def test_history_pages_backwards_from_the_newest(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(*(Reply(Text(f"answer {i}")) for i in range(3)))
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        for i in range(3):
+            turn_id = await editor.prompt(f"question {i}")
+            await editor.turn_end(turn_id)
+        page = await editor.request("memento/history", {"limit": 4})
+        assert [e["message"].get("content") for e in page["entries"][:1]] == ["question 1"]
+        assert len(page["entries"]) == 4
+        older = await editor.request("memento/history", {"limit": 4, "cursor": page["nextCursor"]})
+        assert len(older["entries"]) == 2 and "nextCursor" not in older
+        assert older["entries"][0]["message"]["content"] == "question 0"
+        assert older["entries"][-1]["id"] == page["entries"][0]["parentId"]
+
+
+@pytest.mark.asyncio
+async def test_read_returns_the_editors_unsaved_buffer(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "notes.txt").write_text("saved text\n")
+    model_server.enqueue(Reply(ToolCallStep("c1", "read", {"path": "notes.txt"})), Reply(Text("ok")))
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        editor.open("notes.txt", "unsaved text in the editor\n")
+        turn_id = await editor.prompt("read my notes")
+        await editor.turn_end(turn_id)
+    tool_message = model_server.requests[1].body["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert "unsaved text in the editor" in tool_message["content"]
+
+
+@pytest.mark.asyncio
+async def test_a_second_server_cannot_open_a_session_in_use(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("hello")))
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(workspace, data_dir, options=options) as first:
+        await first.turn_end(await first.prompt("hi"))
+        async with running_editor(workspace, data_dir, options=options) as second:
+            [info] = (await second.request("memento/session/list"))["sessions"]
+            with pytest.raises(Exception, match="already open"):
+                await second.request("memento/session/open", {"id": info["id"]})
+            assert (await second.request("memento/context"))["contextWindow"] == 100_000
+
+
+@pytest.mark.asyncio
+async def test_the_api_key_is_sent_but_never_stored(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    secret = "sk-test-do-not-store-0123456789"
+    model_server.enqueue(Reply(Text("hi")))
+    options = provider_options(model_server.openai_base_url, apiKeyEnv="MEMENTO_TEST_KEY")
+    env = server_env(data_dir, MEMENTO_TEST_KEY=secret)
+    async with running_editor(workspace, data_dir, options=options, env=env) as editor:
+        await editor.turn_end(await editor.prompt("hello"))
+    assert model_server.requests[0].headers["authorization"] == f"Bearer {secret}"
+    [path] = session_files(data_dir)
+    assert secret not in path.read_text()
+    assert all(secret not in m.message for m in editor.shown)
