@@ -42,6 +42,11 @@ class MementoApp:
             raise JsonRpcException("Memento is not initialized yet", code=SERVER_NOT_INITIALIZED)
         return self._session
 
+    def on_start(self, callback: Callable[[MementoApp], None]) -> None:
+        """Run `callback` once the session exists (at `initialize`): feature modules register
+        their engine hooks and event listeners there."""
+        self._init_hooks.append(callback)
+
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
         return self.tasks.spawn(coro, name=name)
 
@@ -134,8 +139,8 @@ class MementoApp:
                 self.notify(p.CONTEXT_NOTIFICATION, context_params(event))
             case events.Error(message=message):
                 self.show(types.MessageType.Warning, message)
-            case events.ToolCallStarted() | events.ToolCallFinished() | events.SessionChanged():
-                pass
+            case _:
+                pass  # mechanism events are mapped by their own feature modules (`on_start`)
 
 
 def context_params(usage: events.ContextUsage) -> p.ContextParams:

@@ -83,6 +83,6 @@ def create_server(*, init_hooks: list[Callable[[MementoApp], None]] | None = Non
     server.app = MementoApp(server, init_hooks or [])
     from memento.lsp.features import lifecycle, session
 
-    lifecycle.register(server)
-    session.register(server)
+    for feature in (lifecycle, session):
+        feature.register(server)
     return server

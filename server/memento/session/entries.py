@@ -116,6 +116,40 @@ class TtsrInjectionEntry(EntryBase):
     injected_rules: list[str] = Field(default_factory=list[str])
 
 
+class CheckpointEntry(EntryBase):
+    """A checkpoint: where the conversation was and which workspace snapshot goes with it."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    checkpoint_id: str
+    label: str = ""
+    entry_id: str | None = None
+    """The leaf when the checkpoint was taken (None: before the first entry)."""
+    message_count: int = 0
+    commit: str | None = None
+    """The shadow repository's commit holding the workspace snapshot."""
+
+
+class AdvisorNoteEntry(EntryBase):
+    type: Literal["advisor_note"] = "advisor_note"
+    note_id: str
+    note: str
+    severity: str = "concern"
+    channel: str = "aside"
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+
+
+class DecisionEntry(EntryBase):
+    type: Literal["decision"] = "decision"
+    decision: str
+    because: str = ""
+    so: str = ""
+    files: list[str] = Field(default_factory=list[str])
+    tag: str | None = None
+    alternatives: list[str] | None = None
+
+
 class UnknownEntry(EntryBase):
     """An entry type this version does not interpret; its fields ride along as extras."""
 
@@ -131,6 +165,9 @@ _KNOWN = (
     "label",
     "session_info",
     "ttsr_injection",
+    "checkpoint",
+    "advisor_note",
+    "decision",
 )
 
 
@@ -150,6 +187,9 @@ Entry = Annotated[
     | Annotated[LabelEntry, Tag("label")]
     | Annotated[SessionInfoEntry, Tag("session_info")]
     | Annotated[TtsrInjectionEntry, Tag("ttsr_injection")]
+    | Annotated[CheckpointEntry, Tag("checkpoint")]
+    | Annotated[AdvisorNoteEntry, Tag("advisor_note")]
+    | Annotated[DecisionEntry, Tag("decision")]
     | Annotated[UnknownEntry, Tag("unknown")],
     Discriminator(_entry_tag),
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -83,6 +83,101 @@ class SessionChanged(BaseModel):
     session_id: str
 
 
+class HistoryRewritten(BaseModel):
+    """The model context changed other than by appending (compaction, prune, shake, rewind,
+    branch, session switch): whoever mirrors the transcript must replay it."""
+
+    kind: Literal["history_rewritten"] = "history_rewritten"
+    reason: Literal["compaction", "prune", "shake", "rewind", "branch", "session"]
+
+
+CompactionLevel = Literal["prune", "shake", "compact"]
+CompactionReason = Literal["threshold", "overflow", "manual"]
+
+
+class CompactionStarted(BaseModel):
+    kind: Literal["compaction_started"] = "compaction_started"
+    level: CompactionLevel
+    reason: CompactionReason
+    tokens_before: int
+
+
+class CompactionProgress(BaseModel):
+    kind: Literal["compaction_progress"] = "compaction_progress"
+    level: CompactionLevel
+    message: str
+    percent: int | None = None
+
+
+class CompactionFinished(BaseModel):
+    kind: Literal["compaction_finished"] = "compaction_finished"
+    level: CompactionLevel
+    reason: CompactionReason
+    tokens_before: int
+    tokens_after: int
+    summarizer: Literal["model", "structured"] | None = None
+
+
+class CompactionFailed(BaseModel):
+    kind: Literal["compaction_failed"] = "compaction_failed"
+    level: CompactionLevel
+    reason: CompactionReason
+    tokens_before: int
+    error: str
+
+
+class TtsrTriggered(BaseModel):
+    kind: Literal["ttsr_triggered"] = "ttsr_triggered"
+    turn_id: str
+    rules: list[str]
+    interrupted: bool
+
+
+class RulesChanged(BaseModel):
+    """Rule files were (re)loaded; carries lint problems per rule file."""
+
+    kind: Literal["rules_changed"] = "rules_changed"
+    problems: dict[str, list[dict[str, Any]]] = Field(default_factory=dict[str, list[dict[str, Any]]])
+
+
+class AdvisorNote(BaseModel):
+    kind: Literal["advisor_note"] = "advisor_note"
+    note_id: str
+    note: str
+    severity: Literal["nit", "concern", "blocker"]
+    channel: Literal["aside", "steer", "preserve"]
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+    turn_id: str | None = None
+
+
+class AdvisorNotesCleared(BaseModel):
+    kind: Literal["advisor_notes_cleared"] = "advisor_notes_cleared"
+    note_ids: list[str]
+
+
+class AdvisorStatus(BaseModel):
+    """The advisor failed, dropped a batch, halted or was toggled: tell the user once."""
+
+    kind: Literal["advisor_status"] = "advisor_status"
+    state: Literal["enabled", "disabled", "failed", "halted"]
+    message: str
+
+
+class CheckpointCreated(BaseModel):
+    kind: Literal["checkpoint_created"] = "checkpoint_created"
+    checkpoint_id: str
+    label: str
+
+
+class Rewound(BaseModel):
+    kind: Literal["rewound"] = "rewound"
+    checkpoint_id: str
+    restored: list[str]
+    conflicts: list[str]
+
+
 Event = Annotated[
     TurnStarted
     | Delta
@@ -92,7 +187,19 @@ Event = Annotated[
     | TurnFinished
     | ContextUsage
     | Error
-    | SessionChanged,
+    | SessionChanged
+    | HistoryRewritten
+    | CompactionStarted
+    | CompactionProgress
+    | CompactionFinished
+    | CompactionFailed
+    | TtsrTriggered
+    | RulesChanged
+    | AdvisorNote
+    | AdvisorNotesCleared
+    | AdvisorStatus
+    | CheckpointCreated
+    | Rewound,
     Field(discriminator="kind"),
 ]
 

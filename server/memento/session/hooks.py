@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memento.providers.base import ModelRequest, ProviderEvent
-from memento.session.messages import ToolCall
+from memento.providers.base import ModelRequest, ProviderError, ProviderEvent
+from memento.session.messages import AssistantMessage, ToolCall
 from memento.session.tools.base import ToolOutput
 
 if TYPE_CHECKING:
@@ -49,6 +49,16 @@ class Hooks:
 
     def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
         """Called for every streamed event; synchronous because it is on the hot path."""
+        return None
+
+    async def on_request_error(self, session: Session, turn: TurnInfo, error: ProviderError) -> bool:
+        """A model request failed (after the provider's own retries). Return True to request
+        again (e.g. after compacting on a context overflow); the loop allows one such retry
+        per request."""
+        return False
+
+    async def after_reply(self, session: Session, turn: TurnInfo, message: AssistantMessage) -> None:
+        """A complete reply was stored (before its tool calls run)."""
         return None
 
     async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:

@@ -126,6 +126,7 @@ class TurnRunner:
         session, turn = self.session, self.turn
         turn.step += 1
         turn.attempt = 1
+        error_retried = False
         while True:
             request = session.build_request()
             for hook in session.hooks:
@@ -150,8 +151,22 @@ class TurnRunner:
                 raise
             except ProviderError as exc:
                 self._store_reply(builder, started, "error", str(exc))
+                if not error_retried and await self._recovers_from(exc):
+                    error_retried = True
+                    continue
                 raise TurnFailed(str(exc)) from exc
-            return self._store_reply(builder, started, None, None)
+            reply = self._store_reply(builder, started, None, None)
+            if reply.stop_reason == "error":
+                raise TurnFailed(reply.error_message or "the reply was incomplete")
+            for hook in session.hooks:
+                await hook.after_reply(session, turn, reply)
+            return reply
+
+    async def _recovers_from(self, error: ProviderError) -> bool:
+        recovered = False
+        for hook in self.session.hooks:
+            recovered = await hook.on_request_error(self.session, self.turn, error) or recovered
+        return recovered
 
     async def _stream(self, request: ModelRequest, builder: ReplyBuilder) -> None:
         session, turn = self.session, self.turn
