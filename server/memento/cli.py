@@ -1,10 +1,12 @@
-"""`memento` command line: `memento lsp` starts the language server."""
+"""`memento` command line: `memento lsp` starts the language server, `memento chat` the
+terminal front end, `memento model prepare` fetches the embedded model."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 
 def _configure_logging(level: str) -> None:
@@ -32,11 +34,103 @@ def _run_lsp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_chat(args: argparse.Namespace) -> int:
+    from memento.chat.main import run_chat
+    from memento.chat.options import ChatOptions
+
+    options = ChatOptions(
+        workspace=Path(args.workspace).resolve(),
+        prompt=args.prompt,
+        provider=args.provider,
+        provider_url=args.provider_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        bash=args.bash,
+        session=args.session,
+        resume=args.resume,
+        plain=True if args.plain else None,
+    )
+    return run_chat(options)
+
+
+def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    chat = sub.add_parser("chat", help="chat with the agent in the terminal (one prompt, or interactive)")
+    chat.add_argument("prompt", nargs="?", help="run this one prompt and exit (for scripts)")
+    chat.add_argument("-w", "--workspace", default=".", help="workspace root (default: current directory)")
+    chat.add_argument("--provider", choices=["openai", "anthropic", "local"], help="provider kind")
+    chat.add_argument("--provider-url", help="base URL of the model server (implies --provider openai)")
+    chat.add_argument("--model", help="model id (for the local provider: qwen2.5-coder-1.5b or -0.5b)")
+    chat.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    chat.add_argument("--bash", choices=["ask", "allow", "deny"], help="bash tool policy")
+    resume = chat.add_mutually_exclusive_group()
+    resume.add_argument("--session", metavar="ID", help="continue the session with this id")
+    resume.add_argument(
+        "-c", "--continue", dest="resume", action="store_true", help="continue the latest session"
+    )
+    chat.add_argument("--plain", action="store_true", help="plain text output (default when not a terminal)")
+    chat.set_defaults(run=_run_chat, quiet_logs=True)
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    from memento.chat.model import run_model_command
+
+    return run_model_command(args)
+
+
+def _add_model(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    model = sub.add_parser("model", help="the embedded local model")
+    actions = model.add_subparsers(dest="action", required=True)
+    prepare = actions.add_parser("prepare", help="download and assemble the model (once)")
+    status = actions.add_parser("status", help="which models are prepared, and where")
+    for parser in (prepare, status):
+        parser.add_argument("-w", "--workspace", default=".", help="workspace whose settings to use")
+    prepare.add_argument(
+        "--model", choices=["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"], help="default: the configured one"
+    )
+    model.set_defaults(run=_run_model, quiet_logs=True)
+
+
+def _run_rules(args: argparse.Namespace) -> int:
+    from memento.ttsr.cli import run
+
+    return run(args)
+
+
+def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    from memento.ttsr.cli import add_arguments
+
+    rules = sub.add_parser("rules", help="rule files (TTSR)")
+    actions = rules.add_subparsers(dest="action", required=True)
+    check = actions.add_parser("check", help="which rules would fire on existing files, and where")
+    add_arguments(check)
+    rules.set_defaults(run=_run_rules, quiet_logs=True)
+
+
+def _run_session(args: argparse.Namespace) -> int:
+    from memento.governance.inspect import run
+
+    return run(args)
+
+
+def _add_session(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    from memento.governance.inspect import add_arguments
+
+    session = sub.add_parser("session", help="session files")
+    actions = session.add_subparsers(dest="action", required=True)
+    inspect = actions.add_parser(
+        "inspect", help="the context estimate of a session file, whether it would compact, and the cut point"
+    )
+    add_arguments(inspect)
+    session.set_defaults(run=_run_session, quiet_logs=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memento", description="A language server that hosts a coding agent."
     )
-    parser.add_argument("--log-level", default="INFO", help="stderr log level (default INFO)")
+    parser.add_argument(
+        "--log-level", default=None, help="stderr log level (default INFO; WARNING for chat and model)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     lsp = sub.add_parser("lsp", help="run the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
@@ -44,12 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)"
     )
     lsp.set_defaults(run=_run_lsp)
+    _add_chat(sub)
+    _add_model(sub)
+    _add_rules(sub)
+    _add_session(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _configure_logging(args.log_level)
+    _configure_logging(args.log_level or ("WARNING" if getattr(args, "quiet_logs", False) else "INFO"))
     return int(args.run(args))
 
 

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -24,8 +24,40 @@ class RetrySettings(Settings):
     max_delay: float = Field(default=20.0, ge=0)
 
 
+class LocalModelSettings(Settings):
+    """The embedded model (`provider.kind = "local"`): which GGUF, and how its server runs."""
+
+    model: Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"] = "qwen2.5-coder-1.5b"
+    """A model Memento assembles from PyPI parts (see memento/localmodel/catalog.py)."""
+    gguf_path: str | None = None
+    """Any GGUF file; replaces `model` when set."""
+    n_ctx: int = Field(default=8192, ge=512)
+    threads: int | None = Field(default=None, ge=1)
+    """Threads for generation; all cores when unset."""
+    idle_timeout: float = Field(default=600.0, ge=0)
+    """Seconds without a request before the model server is stopped (0: keep it running)."""
+    startup_timeout: float = Field(default=180.0, gt=0)
+    server_command: list[str] | None = None
+    """Another OpenAI-compatible server to run instead of `llama_cpp.server` (e.g. llama.cpp's
+    `llama-server`); placeholders {python} {model} {host} {port} {n_ctx} {threads} {alias}."""
+    cache_dir: str | None = None
+    """Where assembled models live; the user cache dir when unset."""
+
+
+class JsonActionSettings(Settings):
+    """`toolCalling = "json"`: the model answers one schema-constrained JSON action per step."""
+
+    max_steps: int = Field(default=8, ge=1, le=100)
+    """Tool steps per turn; after that the model may only answer."""
+    result_chars: int = Field(default=6000, ge=500)
+    """Tool results are cut to this many characters in the prompt (small context windows)."""
+    temperature: float | None = Field(default=0.2, ge=0, le=2)
+    """Sampling temperature of JSON actions (small models stray when it is high); None: the
+    server's default."""
+
+
 class ProviderConfig(Settings):
-    kind: Literal["openai", "anthropic", "local"] = "openai"
+    kind: Literal["openai", "anthropic", "local"] = "local"
     base_url: str = "http://127.0.0.1:11434/v1"
     """OpenAI-compatible servers take the `/v1` root; Anthropic the API root."""
     model: str = ""
@@ -36,9 +68,32 @@ class ProviderConfig(Settings):
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=300.0, gt=0)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    tool_calling: Literal["native", "json"] | None = None
+    """How the model calls tools (the issue's `tool_mode`): `native` tool-call APIs, or `json`
+    (schema-constrained JSON actions, the issue's `json_action`, for small models). Default:
+    `json` for the local model, `native` otherwise."""
+    json_action: JsonActionSettings = Field(default_factory=JsonActionSettings)
+    local: LocalModelSettings = Field(default_factory=LocalModelSettings)
+
+    @model_validator(mode="after")
+    def _local_defaults(self) -> ProviderConfig:
+        if self.kind == "local":
+            # The embedded model's window is its server's n_ctx; replies stay short in it.
+            if "context_window" not in self.model_fields_set:
+                self.context_window = self.local.n_ctx
+            if "max_tokens" not in self.model_fields_set:
+                self.max_tokens = 1024
+        if self.kind == "anthropic" and self.tool_calling == "json":
+            raise ValueError(
+                'toolCalling "json" needs an OpenAI-compatible server (kind "openai" or "local")'
+            )
+        return self
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def tool_mode(self) -> Literal["native", "json"]:
+        return self.tool_calling or ("json" if self.kind == "local" else "native")
 
 
 class ToolSettings(Settings):
@@ -47,19 +102,113 @@ class ToolSettings(Settings):
     max_output_chars: int = Field(default=30_000, ge=1000)
 
 
+class PruneSettings(Settings):
+    """Tool-result pruning (omp §3): superseded reads and useless results become short notices."""
+
+    supersede_reads: bool = True
+    drop_useless: bool = True
+    protected_tools: list[str] = Field(default_factory=lambda: ["skill"])
+    """Tools whose results are never pruned or shaken."""
+    protected_paths: list[str] = Field(default_factory=lambda: [".memento/*"])
+    """Glob patterns: reads of these workspace paths are never pruned or shaken."""
+    cache_warm_suffix_tokens: int = Field(default=8_000, ge=0)
+    """Only results followed by at most this many tokens (the cache-cold tail) are pruned…"""
+    idle_flush_seconds: float = Field(default=5_400, ge=0)
+    """…unless the context has been idle this long (longer than any provider cache lives)."""
+    protect_tokens: int = Field(default=40_000, ge=0)
+    minimum_savings: int = Field(default=20_000, ge=0)
+
+
+class ShakeSettings(Settings):
+    """Shake (omp §4): whole tool results and large fenced/XML blocks become placeholders."""
+
+    enabled: bool = True
+    protect_tokens: int = Field(default=16_000, ge=0)
+    min_savings: int = Field(default=4_000, ge=0)
+    fence_min_tokens: int = Field(default=400, ge=1)
+
+
 class CompactionSettings(Settings):
     enabled: bool = True
     reserve_tokens: int = 16_384
     keep_recent_tokens: int = 20_000
+    threshold_tokens: int | None = None
+    """Compact above this many tokens (beats `threshold_percent`); see governance/tokens.py."""
+    threshold_percent: float | None = None
+    """Compact above this share of the window (1–99); else window − reserve."""
+    estimator: Literal["tiktoken", "chars4"] = "tiktoken"
+    """Local token estimate: cl100k (offline), or pi's chars/4 (for comparison with pi)."""
+    prune: PruneSettings = Field(default_factory=PruneSettings)
+    shake: ShakeSettings = Field(default_factory=ShakeSettings)
+    summary_provider: ProviderConfig | None = None
+    """A separate (cheaper) model for summaries; the session's model when unset."""
 
 
 class AdvisorSettings(Settings):
     enabled: bool = False
     provider: ProviderConfig | None = None
+    """The advisor's model (may be the same server with another model id); the session's when unset."""
+    max_notes_per_update: int = Field(default=1, ge=1, le=20)
+    """Notes delivered per advisor update; a blocker is always delivered."""
+    immune_turns: int = Field(default=3, ge=0)
+    """After an interrupting note, later concerns become asides for this many turns."""
+    retry_delay: float = Field(default=1.0, ge=0)
+    """Seconds between attempts of a failed advisor update (3 attempts, then it is dropped)."""
+    sync_backlog: int = Field(default=0, ge=0, le=5)
+    """0: never wait for the advisor; N: after a turn, wait up to 30 s while N updates are pending."""
+    include_thinking: bool = True
+    """Show the main agent's reasoning to the advisor."""
 
 
 class TtsrSettings(Settings):
+    """Stream rules (omp §8.1 defaults); see server/memento/ttsr/README.md."""
+
     enabled: bool = True
+    context_mode: Literal["discard", "keep"] = "discard"
+    """On an interrupt: drop the partial reply, or keep it in the session (stored as aborted,
+    so it is shown and kept on disk but not sent back to the model, as pi)."""
+    interrupt_mode: Literal["never", "prose-only", "tool-only", "always"] = "always"
+    repeat_mode: Literal["once", "after-gap"] = "once"
+    repeat_gap: int = Field(default=10, ge=0)
+    """Completed turns before an `after-gap` rule may fire again."""
+    builtin_rules: bool = True
+    disabled_rules: list[str] = Field(default_factory=list[str])
+    max_retries: int = Field(default=3, ge=0, le=20)
+    """Interrupt-and-retry rounds per turn; one more violation ends the turn with an error."""
+    fallback_window: int = Field(default=4096, ge=256, le=1_048_576)
+    """Characters of a stream that a condition hyperscan cannot compile is searched over."""
+    fallback_timeout_ms: float = Field(default=20.0, gt=0, le=1000)
+    """Time limit of one such search; a condition that keeps timing out is skipped for the stream."""
+    user_rules_dir: str | None = None
+    """User-wide rules; default `<user config dir>/memento/rules` (or $MEMENTO_CONFIG_DIR/rules)."""
+
+
+class CheckpointSettings(Settings):
+    enabled: bool = True
+    auto: bool = True
+    """Take a checkpoint before the first mutating tool call of each turn."""
+    mutating_tools: list[str] = Field(default_factory=lambda: ["write", "edit", "bash"])
+    max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
+    """Files larger than this are left out of snapshots (and listed as skipped)."""
+    exclude: list[str] = Field(
+        default_factory=lambda: [
+            "node_modules/", ".venv/", "__pycache__/", ".mypy_cache/", ".pytest_cache/",
+            ".ruff_cache/", ".tox/",
+        ]
+    )  # fmt: skip
+    """gitignore patterns left out of snapshots on top of the workspace's .gitignore."""
+    exploration_tools: bool = False
+    """Offer the model omp's `checkpoint {goal}` / `rewind {report}` exploration tools."""
+
+
+class MemorySettings(Settings):
+    enabled: bool = True
+    wakeup_max_tokens: int = Field(default=3_000, ge=200)
+    recent_decisions: int = Field(default=5, ge=0)
+    epoch_size: int = Field(default=50, ge=2)
+    """Decisions per epoch: the main log rolls into `decisions-epoch-N.log` beyond this."""
+    recall_max: int = Field(default=3, ge=0)
+    """Earlier decisions recalled into context per prompt or touched file, at most."""
 
 
 class MementoConfig(Settings):
@@ -68,6 +217,8 @@ class MementoConfig(Settings):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     advisor: AdvisorSettings = Field(default_factory=AdvisorSettings)
     ttsr: TtsrSettings = Field(default_factory=TtsrSettings)
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     data_dir: str | None = None
     """Where sessions live; defaults to the user data dir (or $MEMENTO_DATA_DIR)."""
     system_prompt: str | None = None

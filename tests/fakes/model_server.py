@@ -334,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
                 404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
             )
             return
-        reply = owner._next_reply()
+        reply = owner._next_reply(str(body.get("model") or ""))
         if reply is None:
             self._send_json(500, wire.error_body(500, "script exhausted"))
         elif reply.steps and isinstance(error := reply.steps[0], HttpError):
@@ -482,6 +482,7 @@ class ScriptedModelServer:
         self._host = host
         self._cond = threading.Condition()
         self._script: deque[Reply] = deque()
+        self._model_scripts: dict[str, deque[Reply]] = {}
         self._requests: list[RecordedRequest] = []
         self._disconnects = 0
         self._acked = 0
@@ -534,9 +535,14 @@ class ScriptedModelServer:
         return self.url
 
     # script and observations
-    def enqueue(self, *replies: Reply) -> None:
+    def enqueue(self, *replies: Reply, model: str | None = None) -> None:
+        """Script the next replies; with `model`, only for requests naming that model id
+        (those fall back to the shared script when their own runs out)."""
         with self._cond:
-            self._script.extend(replies)
+            if model is None:
+                self._script.extend(replies)
+            else:
+                self._model_scripts.setdefault(model, deque()).extend(replies)
 
     @property
     def pending(self) -> int:
@@ -572,6 +578,24 @@ class ScriptedModelServer:
     async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         return await asyncio.to_thread(self.wait_for_requests, n, timeout)
 
+    def requests_for(self, model: str) -> list[RecordedRequest]:
+        """The requests whose body named `model`."""
+        with self._cond:
+            return [r for r in self._requests if r.body.get("model") == model]
+
+    def wait_for_model_requests(self, model: str, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until at least `n` requests named `model`; returns those. Raises TimeoutError."""
+        with self._cond:
+            mine = lambda: [r for r in self._requests if r.body.get("model") == model]  # noqa: E731
+            if not self._cond.wait_for(lambda: len(mine()) >= n, timeout):
+                raise TimeoutError(f"expected {n} request(s) for {model}, got {len(mine())} in {timeout}s")
+            return mine()
+
+    async def wait_for_model_requests_async(
+        self, model: str, n: int, timeout: float = 5.0
+    ) -> list[RecordedRequest]:
+        return await asyncio.to_thread(self.wait_for_model_requests, model, n, timeout)
+
     async def wait_for_disconnect_async(self, timeout: float = 5.0) -> bool:
         return await asyncio.to_thread(self.wait_for_disconnect, timeout)
 
@@ -581,8 +605,11 @@ class ScriptedModelServer:
             self._requests.append(request)
             self._cond.notify_all()
 
-    def _next_reply(self) -> Reply | None:
+    def _next_reply(self, model: str = "") -> Reply | None:
         with self._cond:
+            own = self._model_scripts.get(model)
+            if own:
+                return own.popleft()
             return self._script.popleft() if self._script else None
 
     def _disconnected(self) -> None:

@@ -9,11 +9,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
@@ -24,6 +25,18 @@ def _raw_converter():
     converter = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, c: c(**obj))
+
+    # lsprotocol 2025.0.0 reads any object with a `command` key as a `Command`, so a CodeAction
+    # carrying a command came back mangled (client side only; the server's JSON is right).
+    def code_action_or_command(obj: Any, _: Any) -> types.Command | types.CodeAction:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(
+        Union[types.Command, types.CodeAction],  # noqa: UP007 (the key lsprotocol registered)
+        code_action_or_command,
+    )
     return converter
 
 
@@ -41,6 +54,16 @@ class Editor:
         self.on_permission: Callable[[], Awaitable[None]] | None = None
         """Runs while the server waits for the user's answer (the turn is paused there)."""
         self.buffers: dict[str, tuple[int, str]] = {}
+        self.advisor_notes: list[dict[str, Any]] = []
+        self.checkpoint_changes: list[Any] = []
+        self.on_apply_edit: Callable[[], None] | None = None
+        """Runs while the server waits for an applyEdit answer (a tool call is paused there)."""
+        self.diagnostic_updates: list[types.PublishDiagnosticsParams] = []
+        self.compactions: list[dict[str, Any]] = []
+        self.progress: list[tuple[Any, dict[str, Any]]] = []
+        """`$/progress` notifications as (token, value)."""
+        self.registrations: list[types.Registration] = []
+        """Capabilities the server registered dynamically (`client/registerCapability`)."""
         self._changed = asyncio.Event()
         self._install()
 
@@ -59,6 +82,26 @@ class Editor:
         client.feature("memento/context")(record(self.contexts))
         client.feature(types.WINDOW_SHOW_MESSAGE)(record(self.shown))
 
+        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register_capability(params: types.RegistrationParams) -> None:
+            self.registrations.extend(params.registrations)
+            self._changed.set()
+
+        client.feature("memento/advisor")(record(self.advisor_notes))
+        client.feature("memento/checkpoints")(record(self.checkpoint_changes))
+        client.feature("memento/compaction")(record(self.compactions))
+
+        @client.feature(types.PROGRESS)
+        def progress(params: types.ProgressParams) -> None:
+            self.progress.append((params.token, dict(params.value)))
+            self._changed.set()
+
+        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            client.diagnostics[params.uri] = params.diagnostics  # what pytest-lsp's own handler does
+            self.diagnostic_updates.append(params)
+            self._changed.set()
+
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         async def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
             self.permission_requests.append(params)
@@ -70,6 +113,8 @@ class Editor:
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             self.applied.append(params)
+            if self.on_apply_edit is not None:
+                self.on_apply_edit()
             for uri, edits in _edits_by_uri(params.edit).items():
                 version, text = self.buffers[uri]
                 for edit in sorted(
@@ -108,12 +153,39 @@ class Editor:
         )
         return uri
 
+    def change(self, uri: str, text: str) -> None:
+        """Replace a buffer's whole text, as an editor does on typing."""
+        version = self.buffers[uri][0] + 1
+        self.buffers[uri] = (version, text)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def save(self, uri: str) -> None:
+        """Write the buffer to disk and say so (`textDocument/didSave`)."""
+        Path(to_fs_path(uri) or "").write_text(self.buffers[uri][1], encoding="utf-8")
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.client.protocol.send_request_async(method, params or {})
 
     async def prompt(self, text: str) -> str:
         result = await self.request("memento/prompt", {"text": text})
         return result["turnId"]
+
+    async def execute(self, command: str, *arguments: Any) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        )
+
+    def diagnostics(self, uri: str, source: str | None = None) -> list[types.Diagnostic]:
+        """The latest diagnostics published for `uri` (only `source`'s when given)."""
+        return [d for d in self.client.diagnostics.get(uri, ()) if source is None or d.source == source]
 
     # -- waiting ----------------------------------------------------------------------
     async def until(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
@@ -179,10 +251,9 @@ async def running_editor(
     env: dict[str, str] | None = None,
 ):
     lsp = LanguageClient(converter_factory=_raw_converter)
-    # Our own showMessage recorder replaces pytest-lsp's, so waiting on messages wakes up.
-    register_lsp_features(
-        lsp, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != types.WINDOW_SHOW_MESSAGE}
-    )
+    # Our own showMessage and diagnostics recorders replace pytest-lsp's, so waiting wakes up.
+    replaced = (types.WINDOW_SHOW_MESSAGE, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PROGRESS)
+    register_lsp_features(lsp, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in replaced})
     editor = Editor(lsp, root)
     await lsp.start_io(sys.executable, "-m", "memento", "lsp", env=env or server_env(data_dir))
     try:

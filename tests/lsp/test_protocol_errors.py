@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from memento.config import MementoConfig
 from tests.lsp.harness import running_editor, server_env
 from tests.lsp.rawclient import RawClient
 
@@ -53,10 +54,11 @@ async def test_invalid_settings_are_reported_and_defaults_used(workspace: Path, 
     async with running_editor(workspace, data_dir, options=options) as editor:
         await editor.until(lambda: any("invalid settings" in m.message for m in editor.shown))
         context = await editor.request("memento/context")
-        assert context["contextWindow"] == 128_000
+        default_window = MementoConfig().provider.context_window  # the embedded model's n_ctx
+        assert context["contextWindow"] == default_window
 
         editor.client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"memento": {"provider": {"contextWindow": "huge"}}})
         )
         await editor.until(lambda: sum("invalid settings" in m.message for m in editor.shown) >= 2)
-        assert (await editor.request("memento/context"))["contextWindow"] == 128_000
+        assert (await editor.request("memento/context"))["contextWindow"] == default_window

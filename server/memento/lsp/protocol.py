@@ -26,6 +26,25 @@ CONTEXT_NOTIFICATION = "memento/context"
 
 CMD_ABORT = "memento.abort"
 
+COMPACT = "memento/compact"
+COMPACTION_NOTIFICATION = "memento/compaction"
+CMD_COMPACT = "memento.compact"
+
+ADVISOR_NOTIFICATION = "memento/advisor"
+ADVISOR_TOGGLE = "memento/advisor/toggle"
+CMD_ADVISOR_APPLY = "memento.advisor.apply"
+CMD_ADVISOR_DISMISS = "memento.advisor.dismiss"
+CMD_ADVISOR_TO_RULE = "memento.advisor.toRule"
+
+CHECKPOINT_LIST = "memento/checkpoint/list"
+CHECKPOINTS_NOTIFICATION = "memento/checkpoints"
+CMD_CHECKPOINT_CREATE = "memento.checkpoint.create"
+CMD_CHECKPOINT_REWIND = "memento.checkpoint.rewind"
+
+RULES_LIST = "memento/rules/list"
+OMFG = "memento/omfg"
+CMD_OMFG = "memento.omfg"
+
 
 class Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
@@ -112,6 +131,128 @@ class ContextParams(Model):
     context_window: int
     percent: float
     stable_prefix_tokens: int
+
+
+class AdvisorParams(Model):
+    """`memento/advisor`: a delivered advisor note, for chat views (also a diagnostic)."""
+
+    note_id: str
+    note: str
+    severity: Literal["nit", "concern", "blocker"]
+    channel: Literal["aside", "steer", "preserve"]
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+
+
+class AdvisorToggleParams(Model):
+    enabled: bool | None = None
+    """Omitted: flip."""
+
+
+class AdvisorToggleResult(Model):
+    enabled: bool
+
+
+class NoteRef(Model):
+    note_id: str = Field(min_length=1)
+
+
+class CheckpointItem(Model):
+    id: str
+    label: str
+    created_at: str
+    entry_id: str | None = None
+    """The conversation position the checkpoint returns to (absent: before the first entry)."""
+    files: list[str]
+    """Files changed since the checkpoint, which a rewind would put back."""
+    message_count: int = 0
+    kind: str = "manual"
+
+
+class CheckpointListResult(Model):
+    checkpoints: list[CheckpointItem]
+
+
+class CheckpointCreateParams(Model):
+    label: str | None = None
+
+
+class CheckpointCreateResult(Model):
+    id: str
+
+
+class CheckpointRewindParams(Model):
+    checkpoint_id: str = Field(min_length=1)
+    force: bool = False
+
+
+class CheckpointRewindResult(Model):
+    restored: list[str]
+    conflicts: list[str]
+
+
+class CompactParams(Model):
+    instructions: str | None = None
+    """Extra focus for the summary."""
+    aggressive: bool = False
+    """Also clear every stale result and heavy block that can be cleared."""
+
+
+class CompactResult(Model):
+    tokens_before: int
+    tokens_after: int
+
+
+class CompactionParams(Model):
+    """`memento/compaction`: one step of context relief started, finished or failed."""
+
+    phase: Literal["started", "finished", "failed"]
+    level: Literal["prune", "shake", "compact"]
+    reason: Literal["threshold", "overflow", "manual"]
+    tokens_before: int
+    tokens_after: int | None = None
+    summarizer: Literal["model", "structured"] | None = None
+    error: str | None = None
+
+
+class RuleItem(Model):
+    name: str
+    path: str
+    bucket: Literal["ttsr", "always", "rulebook", "disabled", "dropped"]
+    engine: str
+    """How the rule watches the stream: `hyperscan`, `window` (the slower bounded search),
+    `any`, `ast-grep`, joined by `+`; `none` outside the ttsr bucket."""
+    fired: int
+
+
+class RulesListResult(Model):
+    rules: list[RuleItem]
+
+
+class OmfgRule(Model):
+    name: str = Field(min_length=1)
+    path: str | None = None
+    """Set once the rule is written."""
+    content: str = Field(min_length=1)
+
+
+class OmfgParams(Model):
+    """Generate: `{complaint}`. Save after the user confirmed: `{rule: {name, content}, write: true}`
+    (`overwrite: true` to replace an existing file)."""
+
+    complaint: str | None = None
+    rule: OmfgRule | None = None
+    write: bool = False
+    overwrite: bool = False
+
+
+class OmfgResult(Model):
+    rule: OmfgRule | None
+    validated: bool
+    attempts: int
+    feedback: list[str] = Field(default_factory=list[str])
+    """Why attempts failed (shown when the candidate is not validated)."""
 
 
 def parse(model: type[M], params: Any) -> M:

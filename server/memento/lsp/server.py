@@ -81,8 +81,8 @@ def create_server(*, init_hooks: list[Callable[[MementoApp], None]] | None = Non
         converter_factory=_raw_params_converter,
     )
     server.app = MementoApp(server, init_hooks or [])
-    from memento.lsp.features import lifecycle, session
+    from memento.lsp.features import advisor, checkpoints, governance, lifecycle, memory, rules, session
 
-    for feature in (lifecycle, session):
+    for feature in (lifecycle, session, governance, advisor, checkpoints, memory, rules):
         feature.register(server)
     return server

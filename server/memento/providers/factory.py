@@ -14,4 +14,8 @@ def create_provider(config: ProviderConfig) -> Provider:
         return OpenAICompatProvider(config)
     if config.kind == "anthropic":
         return AnthropicProvider(config)
-    raise ProviderError("the embedded local model is not available yet; configure memento.provider")
+    if config.kind == "local":
+        from memento.providers.local import LocalProvider
+
+        return LocalProvider(config)
+    raise ProviderError(f"unknown provider kind {config.kind!r}")

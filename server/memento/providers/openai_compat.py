@@ -9,6 +9,7 @@ from contextlib import aclosing
 from typing import Any
 
 from memento.config import ProviderConfig
+from memento.providers import json_action
 from memento.providers.base import (
     ModelRequest,
     ProviderCapabilities,
@@ -53,7 +54,7 @@ class OpenAICompatProvider:
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
         self.model = config.model
-        self.capabilities = ProviderCapabilities(tool_calling="native", prompt_cache=False)
+        self.capabilities = ProviderCapabilities(tool_calling=config.tool_mode(), prompt_cache=False)
         self._http = LazyClient(config)
 
     async def aclose(self) -> None:
@@ -66,7 +67,18 @@ class OpenAICompatProvider:
             headers["authorization"] = f"Bearer {key}"
         return headers
 
+    def json_actions(self, request: ModelRequest) -> bool:
+        """Whether this request goes out as JSON actions (requests without tools stay plain)."""
+        return self.capabilities.tool_calling == "json" and bool(request.tools)
+
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        if self.json_actions(request):
+            return json_action.build_body(
+                request,
+                model=self.model,
+                max_tokens=request.max_tokens or self.config.max_tokens,
+                settings=self.config.json_action,
+            )
         body: dict[str, Any] = {
             "model": self.model,
             "messages": convert_messages(request.system, request.messages),
@@ -95,13 +107,22 @@ class OpenAICompatProvider:
             aclosing(sse_events(response, self.name)) as events,
         ):
             state = _StreamState(self.name)
+            actions = json_action.ActionStream() if self.json_actions(request) else None
             async for _event, data in events:
                 if data.strip() == "[DONE]":
                     for event in state.finish():
-                        yield event
+                        closing = (
+                            actions.finish(event) if actions and isinstance(event, StreamDone) else [event]
+                        )
+                        for out in closing:
+                            yield out
                     return
                 for event in state.feed(parse_data(data, self.name)):
-                    yield event
+                    decoded = (
+                        actions.feed(event.text) if actions and isinstance(event, TextDelta) else [event]
+                    )
+                    for out in decoded:
+                        yield out
         raise incomplete(self.name)
 
 

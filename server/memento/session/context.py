@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from memento.session.entries import (
     BranchSummaryEntry,
-    CompactionEntry,
     CustomMessageEntry,
     Entry,
     MessageEntry,
@@ -62,27 +61,11 @@ def entry_messages(entry: Entry) -> list[Message]:
 
 
 def context_messages(path: Sequence[Entry]) -> list[Message]:
-    """Messages of a root→leaf path: the latest compaction's summary, its kept tail, the rest."""
-    compaction_index = next(
-        (i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), None
-    )
-    if compaction_index is None:
-        return [m for entry in path for m in entry_messages(entry)]
-    compaction = path[compaction_index]
-    assert isinstance(compaction, CompactionEntry)
-    messages: list[Message] = [
-        UserMessage(
-            content=SUMMARY_PREFIX + compaction.summary + SUMMARY_SUFFIX, timestamp=_timestamp_ms(compaction)
-        )
-    ]
-    kept = False
-    for entry in path[:compaction_index]:
-        kept = kept or entry.id == compaction.first_kept_entry_id
-        if kept:
-            messages.extend(entry_messages(entry))
-    for entry in path[compaction_index + 1 :]:
-        messages.extend(entry_messages(entry))
-    return messages
+    """Messages of a root→leaf path: the latest compaction's summary, its kept tail, the rest
+    (pi 1.6 `buildSessionContext`, converted for the model: see governance/context.py)."""
+    from memento.governance.context import llm_messages
+
+    return llm_messages(path)
 
 
 def sendable(messages: Sequence[Message]) -> list[Message]:

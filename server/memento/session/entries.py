@@ -138,6 +138,8 @@ class AdvisorNoteEntry(EntryBase):
     path: str | None = None
     line: int | None = None
     end_line: int | None = None
+    anchor_id: str | None = None
+    """The leaf entry when the advisor saw the work the note is about."""
 
 
 class DecisionEntry(EntryBase):

@@ -6,6 +6,7 @@ registered hook in registration order. The turn loop knows nothing else about th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,10 @@ from memento.session.tools.base import ToolOutput
 
 if TYPE_CHECKING:
     from memento.session.session import Session
+
+
+def _not_streaming(retry: RetryRequest) -> bool:
+    return False
 
 
 @dataclass
@@ -27,17 +32,41 @@ class TurnInfo:
     """Attempt of the current request (retries after a `RetryRequest`)."""
     mutated: bool = False
     """Whether a tool changed the workspace in this turn."""
+    retries: int = 0
+    """`RetryRequest`s handled in this turn, all steps together."""
+    request_retry: Callable[[RetryRequest], bool] = field(default=_not_streaming, repr=False, compare=False)
+    """Abort the streaming model request from outside `on_delta` (a background check found a
+    hit while the provider is quiet), as if `on_delta` had raised it; False when no request
+    is streaming."""
     notes: dict[str, object] = field(default_factory=dict[str, object])
     """Scratch space for hooks, keyed by the mechanism's name."""
 
 
 class RetryRequest(Exception):
-    """Raised by `on_delta` to abort the stream, drop the partial reply and request again."""
+    """Raised by `on_delta` (or `after_stream`) to abort the stream, drop the partial reply and
+    request again.
 
-    def __init__(self, reason: str, rules: list[str] | None = None):
+    `keep_partial` stores the partial reply (as aborted) instead of dropping it; `limit` caps
+    the retries of the whole turn (default `MAX_REQUEST_RETRIES`): one more ends the turn with
+    an error; `on_retry` runs after the partial reply is handled and before the next request
+    is built (to append what that request must carry).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        rules: list[str] | None = None,
+        *,
+        keep_partial: bool = False,
+        limit: int | None = None,
+        on_retry: Callable[[], object] | None = None,
+    ):
         super().__init__(reason)
         self.reason = reason
         self.rules = rules or []
+        self.keep_partial = keep_partial
+        self.limit = limit
+        self.on_retry = on_retry
 
 
 class Hooks:
@@ -49,6 +78,11 @@ class Hooks:
 
     def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
         """Called for every streamed event; synchronous because it is on the hot path."""
+        return None
+
+    async def after_stream(self, session: Session, turn: TurnInfo) -> None:
+        """The provider's stream ended, the reply is not stored yet: slow checks of the whole
+        reply may still raise `RetryRequest` here."""
         return None
 
     async def on_request_error(self, session: Session, turn: TurnInfo, error: ProviderError) -> bool:
@@ -69,6 +103,11 @@ class Hooks:
         self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         return output
+
+    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+        """The reply and its tool results are stored. Append follow-up context here; return True
+        to request again even when the model made no tool calls."""
+        return False
 
     async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
         return None

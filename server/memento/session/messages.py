@@ -151,15 +151,61 @@ class CustomMessage(Wire):
     timestamp: int = 0
 
 
+class BashExecutionMessage(Wire):
+    """A shell command the user ran themselves (pi's `!cmd`); sent as a user message."""
+
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str
+    output: str
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: int = 0
+
+
+class CompactionSummaryMessage(Wire):
+    """The summary of a compaction, first in the rebuilt context; wrapped into a user message when sent."""
+
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str
+    tokens_before: int = 0
+    timestamp: int = 0
+
+
+class BranchSummaryMessage(Wire):
+    """The summary of an abandoned branch; wrapped into a user message when sent."""
+
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str
+    from_id: str | None = None
+    timestamp: int = 0
+
+
 class OtherMessage(Wire):
-    """A role we do not interpret (bashExecution, developer, …); preserved as it is."""
+    """A role we do not interpret (system, developer, …), or a message that does not match
+    its role's schema; preserved as it is."""
 
     role: str
 
 
+_TYPED_ROLES = (
+    "user",
+    "assistant",
+    "toolResult",
+    "custom",
+    "bashExecution",
+    "compactionSummary",
+    "branchSummary",
+)
+
+
 def _message_tag(value: Any) -> str:
+    if isinstance(value, OtherMessage):
+        return "other"  # already read as uninterpreted (e.g. off its role's schema): stays so
     role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return role if role in ("user", "assistant", "toolResult", "custom") else "other"
+    return role if role in _TYPED_ROLES else "other"
 
 
 Message = Annotated[
@@ -167,6 +213,9 @@ Message = Annotated[
     | Annotated[AssistantMessage, Tag("assistant")]
     | Annotated[ToolResultMessage, Tag("toolResult")]
     | Annotated[CustomMessage, Tag("custom")]
+    | Annotated[BashExecutionMessage, Tag("bashExecution")]
+    | Annotated[CompactionSummaryMessage, Tag("compactionSummary")]
+    | Annotated[BranchSummaryMessage, Tag("branchSummary")]
     | Annotated[OtherMessage, Tag("other")],
     Discriminator(_message_tag),
 ]

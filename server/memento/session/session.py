@@ -8,7 +8,7 @@ import logging
 import secrets
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memento.config import MementoConfig
 from memento.providers.base import ModelRequest, Provider
@@ -46,6 +46,15 @@ class Busy(Exception):
     """The session cannot do that while a turn runs."""
 
 
+class ContextGovernor(Protocol):
+    """Context governance, when attached (`session.governor`): it shapes each request (the
+    governed context, the append-only log) and measures the context."""
+
+    def build_request(self, session: Session, request: ModelRequest) -> ModelRequest: ...
+
+    def context_usage(self, session: Session) -> events.ContextUsage: ...
+
+
 class Session:
     def __init__(
         self,
@@ -76,6 +85,7 @@ class Session:
         self._steering: list[str] = []
         self._previous_request: list[str] = []
         self.stable_prefix_tokens = 0
+        self.governor: ContextGovernor | None = None
 
     # -- configuration ----------------------------------------------------------------
     def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
@@ -115,6 +125,11 @@ class Session:
     @property
     def busy(self) -> bool:
         return self._turn_lock.locked()
+
+    @property
+    def turn_lock(self) -> asyncio.Lock:
+        """Held while a turn runs; hold it to change the history between turns (rewind)."""
+        return self._turn_lock
 
     def new_session(self) -> str:
         if self.busy:
@@ -188,14 +203,17 @@ class Session:
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))
         system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
-        self._measure_stable_prefix(system, messages)
-        return ModelRequest(
+        request = ModelRequest(
             system=system,
             messages=messages,
             tools=[tool.spec for tool in self.tools.values()],
             max_tokens=self.config.provider.max_tokens,
             stable_prefix_messages=len(messages),
         )
+        if self.governor is not None:
+            return self.governor.build_request(self, request)
+        self._measure_stable_prefix(system, messages)
+        return request
 
     def _measure_stable_prefix(self, system: str, messages: list[Message]) -> None:
         current = [system] + [json.dumps(m.dump(), sort_keys=True) for m in messages]
@@ -209,6 +227,8 @@ class Session:
 
     # -- context meter ----------------------------------------------------------------
     def context_usage(self) -> events.ContextUsage:
+        if self.governor is not None:
+            return self.governor.context_usage(self)
         messages = context_messages(self.branch_path())
         estimate = sum(approx_tokens(json.dumps(m.dump())) for m in messages)
         anchored = 0

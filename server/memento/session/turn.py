@@ -56,6 +56,9 @@ class TurnRunner:
         self.turn = turn
         self.aborted = False
         self._step: asyncio.Task[object] | None = None
+        self._streaming = False
+        self._pending_retry: RetryRequest | None = None
+        turn.request_retry = self._request_retry
 
     def abort(self) -> None:
         """Stop the turn now: cancel the running step (closing the HTTP stream)."""
@@ -95,12 +98,15 @@ class TurnRunner:
             calls = reply.tool_calls()
             if calls:
                 await self._run_tools(calls)
+            follow_up = False
+            for hook in self.session.hooks:
+                follow_up = await hook.after_step(self.session, self.turn, reply) or follow_up
             steered = self.session.take_steering()
             for text in steered:
                 self.session.append_message(UserMessage(content=text, timestamp=now_ms()))
             if self.aborted:
                 raise TurnAborted
-            if not calls and not steered:
+            if not calls and not steered and not follow_up:
                 return
 
     async def _guard(self, step: Awaitable[T]) -> T:
@@ -118,6 +124,9 @@ class TurnRunner:
         except asyncio.CancelledError:
             if self.aborted and task.cancelled():
                 raise TurnAborted from None
+            if (retry := self._pending_retry) is not None and task.cancelled():
+                self._pending_retry = None
+                raise retry from None
             raise
         finally:
             self._step = None
@@ -134,18 +143,10 @@ class TurnRunner:
             builder = ReplyBuilder()
             started = now_ms()
             try:
-                await self._guard(self._stream(request, builder))
+                await self._guarded_stream(request, builder)
             except RetryRequest as retry:
-                if turn.attempt > MAX_REQUEST_RETRIES:
-                    log.warning("giving up retrying the request: %s", retry.reason)
-                else:
-                    turn.attempt += 1
-                    session.events.publish(
-                        events.TurnRetrying(
-                            turn_id=turn.turn_id, attempt=turn.attempt, reason=retry.reason, rules=retry.rules
-                        )
-                    )
-                    continue
+                self._retry(retry, builder, started)
+                continue
             except TurnAborted:
                 self._store_reply(builder, started, "aborted", "aborted by the user")
                 raise
@@ -161,6 +162,45 @@ class TurnRunner:
             for hook in session.hooks:
                 await hook.after_reply(session, turn, reply)
             return reply
+
+    async def _guarded_stream(self, request: ModelRequest, builder: ReplyBuilder) -> None:
+        self._streaming = True
+        try:
+            await self._guard(self._stream(request, builder))
+        finally:
+            self._streaming = False
+            self._pending_retry = None
+
+    def _request_retry(self, retry: RetryRequest) -> bool:
+        if not self._streaming or self._pending_retry is not None or self._step is None or self._step.done():
+            return False
+        self._pending_retry = retry
+        self._step.cancel()
+        return True
+
+    def _retry(self, retry: RetryRequest, builder: ReplyBuilder, started: int) -> None:
+        """A hook asked to abort the stream and request again: keep or drop the partial reply,
+        and end the turn with an error past the turn's retry limit."""
+        session, turn = self.session, self.turn
+        turn.retries += 1
+        limit = MAX_REQUEST_RETRIES if retry.limit is None else retry.limit
+        if turn.retries > limit:
+            error = f"gave up after {limit} {'retry' if limit == 1 else 'retries'} ({retry.reason})"
+            self._store_reply(builder, started, "error", error)
+            raise TurnFailed(error)
+        if retry.keep_partial:
+            self._store_reply(builder, started, "aborted", retry.reason)
+        turn.attempt += 1
+        session.events.publish(
+            events.TurnRetrying(
+                turn_id=turn.turn_id, attempt=turn.attempt, reason=retry.reason, rules=retry.rules
+            )
+        )
+        if retry.on_retry is not None:
+            try:
+                retry.on_retry()
+            except Exception:
+                log.exception("retry callback failed")
 
     async def _recovers_from(self, error: ProviderError) -> bool:
         recovered = False
@@ -180,6 +220,8 @@ class TurnRunner:
                     hook.on_delta(session, turn, event)
         finally:
             await stream.aclose()  # type: ignore[attr-defined]
+        for hook in session.hooks:
+            await hook.after_stream(session, turn)
 
     def _publish_delta(self, event: ProviderEvent, names: dict[str, str]) -> None:
         turn_id = self.turn.turn_id

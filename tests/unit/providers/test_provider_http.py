@@ -129,8 +129,10 @@ async def test_json_instead_of_a_stream_is_an_error() -> None:
 def test_factory() -> None:
     assert isinstance(create_provider(ProviderConfig(kind="openai")), OpenAICompatProvider)
     assert isinstance(create_provider(ProviderConfig(kind="anthropic")), AnthropicProvider)
-    with pytest.raises(ProviderError, match="embedded local model is not available yet"):
-        create_provider(ProviderConfig(kind="local"))
+    from memento.providers.local import LocalProvider
+
+    local = create_provider(ProviderConfig(kind="local"))
+    assert isinstance(local, LocalProvider) and local.server.pid is None  # started on first use
 
 
 # --- retries ----------------------------------------------------------------------------

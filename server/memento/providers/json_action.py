@@ -1,0 +1,334 @@
+"""JSON actions: tool calling for small models (`toolCalling = "json"`).
+
+Small local models loop or garble native tool calls. Here the model answers every step with
+one JSON object that a schema (a llama.cpp grammar on the server) forces into shape:
+`{"tool": name, "arguments": {...}}` or `{"answer": text}`. Earlier calls go back as that
+JSON, tool results as plain text, and the system prompt lists the tools in a line each. After
+`max_steps` tool steps in a turn, or when the model repeats its last call, the schema admits
+only an answer, which caps the steps of a turn.
+
+The stream turns back into ordinary provider events: an answer streams as text as it arrives
+(the JSON string decoded incrementally), a tool call becomes one `ToolCallStarted` + delta.
+A server that ignores the schema and answers in prose is passed through as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+from memento.config import JsonActionSettings
+from memento.providers.base import (
+    ModelRequest,
+    ProviderEvent,
+    StreamDone,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    ToolSpec,
+)
+from memento.session.messages import (
+    AssistantMessage,
+    Content,
+    CustomMessage,
+    Message,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+FORMAT_NOTE = (
+    "Reply with exactly one JSON object and nothing else:\n"
+    '{"tool": "<name>", "arguments": {...}} to call one tool (its result comes back to you), or\n'
+    '{"answer": "<text>"} to answer the user.\n'
+    "Call a tool only when the request needs it, and change files only when the user asks for a "
+    "change. As soon as you know the answer, give it."
+)
+LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
+REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
+
+
+# --- the request ------------------------------------------------------------------------
+
+
+def action_schema(tools: list[ToolSpec], *, answer_only: bool = False) -> dict[str, Any]:
+    """The JSON schema of one action: a call of one of `tools`, or an answer."""
+    answer: dict[str, Any] = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    if answer_only or not tools:
+        return answer
+    calls: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"tool": {"const": tool.name}, "arguments": _arguments_schema(tool)},
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for tool in tools
+    ]
+    return {"oneOf": [*calls, answer]}
+
+
+def _arguments_schema(tool: ToolSpec) -> dict[str, Any]:
+    schema = dict(tool.parameters)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def tool_lines(tools: list[ToolSpec]) -> str:
+    """One short line per tool: `name(arg, opt?): first sentence of the description`."""
+    lines: list[str] = []
+    for tool in tools:
+        props = tool.parameters.get("properties")
+        required = set(tool.parameters.get("required") or [])
+        names = [f"{n}{'' if n in required else '?'}" for n in props] if isinstance(props, dict) else []
+        first = re.split(r"(?<=\.)\s", tool.description.strip(), maxsplit=1)[0]
+        lines.append(f"- {tool.name}({', '.join(names)}): {first}")
+    return "\n".join(lines)
+
+
+def system_text(system: str, tools: list[ToolSpec], note: str | None) -> str:
+    parts = [system.strip()] if system.strip() else []
+    if tools:
+        parts.append("Tools:\n" + tool_lines(tools))
+    parts.append(FORMAT_NOTE if tools else '{"answer": "<text>"} is the only reply format.')
+    if note:
+        parts.append(note)
+    return "\n\n".join(parts)
+
+
+def turn_calls(messages: list[Message]) -> list[ToolCall]:
+    """The tool calls made since the last user message (this turn's steps so far)."""
+    calls: list[ToolCall] = []
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, AssistantMessage):
+            calls[:0] = message.tool_calls()
+    return calls
+
+
+def step_note(messages: list[Message], settings: JsonActionSettings) -> str | None:
+    """Why the next step may only answer (the step cap, or a repeated call), else None."""
+    calls = turn_calls(messages)
+    if len(calls) >= settings.max_steps:
+        return LIMIT_NOTE
+    if len(calls) >= 2 and _same(calls[-1], calls[-2]):
+        return REPEAT_NOTE
+    return None
+
+
+def _same(a: ToolCall, b: ToolCall) -> bool:
+    return a.name == b.name and json.dumps(a.arguments, sort_keys=True) == json.dumps(
+        b.arguments, sort_keys=True
+    )
+
+
+def action_text(message: AssistantMessage) -> str:
+    """An earlier reply as the JSON action it was (calls first; one call per reply here)."""
+    calls = message.tool_calls()
+    if calls:
+        return json.dumps({"tool": calls[0].name, "arguments": calls[0].arguments})
+    return json.dumps({"answer": message.text()})
+
+
+def _plain(content: str | list[Content]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.text if isinstance(b, TextContent) else "[image omitted]" for b in content)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… cut: {len(text) - limit} more characters; ask for less, e.g. offset/limit]"
+
+
+def convert_messages(system: str, messages: list[Message], result_chars: int) -> list[dict[str, Any]]:
+    """Chat messages in which actions are JSON text and tool results are plain user text."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for message in messages:
+        if isinstance(message, UserMessage | CustomMessage):
+            out.append({"role": "user", "content": _plain(message.content)})
+        elif isinstance(message, AssistantMessage):
+            out.append({"role": "assistant", "content": action_text(message)})
+        elif isinstance(message, ToolResultMessage):
+            head = f"{message.tool_name} {'failed' if message.is_error else 'result'}:"
+            out.append({"role": "user", "content": f"{head}\n{_cut(message.text(), result_chars)}"})
+    return out
+
+
+def build_body(
+    request: ModelRequest, *, model: str, max_tokens: int, settings: JsonActionSettings
+) -> dict[str, Any]:
+    """A chat-completions body whose reply is constrained to one JSON action."""
+    note = step_note(request.messages, settings)
+    schema = action_schema(request.tools, answer_only=note is not None)
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": convert_messages(
+            system_text(request.system, request.tools, note), request.messages, settings.result_chars
+        ),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": max_tokens,
+        # llama.cpp (llama-server and llama-cpp-python) turn the schema into a grammar.
+        "response_format": {"type": "json_object", "schema": schema},
+    }
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    return body
+
+
+# --- the reply --------------------------------------------------------------------------
+
+_KEY = re.compile(r'\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*')
+
+
+class ActionStream:
+    """Turns the streamed text of one JSON action into provider events."""
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._mode: str | None = None
+        """None until the first key is known; then "answer", "tool", "prose" or "other"."""
+        self._answer = _StringDecoder()
+        self.called = False
+
+    def feed(self, text: str) -> Iterator[ProviderEvent]:
+        if self._mode == "prose":
+            yield TextDelta(text=text)
+            return
+        if self._mode == "answer":
+            yield from self._answer_text(text)
+            return
+        self._buffer += text
+        if self._mode is None:
+            yield from self._decide()
+
+    def _decide(self) -> Iterator[ProviderEvent]:
+        stripped = self._buffer.lstrip()
+        if not stripped:
+            return
+        if not stripped.startswith("{"):
+            self._mode = "prose"
+            yield TextDelta(text=self._buffer)
+            return
+        match = _KEY.match(self._buffer)
+        if match is None:
+            return
+        key = match.group(1)
+        rest = self._buffer[match.end() :]
+        if key == "answer":
+            if not rest.lstrip():
+                return
+            if not rest.lstrip().startswith('"'):
+                self._mode = "other"
+                return
+            self._mode = "answer"
+            yield from self._answer_text(rest.lstrip()[1:])
+        else:
+            self._mode = "tool" if key == "tool" else "other"
+
+    def _answer_text(self, text: str) -> Iterator[ProviderEvent]:
+        decoded = self._answer.feed(text)
+        if decoded:
+            yield TextDelta(text=decoded)
+
+    def finish(self, stop: StreamDone) -> Iterator[ProviderEvent]:
+        """The events that close the reply, ending with `stop` (tool use after a call)."""
+        if self._mode in (None, "tool", "other"):
+            yield from self._whole()
+        yield StreamDone(stop_reason="toolUse") if self.called else stop
+
+    def _whole(self) -> Iterator[ProviderEvent]:
+        try:
+            value = json.loads(self._buffer) if self._buffer.strip() else None
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            name = value.get("tool", value.get("name"))
+            arguments = value.get("arguments", {})
+            if isinstance(name, str) and name and isinstance(arguments, dict):
+                call_id = f"call_{secrets.token_hex(6)}"
+                self.called = True
+                yield ToolCallStarted(id=call_id, name=name)
+                yield ToolCallDelta(id=call_id, arguments_delta=json.dumps(arguments))
+                return
+            if isinstance(value.get("answer"), str):
+                yield TextDelta(text=value["answer"])
+                return
+        if self._buffer.strip():
+            yield TextDelta(text=self._buffer)
+
+
+class _StringDecoder:
+    """Decodes the inside of a JSON string fed in pieces; stops at the closing quote."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+        """An escape sequence cut by a chunk boundary (or a lone high surrogate)."""
+        self.closed = False
+
+    def feed(self, text: str) -> str:
+        if self.closed:
+            return ""
+        out: list[str] = []
+        data = self._pending + text
+        self._pending = ""
+        i = 0
+        while i < len(data):
+            ch = data[i]
+            if ch == '"':
+                self.closed = True
+                break
+            if ch != "\\":
+                out.append(ch)
+                i += 1
+                continue
+            escape = _escape_at(data, i)
+            if escape is None:
+                self._pending = data[i:]
+                break
+            decoded, length = escape
+            out.append(decoded)
+            i += length
+        return "".join(out)
+
+
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _escape_at(data: str, i: int) -> tuple[str, int] | None:
+    """The escape at `data[i]` as (text, length); None when it is cut off by the chunk's end
+    (a high surrogate waits for its low half)."""
+    if i + 1 >= len(data):
+        return None
+    kind = data[i + 1]
+    if kind != "u":
+        return _SIMPLE.get(kind, kind), 2
+    if i + 6 > len(data):
+        return None
+    code = int(data[i + 2 : i + 6], 16) if re.fullmatch(r"[0-9a-fA-F]{4}", data[i + 2 : i + 6]) else 0xFFFD
+    if 0xD800 <= code < 0xDC00:
+        if i + 6 < len(data) and data[i + 6] != "\\":
+            return "\ufffd", 6
+        if i + 12 > len(data):
+            return None
+        low_text = data[i + 8 : i + 12]
+        if data[i + 6 : i + 8] == "\\u" and re.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", low_text):
+            low = int(low_text, 16)
+            return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), 12
+        return "\ufffd", 6
+    if 0xDC00 <= code < 0xE000:
+        return "\ufffd", 6
+    return chr(code), 6

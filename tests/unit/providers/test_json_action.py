@@ -1,0 +1,271 @@
+"""`toolCalling = "json"`: JSON actions over the OpenAI wire, against the scripted model server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from memento.config import MementoConfig, ProviderConfig
+from memento.providers.assembly import ReplyBuilder
+from memento.providers.base import ModelRequest, ProviderEvent, StreamDone, TextDelta, ToolSpec
+from memento.providers.json_action import LIMIT_NOTE, REPEAT_NOTE, ActionStream
+from memento.providers.openai_compat import OpenAICompatProvider
+from memento.session import events
+from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.session.session import Session
+from memento.session.tasks import TaskRegistry
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+
+READ = ToolSpec(
+    name="read",
+    description="Read a text file in the workspace. Returns its text.",
+    parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+LS = ToolSpec(name="ls", description="List a directory.", parameters={"type": "object", "properties": {}})
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as server:
+        yield server
+        assert server.errors == []
+
+
+def json_config(srv: ScriptedModelServer, **extra: Any) -> ProviderConfig:
+    raw = {
+        "kind": "openai",
+        "baseUrl": srv.openai_base_url,
+        "model": "small",
+        "toolCalling": "json",
+        "retry": {"attempts": 2, "baseDelay": 0.01, "maxDelay": 0.02},
+    }
+    return ProviderConfig.model_validate(raw | extra)
+
+
+@pytest_asyncio.fixture
+async def provider(srv: ScriptedModelServer) -> AsyncIterator[OpenAICompatProvider]:
+    p = OpenAICompatProvider(json_config(srv))
+    yield p
+    await p.aclose()
+
+
+def request(*messages: Any) -> ModelRequest:
+    return ModelRequest(system="You are terse.", messages=list(messages), tools=[READ, LS])
+
+
+def user(text: str) -> UserMessage:
+    return UserMessage(content=text, timestamp=0)
+
+
+def call(call_id: str, name: str, args: dict[str, Any]) -> AssistantMessage:
+    return AssistantMessage(content=[ToolCall(id=call_id, name=name, arguments=args)], stop_reason="toolUse")
+
+
+def result(call_id: str, name: str, text: str, *, error: bool = False) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call_id, tool_name=name, content=[TextContent(text=text)], is_error=error, timestamp=0
+    )
+
+
+async def collect(p: OpenAICompatProvider, req: ModelRequest) -> list[ProviderEvent]:
+    return [event async for event in p.stream(req)]
+
+
+def assemble(evs: list[ProviderEvent]) -> AssistantMessage:
+    builder = ReplyBuilder()
+    for event in evs:
+        builder.add(event)
+    return builder.build(api="openai-completions", provider="openai", model="small", timestamp=0)
+
+
+def test_json_mode_is_the_local_default_and_native_elsewhere() -> None:
+    assert ProviderConfig(kind="local").tool_mode() == "json"
+    assert ProviderConfig(kind="openai").tool_mode() == "native"
+    assert ProviderConfig(kind="local", tool_calling="native").tool_mode() == "native"
+    assert OpenAICompatProvider(
+        ProviderConfig(kind="openai", tool_calling="json")
+    ).capabilities.tool_calling == ("json")
+
+
+@pytest.mark.asyncio
+async def test_request_carries_a_schema_short_tool_lines_and_plain_results(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    srv.enqueue(Reply(Text('{"answer": "ok"}')))
+    req = request(
+        user("what is in a.txt?"),
+        call("c1", "read", {"path": "a.txt"}),
+        result("c1", "read", "x = 41\n" + "y" * 9000),
+    )
+    await collect(provider, req)
+    body = srv.requests[0].body
+    assert "tools" not in body
+    assert body["temperature"] == 0.2  # small models stray at the servers' default 0.8
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_object"
+    branches = fmt["schema"]["oneOf"]
+    assert [b["properties"].get("tool", {}).get("const") for b in branches] == ["read", "ls", None]
+    assert branches[0]["properties"]["arguments"]["required"] == ["path"]
+    assert branches[-1]["required"] == ["answer"]
+    messages = body["messages"]
+    system = messages[0]["content"]
+    assert messages[0]["role"] == "system" and system.startswith("You are terse.")
+    assert "- read(path): Read a text file in the workspace." in system
+    assert "- ls(): List a directory." in system
+    assert '{"answer": "<text>"}' in system
+    assert [m["role"] for m in messages[1:]] == ["user", "assistant", "user"]
+    assert json.loads(messages[2]["content"]) == {"tool": "read", "arguments": {"path": "a.txt"}}
+    tool_text = messages[3]["content"]
+    assert tool_text.startswith("read result:\nx = 41\n")
+    assert "more characters" in tool_text and len(tool_text) < 6300  # cut to resultChars
+    assert all("tool_calls" not in m and m["role"] != "tool" for m in messages)
+
+
+@pytest.mark.asyncio
+async def test_an_answer_streams_as_text_while_it_arrives(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    answer = 'Line one\n"quoted" caf\u00e9 \U0001f600 \\ done'
+    raw = json.dumps({"answer": answer})  # escapes the quotes, é and the emoji (surrogate pair)
+    srv.enqueue(Reply(Text(raw, chunks=len(raw))))  # one character per chunk: escapes split apart
+    evs = await collect(provider, request(user("hi")))
+    texts = [e.text for e in evs if isinstance(e, TextDelta)]
+    assert "".join(texts) == answer
+    assert len(texts) > 10  # streamed, not held back until the end
+    message = assemble(evs)
+    assert message.text() == answer and message.tool_calls() == [] and message.stop_reason == "stop"
+
+
+@pytest.mark.asyncio
+async def test_a_tool_action_becomes_a_tool_call(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    srv.enqueue(Reply(Text('  {"tool": "read", "arguments": {"path": "src/a.py"}}', chunks=6)))
+    message = assemble(await collect(provider, request(user("read it"))))
+    calls = message.tool_calls()
+    assert [(c.name, c.arguments) for c in calls] == [("read", {"path": "src/a.py"})]
+    assert calls[0].id.startswith("call_")
+    assert message.text() == "" and message.stop_reason == "toolUse"
+
+
+@pytest.mark.asyncio
+async def test_after_max_steps_only_an_answer_is_allowed(srv: ScriptedModelServer) -> None:
+    p = OpenAICompatProvider(json_config(srv, jsonAction={"maxSteps": 2}))
+    try:
+        srv.enqueue(Reply(Text('{"answer": "a"}')), Reply(Text('{"answer": "b"}')))
+        one_step = [user("go"), call("c1", "read", {"path": "a"}), result("c1", "read", "A")]
+        await collect(p, request(*one_step))
+        two_steps = [*one_step, call("c2", "read", {"path": "b"}), result("c2", "read", "B")]
+        await collect(p, request(*two_steps))
+    finally:
+        await p.aclose()
+    free, capped = (r.body for r in srv.requests)
+    assert "oneOf" in free["response_format"]["schema"]
+    assert LIMIT_NOTE not in free["messages"][0]["content"]
+    assert capped["response_format"]["schema"]["required"] == ["answer"]
+    assert capped["messages"][0]["content"].endswith(LIMIT_NOTE)
+
+
+@pytest.mark.asyncio
+async def test_a_repeated_call_forces_an_answer(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    srv.enqueue(Reply(Text('{"answer": "done"}')))
+    same = {"path": "a.txt"}
+    req = request(
+        user("earlier turn"),
+        call("c0", "read", same),  # an earlier turn's call does not count
+        result("c0", "read", "A"),
+        user("now"),
+        call("c1", "read", same),
+        result("c1", "read", "A"),
+        call("c2", "read", same),
+        result("c2", "read", "A"),
+    )
+    await collect(provider, req)
+    body = srv.requests[0].body
+    assert body["response_format"]["schema"]["required"] == ["answer"]
+    assert body["messages"][0]["content"].endswith(REPEAT_NOTE)
+
+
+@pytest.mark.asyncio
+async def test_prose_from_a_server_without_grammar_passes_through(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    srv.enqueue(Reply(Text("Just words, no JSON.", chunks=3)))
+    message = assemble(await collect(provider, request(user("hi"))))
+    assert message.text() == "Just words, no JSON." and message.stop_reason == "stop"
+
+
+@pytest.mark.asyncio
+async def test_native_tool_calls_still_work_when_a_server_sends_them(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    srv.enqueue(Reply(ToolCallStep("n1", "ls", {})))
+    message = assemble(await collect(provider, request(user("hi"))))
+    assert [c.name for c in message.tool_calls()] == ["ls"] and message.stop_reason == "toolUse"
+
+
+@pytest.mark.asyncio
+async def test_requests_without_tools_stay_plain(
+    srv: ScriptedModelServer, provider: OpenAICompatProvider
+) -> None:
+    srv.enqueue(Reply(Text("A summary.")))
+    message = assemble(await collect(provider, ModelRequest(system="summarise", messages=[user("x")])))
+    assert message.text() == "A summary."
+    assert "response_format" not in srv.requests[0].body
+
+
+def test_action_stream_edge_cases() -> None:
+    def run(*pieces: str) -> tuple[str, list[str]]:
+        stream = ActionStream()
+        out: list[ProviderEvent] = [e for piece in pieces for e in stream.feed(piece)]
+        out += stream.finish(StreamDone(stop_reason="stop"))
+        text = "".join(e.text for e in out if isinstance(e, TextDelta))
+        kinds = [e.kind for e in out if not isinstance(e, TextDelta)]
+        return text, kinds
+
+    assert run('{"ans', 'wer"', ': "a\\', 'nb"}') == ("a\nb", ["done"])
+    assert run('{"name": "ls", "arguments": {}}') == ("", ["tool_call_started", "tool_call_delta", "done"])
+    assert run('{"tool": "read", "argu') == ('{"tool": "read", "argu', ["done"])  # cut off: shown
+    assert run('{"answer": "\\ud83d\\ude00 \\ud83d!"}') == ("\U0001f600 \ufffd!", ["done"])
+    assert run('{"other": 1}') == ('{"other": 1}', ["done"])
+
+
+@pytest.mark.asyncio
+async def test_a_turn_in_json_mode_reads_a_file_and_answers(srv: ScriptedModelServer, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "value.txt").write_text("the secret is 4242\n")
+    config = MementoConfig.model_validate({"provider": json_config(srv).model_dump(by_alias=True)})
+    session = Session(root, config, OpenAICompatProvider(config.provider), data_dir=tmp_path / "data")
+    srv.enqueue(
+        Reply(Text('{"tool": "read", "arguments": {"path": "value.txt"}}', chunks=4)),
+        Reply(Text('{"answer": "It is 4242."}', chunks=4)),
+    )
+    finished = asyncio.Event()
+    seen: list[events.Event] = []
+
+    def listen(event: events.Event) -> None:
+        seen.append(event)
+        if isinstance(event, events.TurnFinished):
+            finished.set()
+
+    session.events.subscribe(listen)
+    tasks = TaskRegistry()
+    session.prompt("What is the secret?", lambda coro, name: tasks.spawn(coro, name=name))
+    await asyncio.wait_for(finished.wait(), 10)
+    await session.aclose()
+    second = srv.requests[1].body["messages"]
+    assert second[-1] == {"role": "user", "content": "read result:\nthe secret is 4242\n"}
+    assert json.loads(second[-2]["content"]) == {"tool": "read", "arguments": {"path": "value.txt"}}
+    assert [e.tool_name for e in seen if isinstance(e, events.ToolCallFinished)] == ["read"]
+    text = "".join(e.delta for e in seen if isinstance(e, events.Delta) and e.stream == "text")
+    assert text == "It is 4242."
+    assert [e.state for e in seen if isinstance(e, events.TurnFinished)] == ["finished"]
