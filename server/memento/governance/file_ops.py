@@ -1,0 +1,94 @@
+"""Which files a stretch of conversation read and modified, computed from tool calls (pi).
+
+The lists are written by code, never by the summarizer: a `read` call counts as a read, a
+`write` or `edit` call as a modification, when its `path` argument is a non-empty string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memento.governance.js import utf16_sort_key
+from memento.session.messages import Message
+
+
+@dataclass
+class FileOperations:
+    # Dicts used as insertion-ordered sets, as pi's JavaScript Sets.
+    read: dict[str, None] = field(default_factory=dict[str, None])
+    written: dict[str, None] = field(default_factory=dict[str, None])
+    edited: dict[str, None] = field(default_factory=dict[str, None])
+
+    def wire(self) -> dict[str, list[str]]:
+        return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
+
+
+def _add(tool: Any, args: Any, ops: FileOperations) -> None:
+    path: Any = args.get("path") if isinstance(args, dict) else None
+    if not isinstance(path, str) or not path:
+        return
+    if tool == "read":
+        ops.read[path] = None
+    elif tool == "write":
+        ops.written[path] = None
+    elif tool == "edit":
+        ops.edited[path] = None
+
+
+def _get(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def extract_file_ops(message: Message, ops: FileOperations) -> None:
+    """Add the file operations of one message's tool calls (pi `extractFileOpsFromMessage`),
+    including calls a script made that its tool result records (`nestedCalls`)."""
+    if message.role == "toolResult":
+        nested = _get(message, "nestedCalls")
+        for call in _get(nested, "calls") or [] if nested is not None else []:
+            _add(_get(call, "name"), _get(call, "arguments"), ops)
+        return
+    if message.role != "assistant":
+        return
+    content = _get(message, "content")
+    for block in content if isinstance(content, list) else []:
+        if _get(block, "type") == "toolCall" and _get(block, "name") is not None:
+            _add(_get(block, "name"), _get(block, "arguments"), ops)
+
+
+def file_ops_from(messages: Iterable[Message], ops: FileOperations | None = None) -> FileOperations:
+    ops = ops if ops is not None else FileOperations()
+    for message in messages:
+        extract_file_ops(message, ops)
+    return ops
+
+
+def compute_file_lists(ops: FileOperations) -> tuple[list[str], list[str]]:
+    """(read-only files, modified files), each sorted as JavaScript sorts (UTF-16 order)."""
+    modified = {**ops.edited, **ops.written}
+    read_only = sorted((f for f in ops.read if f not in modified), key=utf16_sort_key)
+    return read_only, sorted(modified, key=utf16_sort_key)
+
+
+def format_file_operations(read_files: list[str], modified_files: list[str]) -> str:
+    """The blocks appended to a summary: `<read-files>` and `<modified-files>`."""
+    sections: list[str] = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(read_files) + "\n</read-files>")
+    if modified_files:
+        sections.append("<modified-files>\n" + "\n".join(modified_files) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+def seed_from_details(details: Any, ops: FileOperations) -> None:
+    """Carry the lists of an earlier compaction or branch summary (`details`) forward:
+    its modified files count as edited, as pi does."""
+    if not isinstance(details, dict):
+        return
+    read: Any = details.get("readFiles")
+    modified: Any = details.get("modifiedFiles")
+    for path in read if isinstance(read, list) else []:
+        ops.read[path] = None
+    for path in modified if isinstance(modified, list) else []:
+        ops.edited[path] = None

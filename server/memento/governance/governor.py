@@ -1,0 +1,351 @@
+"""The governor: context governance wired into a session through its hooks.
+
+Gates, lightest relief first (prune → shake → compact):
+- before a new prompt (`on_turn_start`) and before each model request (`before_request`);
+- after each turn (`on_turn_end`), after the per-turn pass that prunes stale tool results;
+- on a context overflow (`on_request_error`; a length stop cut short by the window comes
+  through `on_delta`): compact, then the turn loop retries once. A second overflow ends
+  the turn with a clear error.
+
+It also builds every request from the append-only context and measures the context for
+`memento/context` (`session.governor`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+
+from memento.config import CompactionSettings, ProviderConfig
+from memento.governance.append_only import AppendOnlyContext
+from memento.governance.meter import ContextMeter
+from memento.governance.overflow import is_context_overflow, is_recoverable_length
+from memento.governance.relief import Relief, Step
+from memento.governance.summarizer import ModelSummarizer
+from memento.governance.tokens import (
+    Estimator,
+    TiktokenEstimator,
+    make_estimator,
+    should_compact,
+    threshold_tokens,
+)
+from memento.providers.base import (
+    ContextOverflow,
+    ModelRequest,
+    Provider,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    UsageReport,
+)
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.entries import MessageEntry
+from memento.session.events import CompactionReason
+from memento.session.hooks import Hooks, RetryRequest, TurnInfo
+from memento.session.messages import AssistantMessage, Message, Usage, UserMessage
+from memento.session.session import Session
+
+log = logging.getLogger(__name__)
+
+RECOVERY_BAND = 0.8
+"""A rung suffices when it leaves at most this share of the threshold (hysteresis: no thrash)."""
+OVERFLOW_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+DEAD_END = (
+    "Compaction freed too little context to make progress; automatic compaction is paused "
+    "until the context shrinks or you compact by hand."
+)
+LENGTH_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
+_RECOVERED_STEP = "governance.overflow_recovered_step"
+_LENGTH_STEP = "governance.length_retried_step"
+_USAGE = "governance.usage"
+
+
+class Governor(Hooks):
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._estimator_kind = session.config.compaction.estimator
+        self.meter = ContextMeter(make_estimator(session.config.compaction))
+        self.context = AppendOnlyContext(self._message_tokens, self._text_tokens)
+        self.relief = Relief(session, self.meter)
+        self._lock = asyncio.Lock()
+        self._summary: tuple[ProviderConfig, Provider] | None = None
+        self._retired: list[Provider] = []
+        self._pending_overflow = False
+        self._paused = False
+        self._refreshing: asyncio.Task[None] | None = None
+        session.events.subscribe(self._on_event)
+
+    # -- wiring -------------------------------------------------------------------------
+    @property
+    def settings(self) -> CompactionSettings:
+        return self.session.config.compaction
+
+    @property
+    def estimator(self) -> Estimator:
+        if self.settings.estimator != self._estimator_kind:
+            self._estimator_kind = self.settings.estimator
+            self.meter.estimator = make_estimator(self.settings)
+            self.meter.invalidate()
+            self.context.reset()
+        return self.meter.estimator
+
+    def _message_tokens(self, message: Message) -> int:
+        return self.estimator.message_tokens(message)
+
+    def _text_tokens(self, text: str) -> int:
+        return self.estimator.message_tokens(UserMessage(content=text, timestamp=0))
+
+    def _on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.SessionChanged):
+            self.context.reset()
+            self.meter.forget()
+            self._paused = False
+            self._schedule_refresh()
+        elif isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch", "session"):
+            self.meter.invalidate()  # someone else moved the history: recount on next use
+
+    def _schedule_refresh(self) -> bool:
+        """Recount off the event loop (a whole session can take a while to tokenize), then
+        publish the new figures; until then the meter shows what it has. False when there
+        is no event loop to do it on (a script: count synchronously instead)."""
+        if self._refreshing is not None and not self._refreshing.done():
+            return True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._refreshing = loop.create_task(self._refresh_and_publish(), name="governance-recount")
+        return True
+
+    async def _refresh_and_publish(self) -> None:
+        try:
+            await self.meter.refresh(self.session)
+        except Exception:
+            log.exception("recounting the context failed")
+            return
+        self.session.publish_context()
+
+    async def warm_up(self) -> None:
+        """Load the tokenizer off the event loop before the first count needs it."""
+        estimator = self.estimator
+        if isinstance(estimator, TiktokenEstimator):
+            await asyncio.to_thread(lambda: estimator.encoding)
+
+    async def aclose(self) -> None:
+        providers, self._retired = self._retired, []
+        if self._summary is not None:
+            providers.append(self._summary[1])
+            self._summary = None
+        for provider in providers:
+            await provider.aclose()
+
+    def summarizer(self) -> ModelSummarizer:
+        """The configured summary model, else the session's own."""
+        config = self.settings.summary_provider
+        if config is None:
+            return ModelSummarizer(self.session.provider)
+        if self._summary is None or self._summary[0] != config:
+            if self._summary is not None:
+                self._retired.append(self._summary[1])  # closed with the governor
+            self._summary = (config, create_provider(config))
+        return ModelSummarizer(self._summary[1])
+
+    # -- session integration ------------------------------------------------------------
+    def build_request(self, session: Session, request: ModelRequest) -> ModelRequest:
+        """The session's request (its messages are the governed context: the projection of
+        `governance.context`), synced through the append-only log and measured."""
+        _ = self.estimator
+        shaped = self.context.build(request)
+        self.meter.prefix_tokens = self.context.prefix.tokens
+        return shaped
+
+    def context_usage(self, session: Session) -> events.ContextUsage:
+        _ = self.estimator
+        if self.meter.current or not self._schedule_refresh():
+            self.meter.update(session)
+        tokens = self.meter.tokens
+        window = session.config.provider.context_window
+        return events.ContextUsage(
+            tokens=tokens,
+            context_window=window,
+            percent=round(100 * tokens / window, 1) if window else 0.0,
+            stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
+        )
+
+    # -- gates ----------------------------------------------------------------------------
+    async def _measure(self) -> int:
+        _ = self.estimator
+        if self._refreshing is not None and not self._refreshing.done():
+            await asyncio.shield(self._refreshing)
+        if self.meter.current:
+            self.meter.update(self.session)
+        else:
+            await self.meter.refresh(self.session)
+        return self.meter.tokens
+
+    async def gate(self, reason: CompactionReason = "threshold") -> bool:
+        """Relieve the context if it is over the threshold; True when anything changed."""
+        settings, window = self.settings, self.session.config.provider.context_window
+        if not settings.enabled or self.session.store is None:
+            return False
+        tokens = await self._measure()
+        if not should_compact(tokens, window, settings):
+            self._paused = False
+            return False
+        if self._paused:
+            return False
+        async with self._lock:
+            return await self._ladder(reason)
+
+    async def _ladder(self, reason: CompactionReason) -> bool:
+        window = self.session.config.provider.context_window
+        threshold = threshold_tokens(window, self.settings)
+        target = math.floor(RECOVERY_BAND * threshold)
+        changed = False
+        for rung in (self.relief.prune, self.relief.shake):
+            step = await rung(reason)
+            if step is not None:
+                changed = True
+                if step.tokens_after <= target:
+                    return True
+        step = await self.relief.compact(reason, self.summarizer())
+        changed = changed or step is not None
+        if self.meter.tokens > threshold:
+            # Compaction could not bring it down (a huge recent turn): elide what can be.
+            rescue = await self.relief.shake(reason, aggressive=True)
+            changed = changed or rescue is not None
+            if self.meter.tokens > threshold:
+                self._paused = True
+                self.session.events.publish(events.Error(message=f"Memento: {DEAD_END}"))
+        return changed
+
+    async def compact_now(self, instructions: str | None = None, aggressive: bool = False) -> tuple[int, int]:
+        """Manual compaction (`memento/compact`): summarize now; `aggressive` then clears every
+        stale result and heavy block that can be cleared. Returns tokens (before, after)."""
+        async with self._lock:
+            before = await self._measure()
+            await self.relief.compact("manual", self.summarizer(), instructions)
+            if aggressive:
+                await self.relief.prune("manual", aggressive=True)
+                await self.relief.shake("manual", aggressive=True)
+            self._paused = False
+            return before, await self._measure()
+
+    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+        # Before a new prompt: back from a long pause, the provider cache is cold anyway.
+        async with self._lock:
+            await self.relief.prune_stale(after_idle_only=True)
+        await self.gate("threshold")
+
+    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+        if self._pending_overflow:
+            self._pending_overflow = False
+            relieved = await self._relieve_overflow()
+        else:
+            relieved = await self.gate("threshold")
+        if not relieved:
+            return request
+        self.context.rollback()  # the request built before relief is never sent
+        fresh = session.build_request()
+        return request.model_copy(
+            update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
+        )
+
+    def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
+        if isinstance(event, UsageReport):
+            turn.notes[_USAGE] = event.usage
+        elif isinstance(event, StreamDone) and event.stop_reason == "length":
+            self._length_stop(session, turn)
+
+    def _length_stop(self, session: Session, turn: TurnInfo) -> None:
+        """A reply cut off because the window is full: compact and retry it once (pi 1.6)."""
+        if not self.settings.enabled:
+            return
+        usage = turn.notes.get(_USAGE)
+        message = AssistantMessage(stop_reason="length", usage=usage if isinstance(usage, Usage) else Usage())
+        window = session.config.provider.context_window
+        if is_context_overflow(message, window) or is_recoverable_length(
+            message, session.config.provider.max_tokens
+        ):
+            if turn.notes.get(_LENGTH_STEP) == turn.step:
+                session.events.publish(
+                    events.Error(message=f"Memento: {LENGTH_FAILED}", turn_id=turn.turn_id)
+                )
+                return
+            turn.notes[_LENGTH_STEP] = turn.step
+            self._pending_overflow = True
+            raise RetryRequest("the reply was cut off by the context window; compacting and retrying")
+
+    async def on_request_error(self, session: Session, turn: TurnInfo, error: ProviderError) -> bool:
+        if not self.settings.enabled or not self._is_overflow(error):
+            return False
+        recovered = await self._relieve_overflow()
+        if recovered:
+            turn.notes[_RECOVERED_STEP] = turn.step
+        return recovered
+
+    def _is_overflow(self, error: ProviderError) -> bool:
+        if isinstance(error, ContextOverflow):
+            return True
+        last = self.session.branch_path()[-1:] if self.session.store is not None else []
+        message = last[0].message if last and isinstance(last[0], MessageEntry) else None
+        window = self.session.config.provider.context_window
+        return message is not None and is_context_overflow(message, window)
+
+    async def _relieve_overflow(self) -> bool:
+        async with self._lock:
+            step: Step | None = await self.relief.compact("overflow", self.summarizer())
+            if step is None:
+                step = await self.relief.shake("overflow", aggressive=True)
+            if step is None:
+                self.session.events.publish(
+                    events.CompactionFailed(
+                        level="compact",
+                        reason="overflow",
+                        tokens_before=self.meter.tokens,
+                        error="the context overflowed and there is nothing left to compact",
+                    )
+                )
+            return step is not None
+
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+        if state == "error" and turn.notes.get(_RECOVERED_STEP) == turn.step and self._failed_again():
+            session.events.publish(
+                events.CompactionFailed(
+                    level="compact", reason="overflow", tokens_before=self.meter.tokens, error=OVERFLOW_FAILED
+                )
+            )
+            session.events.publish(events.Error(message=f"Memento: {OVERFLOW_FAILED}", turn_id=turn.turn_id))
+            return
+        if state == "aborted":
+            return
+        async with self._lock:
+            await self.relief.prune_stale()
+        await self.gate("threshold")
+
+    def _failed_again(self) -> bool:
+        """The turn ended on an overflow although this request was already compacted for one."""
+        path = self.session.branch_path()
+        message = next(
+            (
+                e.message
+                for e in reversed(path)
+                if isinstance(e, MessageEntry) and e.message.role == "assistant"
+            ),
+            None,
+        )
+        window = self.session.config.provider.context_window
+        return message is not None and is_context_overflow(message, window)
+
+
+def attach(session: Session) -> Governor:
+    """Put governance on a session: its hooks, its request builder and context meter."""
+    governor = Governor(session)
+    session.add_hooks(governor)
+    session.governor = governor
+    return governor

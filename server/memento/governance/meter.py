@@ -1,0 +1,139 @@
+"""The context size of a session's active path, kept current one entry at a time.
+
+`ContextMeter` follows the store's leaf: entries appended since it last looked are found
+by walking from the leaf back to where it stopped (O(new entries)) and added to an
+`IncrementalCounter`. Anything else — a compaction, a rewrite in place, a branch switch, a
+session switch — needs a full recount, which `refresh` runs off the event loop.
+
+Usage recorded before the context was rewritten no longer describes it: after a
+compaction `IncrementalCounter` ignores it (pi 1.6), and after a prune or shake the meter
+falls back to the local estimate until a reply brings fresh usage. The rewrite records
+that prune and shake leave in the session keep that true across a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memento.governance.projection import entry_messages
+from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
+from memento.session.entries import CompactionEntry, CustomEntry, Entry
+
+if TYPE_CHECKING:
+    from memento.session.session import Session
+    from memento.session.store import SessionStore
+
+REWRITE_RECORD = "memento-governance"
+"""`custom` entry type that records a prune or shake (never part of the model context)."""
+
+
+def is_rewrite_record(entry: Entry) -> bool:
+    return isinstance(entry, CustomEntry) and entry.custom_type == REWRITE_RECORD
+
+
+def _resets(entry: Entry) -> bool:
+    """Entries that change the context other than by adding to its end."""
+    return isinstance(entry, CompactionEntry) or entry.type == "context_edit" or is_rewrite_record(entry)
+
+
+def usage_is_stale(path: Sequence[Entry]) -> bool:
+    """Whether the newest usage on the path predates the newest prune/shake record."""
+    for entry in reversed(path):
+        if is_rewrite_record(entry):
+            return True
+        if any(usage_anchor(m) is not None for m in entry_messages(entry)):
+            return False
+    return False
+
+
+class ContextMeter:
+    def __init__(self, estimator: Estimator) -> None:
+        self.estimator = estimator
+        self.counter = IncrementalCounter(estimator)
+        self.usage_stale = False
+        self.prefix_tokens = 0
+        """System prompt and tool specs (known once a request was built)."""
+        self._store: SessionStore | None = None
+        self._leaf: str | None = None
+        self._valid = False
+
+    def invalidate(self) -> None:
+        """The path changed in a way the meter cannot follow; recount on next use."""
+        self._valid = False
+
+    def forget(self) -> None:
+        """Another session: count nothing until the recount."""
+        self.counter = IncrementalCounter(self.estimator)
+        self.usage_stale = False
+        self._valid = False
+
+    def _appended(self, store: SessionStore | None) -> list[Entry] | None:
+        """Entries added after the counted leaf, oldest first; None when the path changed otherwise."""
+        if not self._valid or store is not self._store:
+            return None
+        if store is None:
+            return []
+        found: list[Entry] = []
+        current = store.leaf_id
+        while current != self._leaf:
+            entry = store.get(current) if current is not None else None
+            if entry is None:
+                return None  # walked past the root: the old leaf is not on this path
+            found.append(entry)
+            current = entry.parent_id
+        found.reverse()
+        return found
+
+    @property
+    def current(self) -> bool:
+        """Whether `update` can follow incrementally (no full recount needed)."""
+        return self._valid
+
+    def update(self, session: Session) -> None:
+        """Catch up with entries appended since the last look (a full recount if needed)."""
+        store = session.store
+        appended = self._appended(store)
+        if appended is None or any(_resets(e) for e in appended):
+            self._install(self._recount(session.branch_path()), store)
+            return
+        for entry in appended:
+            self.counter.add_entry(entry)
+            if self.usage_stale and any(usage_anchor(m) is not None for m in entry_messages(entry)):
+                self.usage_stale = False
+        self._leaf = store.leaf_id if store is not None else None
+
+    async def refresh(self, session: Session) -> None:
+        """A full recount, tokenizing off the event loop."""
+        store = session.store
+        path = session.branch_path()
+        counted = await asyncio.to_thread(self._recount, path)
+        if session.store is store and (store is None or store.leaf_id == (path[-1].id if path else None)):
+            self._install(counted, store)
+        else:
+            self.invalidate()  # the path moved while we counted
+
+    def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None]:
+        counter = IncrementalCounter(self.estimator)
+        counter.reset(path)
+        return counter, usage_is_stale(path), path[-1].id if path else None
+
+    def _install(
+        self, counted: tuple[IncrementalCounter, bool, str | None], store: SessionStore | None
+    ) -> None:
+        self.counter, self.usage_stale, self._leaf = counted
+        self._store = store
+        self._valid = True
+
+    @property
+    def local_tokens(self) -> int:
+        return self.counter.local_tokens + self.prefix_tokens
+
+    @property
+    def tokens(self) -> int:
+        """Context size for decisions: provider usage + trailing estimate, floored by the local
+        estimate of everything sent (the local estimate alone while usage is stale)."""
+        if self.usage_stale:
+            return self.local_tokens
+        return max(self.counter.estimate.tokens, self.local_tokens)

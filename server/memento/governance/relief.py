@@ -1,0 +1,267 @@
+"""The rungs of the relief ladder, each applied to a session: prune, shake, compact.
+
+A rung computes what to change (the pure functions of `pruning`, `shake`, `compaction`),
+writes it — prune and shake rewrite entries in place (atomically, `SessionStore.rewrite`)
+and leave a record entry; compaction appends a `compaction` entry — then recounts the
+context and tells the listeners (`Compaction*` events, `HistoryRewritten`, the meter).
+
+Compaction cannot fail the user: when the summary model is unreachable, errors or
+returns nothing usable, the summary is built by code (`summarizer.structured_summary`)
+and the entry is marked `summarizer: "structured"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from memento.config import CompactionSettings
+from memento.governance import pruning, shake
+from memento.governance.compaction import (
+    CompactionPreparation,
+    CompactionResult,
+    Summarizer,
+    compact,
+    compaction_entry,
+    prepare_compaction,
+)
+from memento.governance.file_ops import compute_file_lists, format_file_operations
+from memento.governance.meter import REWRITE_RECORD, ContextMeter
+from memento.governance.summarizer import decisions_from, structured_summary
+from memento.session import events
+from memento.session.entries import CompactionEntry, CustomEntry, Entry, now_ms
+from memento.session.events import CompactionLevel, CompactionReason
+
+if TYPE_CHECKING:
+    from memento.session.session import Session
+
+log = logging.getLogger(__name__)
+
+SummarizerKind = Literal["model", "structured"]
+
+
+@dataclass(frozen=True)
+class Step:
+    level: CompactionLevel
+    tokens_before: int
+    tokens_after: int
+    summarizer: SummarizerKind | None = None
+
+
+def keep_boundary_id(path: list[Entry]) -> str | None:
+    """The latest compaction's first kept entry: nothing before it is sent any more."""
+    latest = next((e for e in reversed(path) if isinstance(e, CompactionEntry)), None)
+    return latest.first_kept_entry_id if latest is not None else None
+
+
+class Relief:
+    """Applies rungs to one session; `meter` is kept current across them."""
+
+    def __init__(self, session: Session, meter: ContextMeter) -> None:
+        self.session = session
+        self.meter = meter
+
+    @property
+    def settings(self) -> CompactionSettings:
+        return self.session.config.compaction
+
+    def _tokens(self, entry: Entry) -> int:
+        return self.meter.estimator.entry_tokens(entry)
+
+    def _text_tokens(self, text: str) -> int:
+        from memento.session.messages import UserMessage
+
+        return self.meter.estimator.message_tokens(UserMessage(content=text, timestamp=0))
+
+    # -- in-place rewrites --------------------------------------------------------------
+    async def _rewrite(
+        self, replaced: dict[str, Entry], level: CompactionLevel, reason: CompactionReason | Literal["turn"]
+    ) -> tuple[int, int]:
+        """Write the replacements and a record entry; returns (tokens before, after)."""
+        session, store = self.session, self.session.store
+        assert store is not None
+        self.meter.update(session)
+        before = self.meter.tokens
+        store.rewrite([replaced.get(e.id, e) for e in store.entries])
+        invalidate = getattr(self.meter.estimator, "invalidate", None)
+        for entry_id in replaced:
+            if invalidate is not None:
+                invalidate(entry_id)
+        record = CustomEntry(
+            id=store.new_id(),
+            parent_id=store.leaf_id,
+            custom_type=REWRITE_RECORD,
+            data={"level": level, "reason": reason, "entryIds": sorted(replaced), "tokensBefore": before},
+        )
+        session.append(record)
+        self.meter.invalidate()
+        await self.meter.refresh(session)
+        session.events.publish(events.HistoryRewritten(reason="prune" if level == "prune" else "shake"))
+        return before, self.meter.tokens
+
+    async def prune_stale(self, *, after_idle_only: bool = False) -> int:
+        """The per-turn pass: superseded reads and useless results in the cold tail.
+
+        `after_idle_only` (a new prompt was just appended): act only when the context slept
+        longer than a provider cache lives before that prompt, and then on every candidate."""
+        prune = self.settings.prune
+        if not (prune.supersede_reads or prune.drop_useless) or self.session.store is None:
+            return 0
+        path = self.session.branch_path()
+        idle: bool | None = None
+        if after_idle_only:
+            idle = pruning.is_idle(path[:-1], prune.idle_flush_seconds * 1000, now_ms())
+            if not idle:
+                return 0
+        outcome = pruning.prune_superseded(
+            path, self._tokens, prune, keep_boundary_id=keep_boundary_id(path), idle=idle
+        )
+        if outcome.pruned:
+            await self._rewrite(outcome.replaced, "prune", "turn")
+            self.session.publish_context()
+        return outcome.pruned
+
+    async def prune(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
+        if self.session.store is None:
+            return None
+        path = self.session.branch_path()
+        outcome = pruning.prune_tool_outputs(
+            path,
+            self._tokens,
+            self.settings.prune,
+            keep_boundary_id=keep_boundary_id(path),
+            aggressive=aggressive,
+        )
+        if not outcome.pruned:
+            return None
+        return await self._announced(
+            "prune", reason, lambda: self._rewrite(outcome.replaced, "prune", reason)
+        )
+
+    async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
+        settings = self.settings.shake
+        if (not settings.enabled and not aggressive) or self.session.store is None:
+            return None
+        path = self.session.branch_path()
+        config = (
+            shake.ShakeConfig.aggressive(settings) if aggressive else shake.ShakeConfig.automatic(settings)
+        )
+        protection = pruning.Protection.from_settings(self.settings.prune)
+        regions = shake.collect_regions(
+            path, self._tokens, self._text_tokens, config, protection, keep_boundary_id=keep_boundary_id(path)
+        )
+        if not regions:
+            return None
+
+        async def run() -> tuple[int, int]:
+            artifact = await self._save_artifact(shake.render_artifact(regions))
+            texts = [shake.placeholder(r, n, artifact) for n, r in enumerate(regions, 1)]
+            return await self._rewrite(shake.apply_regions(path, regions, texts), "shake", reason)
+
+        return await self._announced("shake", reason, run)
+
+    async def _save_artifact(self, text: str) -> str | None:
+        """The originals, next to the session file, so an elision can be undone by hand."""
+        store = self.session.store
+        if store is None:
+            return None
+        artifact_id = secrets.token_hex(4)
+        folder = store.path.with_name(store.path.stem + ".artifacts")
+
+        def write() -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{artifact_id}.md").write_text(text, encoding="utf-8")
+
+        try:
+            await asyncio.to_thread(write)
+        except OSError:
+            log.warning("could not save the shake artifact in %s", folder, exc_info=True)
+            return None
+        return artifact_id
+
+    async def _announced(
+        self, level: CompactionLevel, reason: CompactionReason, work: Callable[[], Awaitable[tuple[int, int]]]
+    ) -> Step:
+        publish = self.session.events.publish
+        self.meter.update(self.session)
+        publish(events.CompactionStarted(level=level, reason=reason, tokens_before=self.meter.tokens))
+        before, after = await work()
+        publish(
+            events.CompactionFinished(level=level, reason=reason, tokens_before=before, tokens_after=after)
+        )
+        self.session.publish_context()
+        return Step(level, before, after)
+
+    # -- compaction ---------------------------------------------------------------------
+    async def compact(
+        self, reason: CompactionReason, summarize: Summarizer, instructions: str | None = None
+    ) -> Step | None:
+        """Summarize everything before the cut point; None when there is nothing to compact."""
+        session, settings = self.session, self.settings
+        store = session.store
+        if store is None:
+            return None
+        path = session.branch_path()
+        preparation = await asyncio.to_thread(prepare_compaction, path, settings, self.meter.estimator)
+        if preparation is None:
+            return None
+        publish = session.events.publish
+        self.meter.update(session)
+        before = self.meter.tokens
+        publish(events.CompactionStarted(level="compact", reason=reason, tokens_before=before))
+        publish(
+            events.CompactionProgress(level="compact", message="Summarizing the conversation", percent=10)
+        )
+        summarizer: SummarizerKind = "model"
+        try:
+            result = await compact(preparation, summarize, instructions)
+        except Exception as exc:  # the model failed in any way: code writes the summary
+            log.warning("compaction summary failed, building it without a model: %s", exc)
+            summarizer = "structured"
+            publish(
+                events.CompactionProgress(level="compact", message="Summarizing without a model", percent=60)
+            )
+            result = self._structured(preparation, path, str(exc))
+        details = {**result.details, "summarizer": summarizer}
+        entry = compaction_entry(result, entry_id=store.new_id(), parent_id=store.leaf_id)
+        entry.details = details
+        session.append(entry)
+        await self.meter.refresh(session)
+        after = self.meter.tokens
+        publish(
+            events.CompactionFinished(
+                level="compact",
+                reason=reason,
+                tokens_before=before,
+                tokens_after=after,
+                summarizer=summarizer,
+            )
+        )
+        publish(events.HistoryRewritten(reason="compaction"))
+        session.publish_context()
+        return Step("compact", before, after, summarizer)
+
+    def _structured(
+        self, preparation: CompactionPreparation, path: list[Entry], reason: str
+    ) -> CompactionResult:
+        read_files, modified_files = compute_file_lists(preparation.file_ops)
+        root: Path | None = self.session.root
+        summary = structured_summary(
+            [*preparation.messages_to_summarize, *preparation.turn_prefix_messages],
+            previous_summary=preparation.previous_summary,
+            decisions=decisions_from(path, root),
+            read_files=read_files,
+            modified_files=modified_files,
+            reason=reason,
+        )
+        return CompactionResult(
+            summary=summary + format_file_operations(read_files, modified_files),
+            first_kept_entry_id=preparation.first_kept_entry_id,
+            tokens_before=preparation.tokens_before,
+            details={"readFiles": read_files, "modifiedFiles": modified_files},
+        )

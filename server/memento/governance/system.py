@@ -1,0 +1,61 @@
+"""pi 1.6 `system` messages: prompt and tool changes carried inside the transcript.
+
+Memento does not write them, but pi 1.6 sessions may hold them (as messages, or on a
+compaction entry as `systemMessage`); token estimates replay them as pi does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memento.session.messages import Message, OtherMessage
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    blocks: list[Any] = content if isinstance(content, list) else []
+    return "\n".join(
+        str(b.get("text", "") if isinstance(b, dict) else getattr(b, "text", ""))
+        for b in blocks
+        if (b.get("type") if isinstance(b, dict) else getattr(b, "type", None)) == "text"
+    )
+
+
+def current_system_message(messages: Sequence[Message]) -> OtherMessage | None:
+    """Every system message replayed into one (pi `getCurrentSystemMessage`): contents
+    appended, sections patched by name, tools added and removed by name."""
+    content: list[str] = []
+    sections: dict[str, str] = {}
+    tools: dict[str, Any] = {}
+    timestamp: Any = None
+    for message in messages:
+        if message.role != "system":
+            continue
+        if timestamp is None:
+            timestamp = getattr(message, "timestamp", None)
+        text = _text(getattr(message, "content", ""))
+        if text:
+            content.append(text)
+        patch: Any = getattr(message, "sections", None) or {}
+        for name, value in patch.items() if isinstance(patch, dict) else ():
+            if value is None:
+                sections.pop(str(name), None)
+            else:
+                sections[str(name)] = str(value)
+        for tool in getattr(message, "toolsRemoved", None) or []:
+            if isinstance(tool, dict):
+                tools.pop(str(tool.get("name")), None)
+        for tool in getattr(message, "toolsAdded", None) or []:
+            if isinstance(tool, dict):
+                tools[str(tool.get("name"))] = tool
+    if timestamp is None and not tools:
+        return None
+    data: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        data["sections"] = sections
+    if tools:
+        data["toolsAdded"] = list(tools.values())
+    data["timestamp"] = timestamp if timestamp is not None else 0
+    return OtherMessage.model_validate(data)

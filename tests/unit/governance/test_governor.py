@@ -1,0 +1,190 @@
+"""The governor on a bare session (no editor): the meter, stale usage, and the length-stop path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
+from memento.governance.governor import Governor, attach
+from memento.governance.meter import ContextMeter
+from memento.governance.pruning import SUPERSEDED_NOTICE
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.entries import CompactionEntry, MessageEntry, now_ms
+from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.session.session import Session
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
+
+SOURCE = "".join(f"value_{i} = compute({i})\n" for i in range(150))
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as server:
+        yield server
+
+
+@pytest_asyncio.fixture
+async def governed(srv: ScriptedModelServer, tmp_path: Path) -> AsyncIterator[tuple[Session, Governor]]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text(SOURCE)
+    provider = ProviderConfig(
+        kind="openai",
+        base_url=srv.openai_base_url,
+        model="m",
+        context_window=8000,
+        retry=RetrySettings(attempts=1),
+    )
+    config = MementoConfig(
+        provider=provider, compaction=CompactionSettings(reserve_tokens=2000, keep_recent_tokens=200)
+    )
+    session = Session(root, config, create_provider(provider), data_dir=tmp_path / "data")
+    governor = attach(session)
+    yield session, governor
+    await governor.aclose()
+    await session.aclose()
+
+
+async def turn(session: Session, text: str) -> list[Any]:
+    """Run one turn to its end; returns every event it published."""
+    seen: list[Any] = []
+    done = asyncio.Event()
+
+    def listen(event: Any) -> None:
+        seen.append(event)
+        if isinstance(event, events.TurnFinished):
+            done.set()
+
+    unsubscribe = session.events.subscribe(listen)
+    tasks: list[asyncio.Task[None]] = []
+    session.prompt(text, lambda coro, name: tasks.append(asyncio.get_running_loop().create_task(coro)))
+    async with asyncio.timeout(20):
+        await done.wait()
+        await asyncio.gather(*tasks)
+    unsubscribe()
+    return seen
+
+
+def fresh_tokens(session: Session, governor: Governor) -> int:
+    meter = ContextMeter(governor.meter.estimator)
+    meter.prefix_tokens = governor.meter.prefix_tokens
+    meter.update(session)
+    return meter.tokens
+
+
+@pytest.mark.asyncio
+async def test_the_meter_follows_appends_and_ignores_usage_older_than_a_prune(
+    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+) -> None:
+    session, governor = governed
+    srv.enqueue(
+        Reply(ToolCallStep("r1", "read", {"path": "a.py"}), Usage(input=900, output=5)),
+        Reply(ToolCallStep("r2", "read", {"path": "a.py"}), Usage(input=1900, output=5)),
+        Reply(Text("read twice"), Usage(input=3000, output=5)),
+    )
+    seen = await turn(session, "read a.py twice")
+    assert [e.reason for e in seen if isinstance(e, events.HistoryRewritten)] == ["prune"]
+    # The newest usage (3000 + 5) was measured before the prune: only the local estimate counts now.
+    assert governor.meter.usage_stale
+    assert governor.meter.tokens == governor.meter.local_tokens < 3005
+    assert governor.meter.tokens == fresh_tokens(session, governor)
+    srv.enqueue(Reply(Text("ok"), Usage(input=2500, output=7)))
+    await turn(session, "thanks")
+    assert not governor.meter.usage_stale
+    usage = session.context_usage()
+    assert usage.tokens == fresh_tokens(session, governor) >= 2507
+    assert usage.context_window == 8000 and usage.stable_prefix_tokens > 0
+
+
+@pytest.mark.asyncio
+async def test_a_length_stop_cut_short_by_the_window_compacts_and_retries(
+    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+) -> None:
+    session, _ = governed
+    srv.enqueue(
+        Reply(ToolCallStep("r1", "read", {"path": "a.py"}), Usage(input=900, output=5)),
+        Reply(Text("a.py computes values"), Usage(input=1900, output=5)),
+    )
+    await turn(session, "read a.py")
+    srv.enqueue(
+        Reply(Text("partial answ"), Usage(input=7900, output=4), stop_reason="length"),
+        Reply(Text("## Goal\nsummary")),
+        Reply(Text("the complete answer")),
+    )
+    seen = await turn(session, "Explain " + " ".join(f"point{i}" for i in range(150)))
+    kinds = [type(e).__name__ for e in seen]
+    assert "TurnRetrying" in kinds
+    finished = [e for e in seen if isinstance(e, events.CompactionFinished)]
+    assert [(e.level, e.reason, e.summarizer) for e in finished] == [("compact", "overflow", "model")]
+    assert seen[-1].state == "finished"
+    path = session.branch_path()
+    assert any(isinstance(e, CompactionEntry) for e in path)
+    texts = [e.message.text() for e in path if isinstance(e, MessageEntry) and e.message.role == "assistant"]
+    assert "the complete answer" in texts and "partial answ" not in texts
+    assert len(srv.requests) == 5
+
+
+@pytest.mark.asyncio
+async def test_aggressive_manual_compaction_clears_what_the_summary_kept(
+    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+) -> None:
+    session, governor = governed
+    for number in range(3):
+        srv.enqueue(
+            Reply(ToolCallStep(f"r{number}", "read", {"path": "a.py", "offset": number + 1})),
+            Reply(Text(f"part {number} read")),
+        )
+        await turn(session, f"read part {number} of a.py")
+    session.config.compaction.keep_recent_tokens = 2500  # keep two of the three reads
+    srv.enqueue(Reply(Text("## Goal\nread a.py in parts")), Reply(Text("## Original Request\nread")))
+    before, after = await governor.compact_now("keep it short", aggressive=True)
+    assert before > after
+    path = session.branch_path()
+    assert sum(isinstance(e, CompactionEntry) for e in path) == 1
+    compaction = next(i for i, e in enumerate(path) if isinstance(e, CompactionEntry))
+    kept = next(i for i, e in enumerate(path) if e.id == path[compaction].first_kept_entry_id)
+    results = [
+        e.message for e in path[kept:] if isinstance(e, MessageEntry) and e.message.role == "toolResult"
+    ]
+    assert len(results) == 2
+    assert all("shaken" in r.text() and r.model_extra["prunedAt"] for r in results)  # type: ignore[attr-defined,index]
+    assert after == session.context_usage().tokens
+    assert "keep it short" in json.dumps(srv.requests[6].body)
+
+
+@pytest.mark.asyncio
+async def test_a_prompt_after_a_long_pause_prunes_stale_reads_deep_in_the_prefix(
+    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+) -> None:
+    session, _ = governed
+    session.config.provider.context_window = 100_000  # room enough: no compaction here
+    two_hours_ago = now_ms() - 2 * 3_600_000
+    session.append_message(UserMessage(content="read a.py twice", timestamp=two_hours_ago))
+    for call_id in ("r1", "r2"):
+        call = ToolCall(id=call_id, name="read", arguments={"path": "a.py"})
+        session.append_message(
+            AssistantMessage(content=[call], stop_reason="toolUse", timestamp=two_hours_ago)
+        )
+        session.append_message(
+            ToolResultMessage(
+                tool_call_id=call_id,
+                tool_name="read",
+                content=[TextContent(text=SOURCE)],
+                timestamp=two_hours_ago,
+            )
+        )
+    # Deep: more than the cache-warm tail (8000 tokens) follows the older read.
+    session.append_message(AssistantMessage(content=[TextContent(text="z " * 9000)], timestamp=two_hours_ago))
+    srv.enqueue(Reply(Text("welcome back")))
+    await turn(session, "I am back")
+    [sent] = [r.body for r in srv.requests]
+    results = {m["tool_call_id"]: json.dumps(m["content"]) for m in sent["messages"] if m["role"] == "tool"}
+    assert SUPERSEDED_NOTICE in results["r1"] and "value_1 " in results["r2"]
