@@ -1,0 +1,1 @@
+"""TTSR: rules matched against the model's output while it streams (see README.md)."""

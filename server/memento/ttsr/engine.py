@@ -1,0 +1,156 @@
+"""The rules of one workspace: discovered, compiled, bucketed, reloaded when they change,
+and linted as documents. Loading is blocking work; `reload()` runs it in a thread and swaps
+the result in on the event loop, keeping the repeat-mode state of the old matcher."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from memento.config import TtsrSettings
+from memento.ttsr.buckets import Bucket, Buckets, bucket_rules, system_prompt_addendum
+from memento.ttsr.matcher import TtsrMatcher
+from memento.ttsr.model import Problem, Rule
+from memento.ttsr.rules import Discovery, build_rule, discover, source_of
+from memento.ttsr.templates import display_path
+
+
+def default_user_dir(settings: TtsrSettings) -> Path | None:
+    if settings.user_rules_dir:
+        return Path(settings.user_rules_dir).expanduser()
+    if env := os.environ.get("MEMENTO_CONFIG_DIR"):
+        return Path(env).expanduser() / "rules"
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("memento", appauthor=False)) / "rules"
+
+
+class RuleInfo(BaseModel):
+    name: str
+    path: str
+    bucket: Bucket
+    engine: str
+    fired: int
+
+
+@dataclass
+class Loaded:
+    discovery: Discovery
+    matcher: TtsrMatcher
+    buckets: Buckets
+    problems: dict[str, list[Problem]] = field(default_factory=dict[str, list[Problem]])
+
+
+def load(root: Path, settings: TtsrSettings, user_dir: Path | None) -> Loaded:
+    """Discover, compile and bucket every rule (blocking)."""
+    found = discover(root, user_dir)
+    disabled = {name.strip() for name in settings.disabled_rules}
+    watching = [
+        r
+        for r in found.rules
+        if r.has_conditions and r.name not in disabled and (settings.builtin_rules or r.source != "builtin")
+    ]
+    matcher = TtsrMatcher(watching, settings, root)
+    buckets = bucket_rules(found.rules, settings, matcher.accepts)
+    problems = {path: list(items) for path, items in found.problems.items()}
+    for problem in matcher.problems():
+        problems.setdefault(problem.path, []).append(problem)
+    for rule in found.shadowed:
+        if not rule.path.startswith("builtin:"):
+            message = f"rule `{rule.name}` is shadowed by a rule of the same name with higher priority"
+            problems.setdefault(rule.path, []).append(
+                Problem(path=rule.path, message=message, severity="info")
+            )
+    return Loaded(found, matcher, buckets, problems)
+
+
+def lint(
+    root: Path, path: Path, text: str, settings: TtsrSettings, user_dir: Path | None = None
+) -> list[Problem]:
+    """Problems of one rule file's text (an editor buffer): blocking, run it in a thread."""
+    rule, problems = build_rule(str(path), text, source=source_of(path, root, user_dir))
+    if rule is not None and rule.has_conditions:
+        problems += TtsrMatcher([rule], settings, root).problems()
+    return sorted(problems, key=lambda p: p.line)
+
+
+class TtsrEngine:
+    def __init__(self, root: Path, settings: TtsrSettings) -> None:
+        self.root = root
+        self.settings = settings
+        self.user_dir = default_user_dir(settings)
+        self._loaded = Loaded(Discovery(), TtsrMatcher([], settings, root), Buckets())
+        self.fired: Counter[str] = Counter()
+        self.version = 0
+        self._ready = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    @property
+    def matcher(self) -> TtsrMatcher:
+        return self._loaded.matcher
+
+    @property
+    def buckets(self) -> Buckets:
+        return self._loaded.buckets
+
+    @property
+    def problems(self) -> dict[str, list[Problem]]:
+        return self._loaded.problems
+
+    @property
+    def rule_files(self) -> list[str]:
+        return self._loaded.discovery.files
+
+    def rule(self, name: str) -> Rule | None:
+        compiled = self.matcher.rules.get(name)
+        return compiled.rule if compiled is not None else None
+
+    async def ready(self) -> None:
+        await self._ready.wait()
+
+    async def settled(self) -> None:
+        """Wait for the first load and for any reload already under way."""
+        await self._ready.wait()
+        async with self._lock:
+            pass
+
+    async def reload(self, settings: TtsrSettings | None = None) -> None:
+        """Re-read every rule file (in a thread) and swap the result in."""
+        async with self._lock:
+            if settings is not None:
+                self.settings = settings
+                self.user_dir = default_user_dir(settings)
+            try:
+                loaded = await asyncio.to_thread(load, self.root, self.settings, self.user_dir)
+            finally:
+                self._ready.set()
+            old = self._loaded.matcher
+            loaded.matcher.restore_state(old)
+            old.reset()
+            self._loaded = loaded
+            self.version += 1
+
+    def system_addendum(self) -> str:
+        return system_prompt_addendum(self.buckets, lambda path: display_path(path, self.root))
+
+    def rule_infos(self) -> list[RuleInfo]:
+        infos: list[RuleInfo] = []
+        for rule in self._loaded.discovery.rules:
+            compiled = self.matcher.rules.get(rule.name)
+            bucket = self.buckets.placed.get(rule.name, "dropped")
+            engine = compiled.engine if compiled is not None and bucket == "ttsr" else "none"
+            infos.append(
+                RuleInfo(
+                    name=rule.name,
+                    path=display_path(rule.path, self.root),
+                    bucket=bucket,
+                    engine=engine,
+                    fired=self.fired[rule.name],
+                )
+            )
+        return infos
