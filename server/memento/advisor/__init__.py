@@ -1,0 +1,1 @@
+"""The advisor: a second model watching every turn (see README.md)."""

@@ -1,0 +1,329 @@
+"""`AdvisorEngine`: the advisor attached to a session — its hooks, its lifecycle, the user's actions.
+
+The composition root (`lsp/features/advisor.py`, tests) calls `AdvisorEngine.attach(session,
+spawn)`. The hooks only record and queue: the advisor runs in its own task and never holds
+up a turn (unless `advisor.syncBacklog` asks for it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from memento.advisor.advise import Advice, AdviseTool, investigation_tools
+from memento.advisor.agent import ADVISOR_SYSTEM_PROMPT, AdvisorAgent
+from memento.advisor.board import LiveNote, NoteBoard
+from memento.advisor.guard import EmissionGuard
+from memento.advisor.router import Router, read_text
+from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks, Spawn, StatusKind
+from memento.advisor.watchdog import default_user_dir, load_guidance
+from memento.config import ProviderConfig
+from memento.providers.base import ModelRequest, Provider
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.context import context_messages
+from memento.session.entries import CheckpointEntry
+from memento.session.hooks import Hooks, TurnInfo
+from memento.session.messages import AssistantMessage, ToolCall
+from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.session.tools.workspace import display_path, resolve_in_workspace
+
+if TYPE_CHECKING:
+    from memento.session.session import Session
+
+log = logging.getLogger(__name__)
+
+CATCHUP_SECONDS = 30.0
+CONVERSATION_BOUNDARIES = ("session", "branch", "rewind")
+"""Rewrites that start another conversation: the guard, deferred notes and diagnostics go too."""
+EDIT_TOOLS = ("edit", "write")
+ADVISOR_TOOL_OUTPUT_CHARS = 10_000
+"""The advisor looks, it does not study: its reads stay small so its context lasts."""
+
+
+class AdvisorEngine(Hooks):
+    def __init__(self, session: Session, spawn: Spawn, *, user_dir: Path | None = None) -> None:
+        settings = session.config.advisor
+        self.session = session
+        self._spawn = spawn
+        self._user_dir = user_dir if user_dir is not None else default_user_dir()
+        self.board = NoteBoard()
+        self.guard = EmissionGuard(settings.max_notes_per_update)
+        self.router = Router(session, spawn, self.board, settings.immune_turns)
+        self.advise = AdviseTool(self.guard, self._deliver)
+        self.runtime: AdvisorRuntime | None = None
+        self._agent: AdvisorAgent | None = None
+        self._provider: Provider | None = None
+        self._provider_config: ProviderConfig | None = None
+        self._guidance: asyncio.Task[None] | None = None
+        self._configured = settings.enabled
+        self._last_turn: str | None = None
+
+    @classmethod
+    def attach(cls, session: Session, spawn: Spawn, *, user_dir: Path | None = None) -> AdvisorEngine:
+        engine = cls(session, spawn, user_dir=user_dir)
+        session.add_hooks(engine)
+        session.events.subscribe(engine.on_event)
+        if engine._configured:
+            engine.set_enabled(True, seed=False)
+        return engine
+
+    # -- switching on and off -----------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        return self.runtime is not None
+
+    def _provider_settings(self) -> ProviderConfig:
+        config = self.session.config
+        return config.advisor.provider or config.provider
+
+    def set_enabled(self, enabled: bool, *, seed: bool = True) -> bool:
+        """Start or stop watching; started mid-session, the advisor watches from now on."""
+        if enabled == self.enabled:
+            return enabled
+        if not enabled:
+            self._stop()
+            return False
+        settings = self._provider_settings()
+        try:
+            provider = create_provider(settings)
+        except Exception as exc:  # a feature boundary: a bad model setting must not break the session
+            log.exception("could not create the advisor's provider")
+            self._status("failed", f"Advisor not started: {exc}")
+            return False
+        self._provider, self._provider_config = provider, settings
+        self._agent = AdvisorAgent(
+            provider,
+            ADVISOR_SYSTEM_PROMPT.format(root=self.session.root),
+            [self.advise, *investigation_tools()],
+            ToolContext(
+                root=self.session.root,
+                editor=self.session.tool_context.editor,
+                bash_policy="deny",
+                max_output_chars=ADVISOR_TOOL_OUTPUT_CHARS,
+            ),
+            max_tokens=min(settings.max_tokens, 4096),
+        )
+        advisor = self.session.config.advisor
+        self.runtime = AdvisorRuntime(
+            self._agent,
+            RuntimeHooks(begin_update=self._begin_update, notify=self._status),
+            self._spawn,
+            retry_delay=advisor.retry_delay,
+            include_thinking=advisor.include_thinking,
+            max_context_chars=int(settings.context_window * 2.4),
+        )
+        if seed:
+            self.runtime.seed_to(context_messages(self.session.branch_path()))
+        self._guidance = self._spawn(self._load_guidance(self._agent), "advisor-guidance")
+        return True
+
+    def _stop(self) -> None:
+        runtime, provider = self.runtime, self._provider
+        self.runtime = self._agent = self._provider = None
+        self._provider_config = None
+
+        async def close() -> None:
+            if runtime is not None:
+                await runtime.aclose()
+            if provider is not None:
+                await provider.aclose()
+
+        self._spawn(close(), "advisor-close")
+
+    def toggle(self, enabled: bool | None = None) -> bool:
+        """Flip (or set) the advisor; toggling a halted or paused advisor restarts it."""
+        runtime = self.runtime
+        if runtime is not None and enabled is not False and (runtime.halted or runtime.quota_exhausted):
+            runtime.reset("restarted by the user")
+            self._status("enabled", "Advisor restarted.")
+            return True
+        wanted = not self.enabled if enabled is None else enabled
+        now = self.set_enabled(wanted)
+        if now == wanted:
+            self._status("enabled" if now else "disabled", f"Advisor {'on' if now else 'off'}.")
+        return now
+
+    def _sync_settings(self) -> None:
+        """Follow `workspace/didChangeConfiguration`: the switch, the model, the knobs."""
+        settings = self.session.config.advisor
+        self.guard.max_per_update = settings.max_notes_per_update
+        self.router.immune.turns = settings.immune_turns
+        if settings.enabled != self._configured:
+            self._configured = settings.enabled
+            self.set_enabled(settings.enabled)
+        elif self.enabled and self._provider_settings() != self._provider_config:
+            self.set_enabled(False)
+            self.set_enabled(True)
+        if self.runtime is not None:
+            self.runtime.retry_delay = settings.retry_delay
+            self.runtime.include_thinking = settings.include_thinking
+
+    async def _load_guidance(self, agent: AdvisorAgent) -> None:
+        guidance = await asyncio.to_thread(load_guidance, self.session.root, self._user_dir)
+        if blocks := guidance.blocks():
+            agent.system = f"{agent.system}\n\n{blocks}"
+
+    async def aclose(self) -> None:
+        runtime, provider = self.runtime, self._provider
+        self.runtime = self._agent = self._provider = None
+        if runtime is not None:
+            await runtime.aclose()
+        if provider is not None:
+            await provider.aclose()
+
+    # -- the runtime's host -------------------------------------------------------------
+    async def _begin_update(self, in_progress: bool, anchor: str | None) -> None:
+        if self._guidance is not None:
+            try:
+                await asyncio.shield(self._guidance)
+            except Exception:
+                log.exception("could not load the advisor's guidance")
+            self._guidance = None
+        self.router.anchor, self.router.turn_id = anchor, self._last_turn
+        for advice in self.advise.begin_update(in_progress):
+            await self._deliver(advice)
+
+    async def _deliver(self, advice: Advice) -> None:
+        if self.enabled:
+            await self.router.deliver(advice)
+
+    def _status(self, state: StatusKind | Literal["enabled", "disabled"], message: str) -> None:
+        self.session.events.publish(events.AdvisorStatus(state=state, message=message))
+
+    def _feed(self, *, wip: bool) -> None:
+        if self.runtime is None:
+            return
+        store = self.session.store
+        messages = context_messages(self.session.branch_path())
+        self.runtime.on_turn_end(messages, will_continue=wip, anchor=store.leaf_id if store else None)
+
+    # -- hooks --------------------------------------------------------------------------
+    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+        self.router.user_interrupted = False
+        self.router.turn_open = True
+        self._last_turn = turn.turn_id
+
+    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+        self.router.turn_open = True
+        if turn.step > 1 and turn.attempt == 1:
+            self._feed(wip=True)  # a step boundary: the turn goes on
+        return self.router.flush_cards(request)
+
+    async def after_reply(self, session: Session, turn: TurnInfo, message: AssistantMessage) -> None:
+        if not message.tool_calls():
+            # The loop reads steers once more, right after this, and then ends: a steer from
+            # now on must start a turn of its own or it would wait for the next turn's step.
+            self.router.turn_open = False
+
+    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+        path = self._edited_path(call)
+        if path is not None and self.board.tracks(path):
+            self.board.agent_editing.add(path)
+        return None
+
+    async def after_tool(
+        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+    ) -> ToolOutput:
+        path = self._edited_path(call)
+        if path is None or path not in self.board.agent_editing:
+            return output
+        try:
+            absolute = self.session.root / path
+            text = self.session.tool_context.editor.open_document_text(absolute)
+            if text is None:
+                text = await asyncio.to_thread(read_text, absolute)
+            if text is not None:
+                self.clear_rewritten(path, text, by_agent=True)
+        finally:
+            self.board.agent_editing.discard(path)
+        return output
+
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+        self.router.turn_open = False
+        self.router.immune.turn_completed()
+        if state == "aborted":
+            self.router.user_interrupted = True
+        self._sync_settings()
+        self._feed(wip=False)
+        threshold = session.config.advisor.sync_backlog
+        if threshold and self.runtime is not None:
+            await self.runtime.wait_for_catchup(CATCHUP_SECONDS, threshold)
+
+    def _edited_path(self, call: ToolCall) -> str | None:
+        raw = call.arguments.get("path")
+        if call.name not in EDIT_TOOLS or not isinstance(raw, str):
+            return None
+        try:
+            return display_path(self.session.root, resolve_in_workspace(self.session.root, raw))
+        except ToolError:
+            return None
+
+    # -- events -------------------------------------------------------------------------
+    def on_event(self, event: events.Event) -> None:
+        match event:
+            case events.HistoryRewritten(reason=reason) if reason in CONVERSATION_BOUNDARIES:
+                self._new_conversation(reason)
+            case events.HistoryRewritten(reason=reason):
+                if self.runtime is not None:
+                    self.runtime.reset(reason)
+            case events.SessionChanged():
+                self._new_conversation("session")
+            case _:
+                pass
+
+    def _new_conversation(self, reason: str) -> None:
+        self.guard.reset()
+        self.advise.reset()
+        self.router.reset()
+        self._clear(self.board.clear())
+        if self.runtime is not None:
+            self.runtime.reset(reason)
+
+    def _clear(self, notes: list[LiveNote]) -> None:
+        if notes:
+            self.session.events.publish(events.AdvisorNotesCleared(note_ids=[n.note_id for n in notes]))
+
+    def clear_rewritten(self, path: str, text: str, *, by_agent: bool) -> None:
+        """A document's text changed: move its notes, and clear those on lines the agent rewrote."""
+        self._clear(self.board.text_changed(path, text, by_agent=by_agent))
+
+    # -- the user's actions -------------------------------------------------------------
+    def apply(self, note_id: str) -> bool:
+        """Send the note to the agent as a steer."""
+        return self.router.apply(note_id)
+
+    def dismiss(self, note_id: str) -> bool:
+        """Clear the note; the advisor's same point is not shown again in this session."""
+        note = self.board.get(note_id)
+        if note is None:
+            return False
+        self.guard.block(note.note)
+        self.router.withdraw(note_id)
+        self._clear(self.board.remove([note_id]))
+        return True
+
+    def rewind_target(self, note_id: str) -> str | None:
+        """The newest checkpoint taken before the work the note criticises, if any."""
+        note = self.board.get(note_id)
+        if note is None:
+            return None
+        latest: str | None = None
+        for entry in self.session.branch_path():
+            if isinstance(entry, CheckpointEntry):
+                latest = entry.checkpoint_id
+            if entry.id == note.anchor:
+                return latest
+        return None  # the criticised work is no longer on this branch
+
+
+def spawn_with(registry_spawn: Any) -> Spawn:
+    """Adapt a `TaskRegistry.spawn` (keyword `name`) to the positional `Spawn` shape."""
+
+    def spawn(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        return registry_spawn(coro, name=name)
+
+    return spawn

@@ -1,0 +1,271 @@
+"""The advisor in the editor: notes as diagnostics, their code actions, toggle and commands.
+
+Each delivered note is a diagnostic with source `memento-advisor` (nit → Hint, concern →
+Warning, blocker → Error) and `code` = the note id, on the file and lines it names. A note
+about the conversation rather than a file goes to the transcript document
+`memento:/transcript`, which chat views may open. Diagnostics follow their text as the user
+edits, and go away when the agent rewrites their lines or the session changes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+
+from memento.advisor.board import LiveNote
+from memento.advisor.engine import AdvisorEngine, spawn_with
+from memento.lsp import protocol as p
+from memento.lsp.bridge import _units, uri_for  # pyright: ignore[reportPrivateUsage]
+from memento.lsp.documents import documents
+from memento.session import events
+
+if TYPE_CHECKING:
+    from memento.lsp.app import MementoApp
+    from memento.lsp.server import MementoServer
+
+log = logging.getLogger(__name__)
+
+SOURCE = "memento-advisor"
+TRANSCRIPT_URI = "memento:/transcript"
+OMFG_REQUEST = "memento/omfg"
+OMFG_COMMAND = "memento.omfg"
+REWIND_COMMAND = "memento.checkpoint.rewind"
+REQUEST_FAILED = -32803
+SEVERITY = {
+    "nit": types.DiagnosticSeverity.Hint,
+    "concern": types.DiagnosticSeverity.Warning,
+    "blocker": types.DiagnosticSeverity.Error,
+}
+STATUS_KIND = {
+    "enabled": types.MessageType.Info,
+    "disabled": types.MessageType.Info,
+    "failed": types.MessageType.Warning,
+    "halted": types.MessageType.Error,
+}
+
+
+class AdvisorView:
+    """Mirrors the engine's note board as diagnostics and answers the editor's questions."""
+
+    def __init__(self, server: MementoServer, app: MementoApp, engine: AdvisorEngine) -> None:
+        self.server = server
+        self.app = app
+        self.engine = engine
+        self.root = app.session.root
+        self._uris: dict[str | None, str] = {}
+        engine.board.subscribe(self.publish)
+        app.session.events.subscribe(self.on_event)
+
+    # -- paths and URIs ------------------------------------------------------------------
+    def uri_of(self, path: str | None) -> str:
+        if path is None:
+            return TRANSCRIPT_URI
+        absolute = self.root / path
+        for uri in self.server.workspace.text_documents:
+            fs_path = to_fs_path(uri)
+            if fs_path is not None and Path(fs_path).resolve() == absolute:
+                return uri
+        return uri_for(absolute)
+
+    def path_of(self, uri: str) -> str | None:
+        fs_path = to_fs_path(uri)
+        if fs_path is None:
+            return None
+        resolved = Path(fs_path).resolve()
+        return resolved.relative_to(self.root).as_posix() if resolved.is_relative_to(self.root) else None
+
+    # -- diagnostics ----------------------------------------------------------------------
+    def diagnostic(self, note: LiveNote) -> types.Diagnostic:
+        end_char = 0
+        if note.path is not None and (text := self.engine.board.line(note.path, note.end)) is not None:
+            end_char = _units(text, self._encoding())
+        return types.Diagnostic(
+            range=types.Range(
+                start=types.Position(line=note.start, character=0),
+                end=types.Position(line=note.end, character=end_char),
+            ),
+            message=note.note,
+            severity=SEVERITY[note.severity],
+            code=note.note_id,
+            source=SOURCE,
+            data={"noteId": note.note_id},
+        )
+
+    def _encoding(self) -> str:
+        try:
+            return str(self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        except RuntimeError:
+            return types.PositionEncodingKind.Utf16
+
+    def publish(self, paths: set[str | None]) -> None:
+        for path in paths:
+            uri = self._uris.get(path) or self.uri_of(path)
+            notes = self.engine.board.for_path(path)
+            if notes:
+                self._uris[path] = uri
+            else:
+                self._uris.pop(path, None)
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[self.diagnostic(n) for n in notes])
+            )
+
+    def document_changed(self, uri: str) -> None:
+        path = self.path_of(uri)
+        if path is None or not self.engine.board.tracks(path):
+            return
+        text = self.server.workspace.get_text_document(uri).source
+        by_agent = path in self.engine.board.agent_editing
+        self.engine.clear_rewritten(path, text, by_agent=by_agent)
+
+    # -- engine events ------------------------------------------------------------------
+    def on_event(self, event: events.Event) -> None:
+        match event:
+            case events.AdvisorNote():
+                self.app.notify(
+                    p.ADVISOR_NOTIFICATION,
+                    p.AdvisorParams(
+                        note_id=event.note_id,
+                        note=event.note,
+                        severity=event.severity,
+                        channel=event.channel,
+                        path=event.path,
+                        line=event.line,
+                        end_line=event.end_line,
+                    ),
+                )
+            case events.AdvisorStatus(state=state, message=message):
+                self.app.show(STATUS_KIND[state], message)
+            case _:
+                pass
+
+    # -- code actions -------------------------------------------------------------------
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        board = self.engine.board
+        wanted: dict[str, types.Diagnostic] = {}
+        for diagnostic in params.context.diagnostics:
+            if (
+                diagnostic.source == SOURCE
+                and isinstance(diagnostic.code, str)
+                and board.get(diagnostic.code)
+            ):
+                wanted[diagnostic.code] = diagnostic
+        path = None if params.text_document.uri == TRANSCRIPT_URI else self.path_of(params.text_document.uri)
+        if path is not None or params.text_document.uri == TRANSCRIPT_URI:
+            start, end = params.range.start.line, params.range.end.line
+            for note in board.for_path(path):
+                if note.note_id not in wanted and note.start <= end and note.end >= start:
+                    wanted[note.note_id] = self.diagnostic(note)
+        actions: list[types.CodeAction] = []
+        for note_id, diagnostic in wanted.items():
+            actions.extend(self._actions_for(note_id, diagnostic))
+        return actions
+
+    def _actions_for(self, note_id: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+        ref = [p.NoteRef(note_id=note_id).wire()]
+
+        def action(
+            title: str, command: str, arguments: list[Any], preferred: bool = False
+        ) -> types.CodeAction:
+            return types.CodeAction(
+                title=title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=preferred or None,
+                command=types.Command(title=title, command=command, arguments=arguments),
+            )
+
+        actions = [
+            action("Advisor: apply (send to the agent)", p.CMD_ADVISOR_APPLY, ref, preferred=True),
+            action("Advisor: dismiss", p.CMD_ADVISOR_DISMISS, ref),
+            action("Advisor: make a rule from this note", p.CMD_ADVISOR_TO_RULE, ref),
+        ]
+        checkpoint = self.engine.rewind_target(note_id)
+        if checkpoint is not None and REWIND_COMMAND in self.server.protocol.fm.commands:
+            actions.append(
+                action(
+                    "Advisor: rewind to the checkpoint before this work",
+                    REWIND_COMMAND,
+                    [{"checkpointId": checkpoint}],
+                )
+            )
+        return actions
+
+    # -- commands -----------------------------------------------------------------------
+    def note(self, args: tuple[Any, ...]) -> LiveNote:
+        ref = p.parse(p.NoteRef, list(args))
+        note = self.engine.board.get(ref.note_id)
+        if note is None:
+            raise JsonRpcException(
+                f"no advisor note {ref.note_id!r} (dismissed or cleared?)", code=REQUEST_FAILED
+            )
+        return note
+
+    async def to_rule(self, note: LiveNote) -> Any:
+        """Run /omfg with the note as the complaint."""
+        complaint = note.note if note.path is None else f"{note.note} (at {note.path}:{note.start + 1})"
+        fm = self.server.protocol.fm
+        handler = fm.features.get(OMFG_REQUEST) or fm.commands.get(OMFG_COMMAND)
+        if handler is None:
+            raise JsonRpcException(
+                "Make a rule needs /omfg (memento/omfg), which this server does not provide yet",
+                code=REQUEST_FAILED,
+            )
+        result = handler({"complaint": complaint})
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def register(server: MementoServer) -> None:
+    app = server.app
+    views: list[AdvisorView] = []
+
+    def view() -> AdvisorView:
+        if not views:
+            raise JsonRpcException("Memento is not initialized yet", code=-32002)
+        return views[0]
+
+    def start(app: MementoApp) -> None:
+        engine = AdvisorEngine.attach(app.session, spawn_with(app.tasks.spawn))
+        views.append(AdvisorView(server, app, engine))
+
+    def document_changed(uri: str) -> None:
+        if views:
+            views[0].document_changed(uri)
+
+    def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return views[0].code_actions(params) if views else []
+
+    app.on_start(start)
+    hub = documents(server)
+    hub.on_open(document_changed)
+    hub.on_change(document_changed)
+    hub.on_code_action(code_actions)
+
+    @server.feature(p.ADVISOR_TOGGLE)
+    def toggle(params: Any) -> dict[str, Any]:
+        args = p.parse(p.AdvisorToggleParams, params)
+        return p.AdvisorToggleResult(enabled=view().engine.toggle(args.enabled)).wire()
+
+    @server.command(p.CMD_ADVISOR_APPLY)
+    def apply(*args: Any) -> dict[str, Any]:
+        current = view()
+        note = current.note(args)
+        return {"applied": current.engine.apply(note.note_id)}
+
+    @server.command(p.CMD_ADVISOR_DISMISS)
+    def dismiss(*args: Any) -> dict[str, Any]:
+        current = view()
+        note = current.note(args)
+        return {"dismissed": current.engine.dismiss(note.note_id)}
+
+    @server.command(p.CMD_ADVISOR_TO_RULE)
+    async def to_rule(*args: Any) -> Any:
+        current = view()
+        return await current.to_rule(current.note(args))
