@@ -1,0 +1,1 @@
+"""Checkpoints of the conversation and the workspace, and rewinds to them (see README.md)."""

@@ -1,0 +1,55 @@
+"""The branch summary a rewind leaves for the abandoned path, built by code.
+
+It tells the model that work was undone and what it touched, without replaying any of it:
+after a rewind the turn's messages must be gone from the model context, so the summary
+names tools and files, not prompts or replies.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from memento.governance.branch import collect_entries_for_branch_summary
+from memento.session.entries import Entry, MessageEntry
+from memento.session.messages import AssistantMessage, UserMessage
+from memento.session.store import SessionStore
+
+
+def abandoned_entries(store: SessionStore, old_leaf: str | None, target: str | None) -> list[Entry]:
+    """Entries from the common ancestor of `old_leaf` and `target` down to `old_leaf`."""
+    if target is None:  # back to before the first entry: the whole old path is abandoned
+        return store.branch_path(old_leaf) if old_leaf is not None else []
+    entries, _ancestor = collect_entries_for_branch_summary(store.entries, old_leaf, target)
+    return entries
+
+
+def rewind_summary(
+    entries: Sequence[Entry], *, created_at: str, restored: Sequence[str], conflicts: Sequence[str]
+) -> str:
+    prompts = replies = 0
+    tools: Counter[str] = Counter()
+    for entry in entries:
+        if not isinstance(entry, MessageEntry):
+            continue
+        message = entry.message
+        if isinstance(message, UserMessage):
+            prompts += 1
+        elif isinstance(message, AssistantMessage):
+            replies += 1
+            tools.update(call.name for call in message.tool_calls())
+    lines = [
+        f"The user rewound the conversation and the workspace to a checkpoint taken at {created_at}. "
+        "Everything on the abandoned path was undone and is no longer in effect.",
+        f"The abandoned path had {prompts} prompt(s) and {replies} assistant repl(ies)"
+        + (
+            "; tool calls: " + ", ".join(f"{name} ×{n}" for name, n in sorted(tools.items())) + "."
+            if tools
+            else "."
+        ),
+    ]
+    if restored:
+        lines.append("Files put back as they were at the checkpoint: " + ", ".join(restored) + ".")
+    if conflicts:
+        lines.append("Files the user had also changed, left as they are now: " + ", ".join(conflicts) + ".")
+    return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""Checkpoints over LSP: the list request, the create and rewind commands (for the command
+palette: the client shows a quick pick from the list) and the `memento/checkpoints`
+notification whenever the list or the files changed since a checkpoint change."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from memento.checkpoints.engine import CheckpointEngine, CheckpointError
+from memento.checkpoints.exploration import ExplorationHooks
+from memento.checkpoints.git import GitError
+from memento.checkpoints.rewind import rewind
+from memento.lsp import protocol as p
+from memento.session import events
+
+if TYPE_CHECKING:
+    from memento.lsp.app import MementoApp
+    from memento.lsp.server import MementoServer
+
+REQUEST_FAILED = -32803
+
+
+def register(server: MementoServer) -> None:
+    app = server.app
+    holder: list[CheckpointEngine] = []
+
+    def start(app: MementoApp) -> None:
+        session = app.session
+        engine = CheckpointEngine(session)
+        session.add_hooks(engine)
+        if session.config.checkpoints.exploration_tools:
+            session.add_hooks(ExplorationHooks(session))
+        engine.listeners.append(lambda: app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty()))
+
+        def on_event(event: events.Event) -> None:
+            if isinstance(event, events.SessionChanged):
+                app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty())
+
+        session.events.subscribe(on_event)
+        holder.append(engine)
+
+    app.on_start(start)
+
+    def engine() -> CheckpointEngine:
+        app.session  # noqa: B018 -- raises "not initialized" before `initialize`
+        return holder[0]
+
+    @server.feature(p.CHECKPOINT_LIST)
+    async def checkpoint_list(params: Any) -> dict[str, Any]:
+        infos = await engine().list()
+        return p.CheckpointListResult(
+            checkpoints=[p.CheckpointItem.model_validate(info.model_dump()) for info in infos]
+        ).wire()
+
+    @server.command(p.CMD_CHECKPOINT_CREATE)
+    async def checkpoint_create(*args: Any) -> dict[str, Any]:
+        params = p.parse(p.CheckpointCreateParams, list(args))
+        try:
+            entry = await engine().create(params.label or "")
+        except GitError as exc:
+            raise JsonRpcException(f"cannot take a checkpoint: {exc}", code=REQUEST_FAILED) from None
+        return p.CheckpointCreateResult(id=entry.checkpoint_id).wire()
+
+    @server.command(p.CMD_CHECKPOINT_REWIND)
+    async def checkpoint_rewind(*args: Any) -> dict[str, Any]:
+        params = p.parse(p.CheckpointRewindParams, list(args))
+        try:
+            result = await rewind(engine(), params.checkpoint_id, force=params.force)
+        except (CheckpointError, GitError) as exc:
+            raise JsonRpcException(f"cannot rewind: {exc}", code=REQUEST_FAILED) from None
+        return p.CheckpointRewindResult(restored=result.restored, conflicts=result.conflicts).wire()

@@ -1,0 +1,125 @@
+"""Memory in the editor: the engine on the session, and the decision log's lint — a line of
+`.memento/decisions.log` (or an epoch file) that does not parse is a warning diagnostic
+(source `memento-memory`) on that line, from the editor's buffer when the log is open, else
+from disk after Memento wrote to it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from memento.lsp.bridge import uri_for
+from memento.lsp.documents import documents
+from memento.memory.decisions import MEMORY_DIR, LineProblem, parse_log
+from memento.memory.engine import MemoryEngine
+
+if TYPE_CHECKING:
+    from memento.lsp.app import MementoApp
+    from memento.lsp.server import MementoServer
+
+log = logging.getLogger(__name__)
+
+SOURCE = "memento-memory"
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def diagnostics(text: str, problems: list[LineProblem]) -> list[types.Diagnostic]:
+    lines = text.splitlines()
+    return [
+        types.Diagnostic(
+            range=types.Range(
+                start=types.Position(line=p.line, character=0),
+                end=types.Position(
+                    line=p.line, character=_utf16(lines[p.line]) if p.line < len(lines) else 0
+                ),
+            ),
+            message=f"decision log: {p.message}; this line is skipped",
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+        )
+        for p in problems
+    ]
+
+
+def is_log(root: Path, path: Path) -> bool:
+    name = path.name
+    return path.parent == root / MEMORY_DIR and (
+        name == "decisions.log" or (name.startswith("decisions-epoch-") and name.endswith(".log"))
+    )
+
+
+class DecisionLint:
+    def __init__(self, server: MementoServer, app: MementoApp) -> None:
+        self.server = server
+        self.app = app
+        self.root = app.session.root
+
+    def path_of(self, uri: str) -> Path | None:
+        fs_path = to_fs_path(uri)
+        if fs_path is None:
+            return None
+        path = Path(fs_path).resolve()
+        return path if is_log(self.root, path) else None
+
+    def publish(self, uri: str, text: str) -> None:
+        found = diagnostics(text, parse_log(text).problems)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=found)
+        )
+
+    def lint_buffer(self, uri: str) -> None:
+        if self.path_of(uri) is None:
+            return
+        try:
+            document = self.server.workspace.get_text_document(uri)
+        except Exception:
+            return
+        self.publish(uri, document.source)
+
+    async def lint_disk(self) -> None:
+        """The main log as stored, unless the editor has it open (its buffer is linted)."""
+        path = self.root / MEMORY_DIR / "decisions.log"
+        uri = uri_for(path)
+        if uri in self.server.workspace.text_documents:
+            self.lint_buffer(uri)
+            return
+        try:
+            text = await asyncio.to_thread(path.read_text, "utf-8", "replace")
+        except OSError:
+            return
+        self.publish(uri, text)
+
+
+def register(server: MementoServer) -> None:
+    app = server.app
+    lints: list[DecisionLint] = []
+
+    def start(app: MementoApp) -> None:
+        session = app.session
+        engine = MemoryEngine(session)
+        session.add_hooks(engine)
+        lint = DecisionLint(server, app)
+        lints.append(lint)
+
+        def relint() -> None:
+            app.spawn(lint.lint_disk(), "memory-lint")
+
+        engine.listeners.append(relint)
+        relint()
+
+    def changed(uri: str) -> None:
+        if lints:
+            lints[0].lint_buffer(uri)
+
+    app.on_start(start)
+    hub = documents(server)
+    hub.on_open(changed)
+    hub.on_change(changed)

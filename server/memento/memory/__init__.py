@@ -1,0 +1,1 @@
+"""Memory that survives compaction: decision log, snapshots, wake-up digest (see README.md)."""

@@ -1,0 +1,240 @@
+"""Memory on a session: the `log_decision` tool, the wake-up digest, recall of earlier
+decisions and the "where I stopped" line.
+
+When the digest goes in: at the first turn of a session (when the workspace has any memory
+— a task, constraints or decisions), right after every compaction (the compaction events),
+and whenever the branch has no digest after its latest compaction (a rewind, a resumed
+session). It is a hidden `custom_message` of type `wakeup` appended at the leaf, so the
+context stays append-only. Recalls are `decision-recall` custom messages, appended at turn
+start (prompt matches) and after a step (path matches of the files its tools touched).
+
+The memory files are read off the event loop into a cache at every turn start and after
+every write, so the compaction listener (which must append before the governor rebuilds
+the request) works from memory without blocking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memento.config import MemorySettings
+from memento.memory.decisions import DEFAULT_TAG, Decision, DecisionLog
+from memento.memory.facts import (
+    READ_TOOLS,
+    WRITE_TOOLS,
+    SessionFacts,
+    clip,
+    file_tree,
+    session_facts,
+    tool_path,
+)
+from memento.memory.notes import Notes, read_notes, set_stopped
+from memento.memory.record import record_decision
+from memento.memory.tool import LogDecisionTool
+from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
+from memento.session import events
+from memento.session.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
+from memento.session.hooks import Hooks, TurnInfo
+from memento.session.messages import AssistantMessage, ToolCall
+from memento.session.session import Session
+from memento.session.tools.base import ToolOutput
+
+log = logging.getLogger(__name__)
+
+
+def needs_wakeup(path: Sequence[Entry]) -> bool:
+    """No digest on the branch, or a compaction after the latest one."""
+    for entry in reversed(path):
+        if isinstance(entry, CustomMessageEntry) and entry.custom_type == WAKEUP_TYPE:
+            return False
+        if isinstance(entry, CompactionEntry):
+            return True
+    return True
+
+
+def shown_in_full(path: Sequence[Entry]) -> set[str]:
+    """Keys of the decisions the context already holds in full: since the latest digest,
+    those it showed, recalled or that were logged."""
+    shown: set[str] = set()
+    for entry in reversed(path):
+        if isinstance(entry, CustomMessageEntry) and entry.custom_type in (WAKEUP_TYPE, RECALL_TYPE):
+            details: Any = entry.details
+            keys: Any = details.get("decisions") if isinstance(details, dict) else None
+            shown.update(str(k) for k in keys or [])  # pyright: ignore[reportUnknownVariableType]
+            if entry.custom_type == WAKEUP_TYPE:
+                break
+        elif isinstance(entry, DecisionEntry):
+            snapshot = (entry.model_extra or {}).get("snapshot")
+            if isinstance(snapshot, str):
+                shown.add(snapshot)
+    return shown
+
+
+class MemoryEngine(Hooks):
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.notes = Notes()
+        self.decisions: list[Decision] = []
+        """Every decision, oldest epoch first."""
+        self.current: list[Decision] = []
+        """The current epoch (the main log)."""
+        self.tree: list[str] = []
+        self.listeners: list[Callable[[], None]] = []
+        """Called after Memento wrote a memory file (the log's diagnostics may change)."""
+        self._prompt = ""
+        self._touched: list[str] = []
+        session.events.subscribe(self._on_event)
+        if self.settings.enabled:
+            tool = LogDecisionTool(self.log_decision)
+            session.tools[tool.spec.name] = tool
+
+    @property
+    def settings(self) -> MemorySettings:
+        return self.session.config.memory
+
+    @property
+    def log(self) -> DecisionLog:
+        return DecisionLog(self.session.root, self.settings.epoch_size)
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.decisions) or not self.notes.empty
+
+    async def refresh(self, tree: bool = True) -> None:
+        """Reread the memory files (and the file tree) off the event loop."""
+        log_ = self.log
+
+        def read() -> tuple[Notes, list[Decision], list[Decision]]:
+            return read_notes(self.session.root), log_.all_decisions(), log_.read().decisions
+
+        self.notes, self.decisions, self.current = await asyncio.to_thread(read)
+        if tree and self.exists:  # the tree only matters to a digest
+            self.tree = await file_tree(self.session.root)
+
+    def changed(self) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception:
+                log.exception("memory listener failed")
+
+    # -- injections ---------------------------------------------------------------------
+    def _append(self, custom_type: str, content: str, details: dict[str, Any]) -> None:
+        store = self.session.store
+        entry = CustomMessageEntry(
+            id=store.new_id() if store is not None else new_entry_id(),
+            parent_id=store.leaf_id if store is not None else None,
+            custom_type=custom_type,
+            content=content,
+            display=False,
+            details=details,
+        )
+        self.session.append(entry)
+
+    def inject_wakeup(self, reason: str) -> bool:
+        """Append the digest if the branch lacks a current one; True when it did."""
+        if not self.settings.enabled or not self.exists:
+            return False
+        path = self.session.branch_path()
+        if not needs_wakeup(path):
+            return False
+        recent = self.settings.recent_decisions
+        shown = self.current if len(self.current) >= recent else self.decisions[-recent:]
+        digest = build_digest(
+            self.notes,
+            shown,
+            session_facts(self.session.root, path),
+            self.tree,
+            reason=reason,
+            max_tokens=self.settings.wakeup_max_tokens,
+            recent=recent,
+        )
+        self._append(WAKEUP_TYPE, digest.text, {"reason": reason, "decisions": digest.full})
+        return True
+
+    def inject_recall(self, prompt: str, paths: Sequence[str]) -> list[Decision]:
+        if not self.settings.enabled or not self.decisions or self.settings.recall_max == 0:
+            return []
+        shown = shown_in_full(self.session.branch_path())
+        found = recall(self.decisions, shown, prompt, paths, self.settings.recall_max)
+        if found:
+            self._append(RECALL_TYPE, recall_text(found), {"decisions": [d.key for d in found]})
+        return found
+
+    def _on_event(self, event: events.Event) -> None:
+        compaction = (isinstance(event, events.CompactionFinished) and event.level == "compact") or (
+            isinstance(event, events.HistoryRewritten) and event.reason == "compaction"
+        )
+        if compaction:
+            self.inject_wakeup("after a compaction")
+
+    # -- hooks --------------------------------------------------------------------------
+    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+        if not self.settings.enabled:
+            return
+        self._prompt, self._touched = turn.prompt, []
+        await self.refresh()
+        first = not any(
+            isinstance(e, CustomMessageEntry) and e.custom_type == WAKEUP_TYPE for e in session.branch_path()
+        )
+        self.inject_wakeup("session start" if first else "the context changed")
+        self.inject_recall(turn.prompt, [])
+
+    async def after_tool(
+        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+    ) -> ToolOutput:
+        if call.name in READ_TOOLS | WRITE_TOOLS and (rel := tool_path(session.root, call.arguments)):
+            self._touched.append(rel)
+        return output
+
+    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+        touched, self._touched = self._touched, []
+        if touched and self.settings.enabled:
+            self.inject_recall("", touched)
+        return False
+
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+        if not self.settings.enabled:
+            return
+        facts = session_facts(session.root, session.branch_path())
+        said = (
+            clip(facts.last_statement, 200)
+            if facts.last_statement
+            else f"(no reply) after: {clip(turn.prompt, 120)}"
+        )
+        root = session.root
+        if await asyncio.to_thread(set_stopped, root, f"turn {state}. {said}"):
+            await self.refresh(tree=False)
+            self.changed()
+
+    # -- the log_decision tool ----------------------------------------------------------
+    async def log_decision(self, decision: Decision) -> str:
+        facts: SessionFacts = session_facts(self.session.root, self.session.branch_path())
+        snapshot_path, rolled = await record_decision(
+            self.session.root, self.log, decision, facts, self._prompt
+        )
+        store = self.session.store
+        entry = DecisionEntry.model_validate(
+            {
+                "id": store.new_id() if store is not None else new_entry_id(),
+                "parentId": store.leaf_id if store is not None else None,
+                "decision": decision.decision,
+                "because": decision.because,
+                "so": decision.so,
+                "files": decision.files,
+                "tag": decision.tag if decision.tag != DEFAULT_TAG else None,
+                "alternatives": decision.alternatives or None,
+                "snapshot": decision.snapshot,
+            }
+        )
+        self.session.append(entry)
+        await self.refresh(tree=False)
+        self.changed()
+        rel = snapshot_path.relative_to(self.session.root).as_posix()
+        note = (
+            f" The log rolled over: earlier decisions are in decisions-epoch-{rolled}.log." if rolled else ""
+        )
+        return f"Logged decision {decision.snapshot} in .memento/decisions.log (snapshot {rel}).{note}"

@@ -1,0 +1,70 @@
+"""A bare session with the checkpoint mechanism, driven by the scripted model server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from memento.checkpoints.engine import CheckpointEngine
+from memento.config import MementoConfig
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.editor import EditorBridge
+from memento.session.session import Session
+from memento.session.tasks import TaskRegistry
+from tests.fakes.model_server import ScriptedModelServer
+
+
+class Bench:
+    def __init__(
+        self,
+        root: Path,
+        data: Path,
+        server: ScriptedModelServer,
+        editor: EditorBridge | None = None,
+        **checkpoints: Any,
+    ) -> None:
+        config = MementoConfig.model_validate(
+            {
+                "provider": {"kind": "openai", "baseUrl": server.openai_base_url, "model": "scripted"},
+                "tools": {"bash": "allow"},
+                "checkpoints": checkpoints,
+                "memory": {"enabled": False},
+            }
+        )
+        self.session = Session(root, config, create_provider(config.provider), data_dir=data, editor=editor)
+        self.engine = CheckpointEngine(self.session)
+        self.session.add_hooks(self.engine)
+        self.events: list[events.Event] = []
+        self.session.events.subscribe(self.events.append)
+        self.tasks = TaskRegistry()
+
+    async def turn(self, prompt: str) -> str:
+        finished = asyncio.Event()
+        states: list[str] = []
+
+        def listen(event: events.Event) -> None:
+            if isinstance(event, events.TurnFinished):
+                states.append(event.state)
+                finished.set()
+
+        stop = self.session.events.subscribe(listen)
+        try:
+            self.session.prompt(prompt, lambda coro, name: self.tasks.spawn(coro, name=name))
+            await asyncio.wait_for(finished.wait(), 10)
+        finally:
+            stop()
+        return states[0]
+
+    async def close(self) -> None:
+        await self.session.aclose()
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in the user's repository; reads never rewrite its index (no optional locks)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout

@@ -1,0 +1,70 @@
+"""A bare session with the memory mechanism (and governance when asked), driven by the
+scripted model server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from memento.config import MementoConfig
+from memento.governance.governor import Governor, attach
+from memento.memory.engine import MemoryEngine
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.session import Session
+from memento.session.tasks import TaskRegistry
+from tests.fakes.model_server import ScriptedModelServer
+
+
+class MemoryBench:
+    def __init__(
+        self, root: Path, data: Path, server: ScriptedModelServer, *, governed: bool = False, **memory: Any
+    ) -> None:
+        config = MementoConfig.model_validate(
+            {
+                "provider": {
+                    "kind": "openai",
+                    "baseUrl": server.openai_base_url,
+                    "model": "scripted",
+                    "retry": {"attempts": 1},
+                },
+                "memory": memory,
+                "compaction": {"enabled": governed, "keepRecentTokens": 50},
+                "checkpoints": {"enabled": False},
+            }
+        )
+        self.session = Session(root, config, create_provider(config.provider), data_dir=data)
+        self.governor: Governor | None = attach(self.session) if governed else None
+        self.engine = MemoryEngine(self.session)
+        self.session.add_hooks(self.engine)
+        self.tasks = TaskRegistry()
+
+    async def turn(self, prompt: str) -> str:
+        finished = asyncio.Event()
+        states: list[str] = []
+
+        def listen(event: events.Event) -> None:
+            if isinstance(event, events.TurnFinished):
+                states.append(event.state)
+                finished.set()
+
+        stop = self.session.events.subscribe(listen)
+        try:
+            self.session.prompt(prompt, lambda coro, name: self.tasks.spawn(coro, name=name))
+            await asyncio.wait_for(finished.wait(), 10)
+        finally:
+            stop()
+        return states[0]
+
+    async def close(self) -> None:
+        await self.session.aclose()
+
+
+def request_text(server: ScriptedModelServer, index: int = -1) -> str:
+    return json.dumps(server.requests[index].body, ensure_ascii=False)
+
+
+async def no_model(system: str, prompt: str, max_tokens: int) -> str:
+    raise RuntimeError("no model reachable")
