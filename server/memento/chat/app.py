@@ -1,0 +1,150 @@
+"""`memento chat`: the engine's `Session` in a terminal, built as the language server builds it
+(same settings, same provider factory, same mechanisms), with events drawn by a renderer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from memento.chat.editor import TerminalEditor
+from memento.chat.options import ChatError, ChatOptions, load_config
+from memento.chat.render import PlainRenderer, Renderer
+from memento.chat.status import Status
+from memento.compose import Mechanisms, install_mechanisms
+from memento.config import MementoConfig, data_dir
+from memento.providers.base import ProviderError
+from memento.providers.factory import create_provider
+from memento.session import events
+from memento.session.entries import MessageEntry
+from memento.session.events import TurnEndState
+from memento.session.messages import ToolResultMessage
+from memento.session.session import Session
+from memento.session.store import SessionCorrupt, SessionLocked
+from memento.session.tasks import TaskRegistry
+
+EXIT_CODES: dict[TurnEndState, int] = {"finished": 0, "error": 1, "aborted": 130}
+
+
+class ChatApp:
+    def __init__(self, options: ChatOptions, *, interactive: bool) -> None:
+        self.options = options
+        self.interactive = interactive
+        self.config: MementoConfig = load_config(options)
+        self.plain = options.plain if options.plain is not None else not sys.stdout.isatty()
+        self.console = Console(highlight=False, markup=False)
+        self.tasks = TaskRegistry()
+        self.status = Status(model="")
+        self.renderer: Renderer = self._renderer()
+        self.editor = TerminalEditor(self)
+        self._session: Session | None = None
+        self.mechanisms = Mechanisms()
+        self._finished: dict[str, asyncio.Future[events.TurnFinished]] = {}
+        self._turn_running = False
+
+    def _renderer(self) -> Renderer:
+        if self.plain:
+            return PlainRenderer(self.status, self._result_text)
+        from memento.chat.live import RichRenderer
+
+        return RichRenderer(self.status, self._result_text, self.console, toolbar=self.interactive)
+
+    @property
+    def session(self) -> Session:
+        assert self._session is not None, "ChatApp.start() first"
+        return self._session
+
+    # -- building the session ---------------------------------------------------------
+    async def start(self) -> None:
+        config = self.config
+        if config.provider.kind == "local":
+            from memento.chat.model import prepare_model
+
+            await prepare_model(config.provider.local, self.console, plain=self.plain)
+        try:
+            provider = create_provider(config.provider)
+        except ProviderError as exc:
+            raise ChatError(str(exc)) from exc
+        session = Session(
+            self.options.workspace, config, provider, data_dir=data_dir(config), editor=self.editor
+        )
+        self._session = session
+        self.status.model = provider.model or config.provider.kind
+        session.events.subscribe(self._on_event)
+        self.mechanisms = install_mechanisms(session, self.tasks)
+        await self._open_requested_session()
+        session.publish_context()
+        self.arm_sigint()
+
+    async def _open_requested_session(self) -> None:
+        session_id = self.options.session
+        if session_id is None and self.options.resume:
+            infos = await asyncio.to_thread(self.session.list_sessions)
+            if not infos:
+                raise ChatError(f"no earlier session in {self.session.directory} to continue")
+            session_id = infos[0].id
+        if session_id is not None:
+            self.open_session(session_id)
+
+    def open_session(self, session_id: str) -> None:
+        try:
+            self.session.open_session(session_id)
+        except (SessionLocked, SessionCorrupt, FileNotFoundError) as exc:
+            raise ChatError(str(exc)) from exc
+
+    def spawn(self, coro: Any, name: str) -> object:
+        return self.tasks.spawn(coro, name=name)
+
+    def _on_event(self, event: events.Event) -> None:
+        self.renderer.handle(event)
+        if isinstance(event, events.TurnFinished):
+            future = self._finished.pop(event.turn_id, None)
+            if future is not None and not future.done():
+                future.set_result(event)
+
+    def _result_text(self, call_id: str) -> str | None:
+        store = self.session.store
+        entry = store.get(store.leaf_id) if store is not None and store.leaf_id else None
+        message = entry.message if isinstance(entry, MessageEntry) else None
+        if isinstance(message, ToolResultMessage) and message.tool_call_id == call_id:
+            return message.text()
+        return None
+
+    # -- turns ------------------------------------------------------------------------
+    async def run_turn(self, text: str) -> TurnEndState:
+        """Run one turn to its end; Ctrl-C (SIGINT) aborts it."""
+        turn_id = self.session.prompt(text, self.spawn)
+        future: asyncio.Future[events.TurnFinished] = asyncio.get_running_loop().create_future()
+        self._finished[turn_id] = future
+        self._turn_running = True
+        self.arm_sigint()
+        try:
+            finished = await future
+        finally:
+            self._turn_running = False
+        return finished.state
+
+    def arm_sigint(self) -> None:
+        """(Re)install the Ctrl-C handler: it stops a running turn and is ignored otherwise
+        (a Ctrl-C just after a turn ended must not end the chat). prompt_toolkit handles
+        Ctrl-C itself while it prompts and removes any handler afterwards, so the callers
+        re-arm after each prompt."""
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._interrupt)
+
+    def _interrupt(self) -> None:
+        if self._turn_running:
+            self.session.abort()
+
+    async def run_once(self, text: str) -> int:
+        return EXIT_CODES[await self.run_turn(text)]
+
+    async def close(self) -> None:
+        await self.tasks.cancel_all()
+        await self.mechanisms.aclose()
+        if self._session is not None:
+            await self._session.aclose()

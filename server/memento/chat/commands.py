@@ -1,0 +1,215 @@
+"""Slash commands of the interactive chat. Mechanism commands go through the handles that
+`install_mechanisms` returned (the same engine calls the language server's requests make);
+a mechanism missing from the build is said so, never a crash."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from prompt_toolkit import PromptSession
+
+from memento.chat.app import ChatApp
+from memento.chat.options import ChatError
+from memento.chat.status import tokens
+from memento.checkpoints.engine import CheckpointError
+from memento.checkpoints.git import GitError
+from memento.checkpoints.rewind import rewind
+from memento.providers.base import ProviderError
+from memento.session.session import Busy
+from memento.ttsr.engine import TtsrEngine
+from memento.ttsr.omfg import OmfgError, write_rule
+from memento.ttsr.omfg_run import generate
+
+HELP = """\
+/compact [--aggressive] [instructions]  compact the context now
+/checkpoint [label]                     checkpoint the conversation and the workspace
+/rewind                                 pick a checkpoint and go back to it
+/omfg <complaint>                       turn a complaint into a rule that stops it next time
+/rules                                  list the rules and how often they fired
+/sessions                               pick a session of this workspace to continue
+/new                                    start a new session
+/help, /quit"""
+
+
+class Commands:
+    def __init__(self, app: ChatApp, prompt: PromptSession[str]) -> None:
+        self.app = app
+        self.prompt = prompt
+        self.table: dict[str, Callable[[str], Awaitable[None]]] = {
+            "/help": self.help,
+            "/compact": self.compact,
+            "/checkpoint": self.checkpoint,
+            "/rewind": self.rewind,
+            "/omfg": self.omfg,
+            "/rules": self.rules,
+            "/sessions": self.sessions,
+            "/new": self.new,
+        }
+
+    def say(self, text: str) -> None:
+        self.app.renderer.line("info", text)
+
+    async def run(self, line: str) -> bool:
+        """Run one command line; False when the chat should end."""
+        name, _, rest = line.partition(" ")
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        handler = self.table.get(name)
+        if handler is None:
+            self.say(f"unknown command {name}; /help lists them")
+            return True
+        await handler(rest.strip())
+        return True
+
+    async def pick(self, question: str, items: list[str]) -> int | None:
+        """A numbered list and the user's choice (None when cancelled)."""
+        for number, item in enumerate(items, 1):
+            self.say(f"{number:>3}. {item}")
+        try:
+            answer = (await self.prompt.prompt_async(f"{question} (number, Enter to cancel): ")).strip()
+        except (KeyboardInterrupt, EOFError):
+            return None
+        finally:
+            self.app.arm_sigint()
+        if not answer:
+            return None
+        if not answer.isdigit() or not 1 <= int(answer) <= len(items):
+            self.say(f"no item {answer!r}")
+            return None
+        return int(answer) - 1
+
+    # -- the session ------------------------------------------------------------------
+    async def help(self, rest: str) -> None:
+        for line in HELP.splitlines():
+            self.say(line)
+
+    async def sessions(self, rest: str) -> None:
+        infos = await asyncio.to_thread(self.app.session.list_sessions)
+        if not infos:
+            self.say("no sessions in this workspace yet")
+            return
+        current = self.app.session.session_id
+        items = [
+            f"{i.id}  {i.updated_at[:16]}  {i.entry_count:>4} entries  {(i.title or '')[:60]}"
+            + ("  (current)" if i.id == current else "")
+            for i in infos
+        ]
+        choice = await self.pick("open which session?", items)
+        if choice is not None:
+            self._switch(lambda: self.app.open_session(infos[choice].id))
+
+    async def new(self, rest: str) -> None:
+        self._switch(self.app.session.new_session)
+
+    def _switch(self, action: Callable[[], object]) -> None:
+        try:
+            action()
+        except Busy as exc:
+            raise ChatError(str(exc)) from exc
+        self.app.session.publish_context()
+
+    # -- mechanisms -------------------------------------------------------------------
+    def missing(self, command: str, mechanism: str) -> None:
+        self.say(f"{command} needs {mechanism}, which is not in this build")
+
+    def idle(self, command: str) -> bool:
+        if self.app.session.busy:
+            self.say(f"{command}: a turn is running; wait for it or stop it with Ctrl-C")
+            return False
+        return True
+
+    async def compact(self, rest: str) -> None:
+        governor = self.app.mechanisms.governor
+        if governor is None:
+            return self.missing("/compact", "context governance")
+        aggressive = rest.startswith("--aggressive")
+        instructions = rest.removeprefix("--aggressive").strip() or None
+        if not self.idle("/compact"):
+            return
+        async with self.app.session.turn_lock:
+            before, after = await governor.compact_now(instructions, aggressive)
+        self.say(f"context: {tokens(before)} → {tokens(after)} tokens")
+        self.app.session.publish_context()
+
+    async def checkpoint(self, rest: str) -> None:
+        engine = self.app.mechanisms.checkpoints
+        if engine is None:
+            return self.missing("/checkpoint", "checkpoints")
+        try:
+            await engine.create(rest)  # announced by its CheckpointCreated event
+        except GitError as exc:
+            self.say(f"cannot take a checkpoint: {exc}")
+
+    async def rewind(self, rest: str) -> None:
+        engine = self.app.mechanisms.checkpoints
+        if engine is None:
+            return self.missing("/rewind", "checkpoints")
+        infos = await engine.list()
+        if not infos:
+            self.say("no checkpoints yet (/checkpoint takes one; turns that change files take one too)")
+            return
+        items = [
+            f"{i.id}  {i.created_at[:19]}  {i.kind:<6} {i.label[:50]}  ({len(i.files)} file(s) would change)"
+            for i in infos
+        ]
+        choice = await self.pick("rewind to which checkpoint?", items)
+        if choice is None or not self.idle("/rewind"):
+            return
+        try:
+            await rewind(engine, infos[choice].id)  # announced by its Rewound event
+        except (CheckpointError, GitError) as exc:
+            self.say(f"cannot rewind: {exc}")
+
+    async def omfg(self, rest: str) -> None:
+        engine = self.app.mechanisms.ttsr
+        if engine is None:
+            return self.missing("/omfg", "TTSR rules")
+        if not rest:
+            self.say("usage: /omfg <what the agent keeps doing wrong>")
+            return
+        self.say("writing a rule for that…")
+        try:
+            outcome = await generate(self.app.session, engine, rest)
+        except ProviderError as exc:
+            self.say(f"/omfg: the model request failed: {exc}")
+            return
+        for note in outcome.notes:
+            self.say(note)
+        if outcome.rule is None:
+            self.say(f"/omfg: no usable rule after {outcome.attempts} attempt(s)")
+            return
+        checked = "matches this session's bad example" if outcome.validated else "NOT validated"
+        self.say(f"rule {outcome.rule.name} ({checked}):")
+        for line in outcome.rule.content.splitlines():
+            self.say(f"    {line}")
+        if await self.confirm("save it to .memento/rules/?"):
+            await self._save_rule(engine, outcome.rule.name, outcome.rule.content)
+
+    async def _save_rule(self, engine: TtsrEngine, name: str, content: str) -> None:
+        try:
+            path = await asyncio.to_thread(write_rule, self.app.session.root, name, content)
+        except (OmfgError, OSError) as exc:
+            self.say(f"/omfg: {exc}")
+            return
+        await engine.reload(self.app.session.config.ttsr)
+        self.say(f"saved {path.relative_to(self.app.session.root)}")
+
+    async def confirm(self, question: str) -> bool:
+        try:
+            answer = await self.prompt.prompt_async(f"{question} [y/N] ")
+        except (KeyboardInterrupt, EOFError):
+            return False
+        finally:
+            self.app.arm_sigint()
+        return answer.strip().lower() in ("y", "yes")
+
+    async def rules(self, rest: str) -> None:
+        engine = self.app.mechanisms.ttsr
+        if engine is None:
+            return self.missing("/rules", "TTSR rules")
+        infos = engine.rule_infos()
+        if not infos:
+            self.say("no rules (put them in .memento/rules/*.md, or run /omfg)")
+        for info in infos:
+            self.say(f"{info.name:<28} {info.bucket:<9} {info.engine:<10} fired {info.fired}×  {info.path}")

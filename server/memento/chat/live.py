@@ -1,0 +1,182 @@
+"""The terminal renderer: Markdown drawn as it streams (rich), tool calls, notes and a status
+line under the reply while a turn runs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.text import Text
+
+from memento.chat.markdown import split_finished
+from memento.chat.render import LineKind, Renderer, ResultLookup
+from memento.chat.status import Status
+from memento.session import events
+
+REDRAW_S = 0.08
+STYLES: dict[str, tuple[str, str]] = {
+    "tool": ("⚙", "cyan"),
+    "retry": ("↻", "yellow"),
+    "ttsr": ("⚑", "magenta"),
+    "advisor": ("◆", "blue"),
+    "compaction": ("≋", "cyan"),
+    "checkpoint": ("⚐", "green"),
+    "rewind": ("⟲", "green"),
+    "rules": ("§", "yellow"),
+    "session": ("•", "dim"),
+    "info": ("•", "dim"),
+    "warning": ("!", "yellow"),
+    "error": ("✗", "red"),
+}
+
+
+class _LazyMarkdown:
+    """Parsed when drawn (at the refresh rate), not on every delta."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.text.strip():
+            yield Markdown(self.text)
+
+
+class RichRenderer(Renderer):
+    def __init__(self, status: Status, results: ResultLookup, console: Console, *, toolbar: bool) -> None:
+        super().__init__(status, results)
+        self.console = console
+        self.toolbar = toolbar
+        """Interactive: the prompt's toolbar shows the status between turns."""
+        self._pending = _LazyMarkdown()
+        self._thinking = Text(style="dim italic")
+        self._activity = ""
+        self._live: Live | None = None
+        self._drawn_at = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- the live area ----------------------------------------------------------------
+    def _area(self) -> Group:
+        status = " · ".join(p for p in (self._activity, self.status.line()) if p)
+        return Group(self._thinking, self._pending, Text(status, style="dim"))
+
+    def _ensure_live(self) -> None:
+        if self._live is None:
+            # Redrawn from the event loop only (no refresh thread), so printing finished blocks
+            # and redrawing the live area never interleave.
+            self._live = Live(self._area(), console=self.console, transient=True, auto_refresh=False)
+            self._live.start()
+
+    def _refresh(self) -> None:
+        """Redraw the live area, at most every REDRAW_S (a timer catches up on the rest)."""
+        if self._live is None:
+            return
+        wait = self._drawn_at + REDRAW_S - time.monotonic()
+        if wait <= 0:
+            self._draw()
+        elif self._timer is None:
+            try:
+                self._timer = asyncio.get_running_loop().call_later(wait, self._draw)
+            except RuntimeError:  # no loop (direct use): draw now
+                self._draw()
+
+    def _draw(self) -> None:
+        self._timer = None
+        if self._live is not None:
+            self._drawn_at = time.monotonic()
+            self._live.update(self._area(), refresh=True)
+
+    def _flush(self) -> None:
+        """Print what is in progress for good (before anything else is printed)."""
+        if self._thinking.plain:
+            self.console.print(self._thinking)
+            self._thinking = Text(style="dim italic")
+        pending, self._pending = self._pending.text, _LazyMarkdown()
+        if pending.strip():
+            self.console.print(Markdown(pending))
+        self._refresh()
+
+    def _stop(self) -> None:
+        self._flush()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    # -- drawing ----------------------------------------------------------------------
+    def turn_started(self) -> None:
+        self._activity = "waiting for the model"
+        self._ensure_live()
+        self._refresh()
+
+    def text(self, delta: str) -> None:
+        self._ensure_live()
+        if self._thinking.plain:
+            self.console.print(self._thinking)
+            self._thinking = Text(style="dim italic")
+        self._activity = "writing"
+        finished, rest = split_finished(self._pending.text + delta)
+        self._pending.text = rest
+        if finished.strip():
+            self.console.print(Markdown(finished))
+            self.console.print()  # the blank line the source had between blocks
+        self._refresh()
+
+    def thinking(self, delta: str) -> None:
+        self._ensure_live()
+        self._activity = "thinking"
+        self._thinking.append(delta)
+        self._refresh()
+
+    def tool_preparing(self, name: str) -> None:
+        self._ensure_live()
+        self._activity = f"calling {name}"
+        self._refresh()
+
+    def tool_started(self, name: str, summary: str) -> None:
+        self._ensure_live()
+        self._flush()
+        self._activity = f"running {name}"
+        self.console.print(Text.assemble(("⚙ ", "cyan"), (name, "bold cyan"), (f" {summary}", "cyan")))
+        self._refresh()
+
+    def tool_finished(self, name: str, ok: bool, detail: str) -> None:
+        self._activity = "waiting for the model"
+        if ok:
+            self.console.print(Text(f"  ✓ {detail[:100]}" if detail else "  ✓", style="dim green"))
+        else:
+            self.console.print(Text(f"  ✗ {detail}", style="red"))
+        self._refresh()
+
+    def line(self, kind: LineKind, text: str) -> None:
+        self._flush()
+        icon, style = STYLES.get(kind, ("•", ""))
+        self.console.print(Text(f"{icon} {text}", style=style))
+
+    def discard_partial(self) -> None:
+        self._pending = _LazyMarkdown()
+        self._thinking = Text(style="dim italic")
+        self._refresh()
+
+    def turn_finished(self, state: events.TurnEndState, error: str | None) -> None:
+        self._stop()
+        self._activity = ""
+        if state == "error":
+            self.line("error", f"the turn failed: {error}")
+        elif state == "aborted":
+            self.line("warning", "stopped")
+        if not self.toolbar and self.status.context is not None:
+            self.console.print(Text(self.status.line(), style="dim"))
+
+    def status_changed(self) -> None:
+        self._refresh()
+
+    def pause(self) -> None:
+        self._stop()
+
+    def resume(self) -> None:
+        self._ensure_live()

@@ -1,0 +1,168 @@
+"""Engine events → terminal output. `Renderer.handle` is the event-bus listener; it sorts
+events into a few drawing calls that the plain (scripts) and rich (terminal) renderers implement.
+Listeners run on the event loop, so drawing stays cheap: the rich one only redraws the block
+in progress, at its own refresh rate."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from memento.chat.status import Status
+from memento.session import events
+
+LineKind = str
+"""tool, retry, ttsr, advisor, compaction, checkpoint, rewind, rules, session, info, warning, error"""
+
+ResultLookup = Callable[[str], "str | None"]
+"""The text of a finished tool call's result, by call id."""
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def tool_summary(raw_args: str) -> str:
+    """A tool call's arguments as `key=value` pairs on one line."""
+    try:
+        args = json.loads(raw_args) if raw_args.strip() else {}
+    except json.JSONDecodeError:
+        return one_line(raw_args, 120)
+    if not isinstance(args, dict):
+        return one_line(raw_args, 120)
+    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in args.items()]  # pyright: ignore[reportUnknownVariableType]
+    return one_line(" ".join(parts), 120)
+
+
+class Renderer:
+    """Sorts events; subclasses draw. `interactive` renderers leave the status to a toolbar."""
+
+    def __init__(self, status: Status, results: ResultLookup) -> None:
+        self.status = status
+        self.results = results
+        self._args: dict[str, list[str]] = {}
+
+    # drawing, implemented by subclasses
+    def turn_started(self) -> None: ...
+    def text(self, delta: str) -> None: ...
+    def thinking(self, delta: str) -> None: ...
+    def tool_preparing(self, name: str) -> None: ...
+    def tool_started(self, name: str, summary: str) -> None: ...
+    def tool_finished(self, name: str, ok: bool, detail: str) -> None: ...
+    def line(self, kind: LineKind, text: str) -> None: ...
+    def discard_partial(self) -> None: ...
+    def turn_finished(self, state: events.TurnEndState, error: str | None) -> None: ...
+    def status_changed(self) -> None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+
+    def handle(self, event: events.Event) -> None:
+        if self.status.update(event):
+            self.status_changed()
+        match event:
+            case events.TurnStarted():
+                self.turn_started()
+            case events.Delta(stream="text", delta=delta):
+                self.text(delta)
+            case events.Delta(stream="thinking", delta=delta):
+                self.thinking(delta)
+            case events.Delta(stream="tool", tool_call_id=call_id, tool_name=name, delta=delta):
+                if call_id is not None:
+                    if call_id not in self._args:
+                        self.tool_preparing(name or "tool")
+                    self._args.setdefault(call_id, []).append(delta)
+            case events.ToolCallStarted(tool_call_id=call_id, tool_name=name):
+                self.tool_started(name, tool_summary("".join(self._args.pop(call_id, []))))
+            case events.ToolCallFinished(tool_call_id=call_id, tool_name=name, is_error=is_error):
+                self.tool_finished(name, not is_error, one_line(self.results(call_id) or ""))
+            case events.TurnRetrying(attempt=attempt, reason=reason, rules=rules):
+                self.discard_partial()
+                because = f" (rules: {', '.join(rules)})" if rules else ""
+                self.line("retry", f"reply discarded, retrying (attempt {attempt}): {reason}{because}")
+            case events.TurnFinished(state=state, error=error):
+                self._args.clear()
+                self.turn_finished(state, error)
+            case _:
+                self._mechanism(event)
+
+    def _mechanism(self, event: events.Event) -> None:
+        match event:
+            case events.Error(message=message):
+                self.line("warning", message)
+            case events.TtsrTriggered(rules=rules, interrupted=interrupted):
+                how = "interrupted the reply" if interrupted else "attached a reminder"
+                self.line("ttsr", f"rule {', '.join(rules)} {how}")
+            case events.AdvisorNote():
+                self.line("advisor", advisor_text(event))
+            case events.AdvisorStatus(state=state, message=message):
+                self.line("advisor", f"{state}: {message}")
+            case events.CompactionStarted() | events.CompactionFinished() | events.CompactionFailed():
+                self.line("compaction", self.status.compaction)
+            case events.CheckpointCreated(checkpoint_id=cid, label=label):
+                self.line("checkpoint", f"{cid} {label}".strip())
+            case events.Rewound(checkpoint_id=cid, restored=restored, conflicts=conflicts):
+                text = f"to {cid}: {len(restored)} file(s) restored"
+                self.line(
+                    "rewind", text + (f"; conflicts left alone: {', '.join(conflicts)}" if conflicts else "")
+                )
+            case events.RulesChanged(problems=problems):
+                for path, found in problems.items():
+                    for problem in found:
+                        self.line("rules", f"{path}: {problem.get('message', problem)}")
+            case events.SessionChanged(session_id=session_id):
+                self.line("session", session_id)
+            case _:
+                pass
+
+
+def advisor_text(note: events.AdvisorNote) -> str:
+    where = ""
+    if note.path:
+        where = f"{note.path}:{note.line} " if note.line else f"{note.path} "
+    return f"[{note.severity}] {where}{note.note}"
+
+
+class PlainRenderer(Renderer):
+    """For scripts: the reply's text on stdout as it arrives, everything else on stderr."""
+
+    def __init__(self, status: Status, results: ResultLookup, out: TextIO | None = None) -> None:
+        super().__init__(status, results)
+        self.out = out or sys.stdout
+        self.err = sys.stderr
+        self._at_line_start = True
+
+    def text(self, delta: str) -> None:
+        if delta:
+            self.out.write(delta)
+            self.out.flush()
+            self._at_line_start = delta.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self.out.write("\n")
+            self.out.flush()
+            self._at_line_start = True
+
+    def line(self, kind: LineKind, text: str) -> None:
+        self._end_line()
+        self.err.write(f"[{kind}] {text}\n")
+        self.err.flush()
+
+    def tool_started(self, name: str, summary: str) -> None:
+        self.line("tool", f"{name} {summary}".rstrip())
+
+    def tool_finished(self, name: str, ok: bool, detail: str) -> None:
+        if not ok:
+            self.line("tool", f"{name} failed: {detail}")
+
+    def turn_finished(self, state: events.TurnEndState, error: str | None) -> None:
+        self._end_line()
+        if state == "error":
+            self.line("error", f"the turn failed: {error}")
+        elif state == "aborted":
+            self.line("aborted", "stopped by the user")
+        if self.status.context is not None:
+            self.line("status", self.status.line())
