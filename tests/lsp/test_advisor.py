@@ -16,6 +16,7 @@ from tests.lsp.harness import Editor, provider_options, running_editor
 
 MAIN, ADVISOR = "main-model", "advisor-model"
 SOURCE = "memento-advisor"
+# The workspace file the advisor's note points at (its content, not a sleep in the test).
 APP = "import time\n\ndef poll():\n    while True:\n        time.sleep(1)\n"
 
 

@@ -165,7 +165,7 @@ async def test_catch_up_waits_for_a_healthy_advisor() -> None:
     h.feed([user("go"), answer("ok")])
     await asyncio.wait_for(h.agent.started.wait(), 5)
     waiter = asyncio.ensure_future(h.runtime.wait_for_catchup(30.0, 1))
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one loop tick so the waiter runs; it must still be pending after it
     assert not waiter.done()
     gate.set()
     await asyncio.wait_for(waiter, 5)
