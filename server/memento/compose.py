@@ -6,8 +6,8 @@ and returns their handles; front ends run their commands (compact, checkpoint, r
 /omfg, rules) through those handles. `memento chat` calls it right after building its
 `Session`, so a terminal session is governed exactly like an editor's.
 
-The language server's feature modules (`lsp/features/*.py`) still compose the same steps
-in their own `on_start` callbacks; they can take the handles from here instead.
+The language server calls it too (`MementoApp.start`); its feature modules take the
+handles from `app.mechanisms`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ class Mechanisms:
     checkpoints: CheckpointEngine | None = None
     memory: MemoryEngine | None = None
     ttsr: TtsrEngine | None = None
+    ttsr_hooks: TtsrHooks | None = None
 
     async def aclose(self) -> None:
         """Stop the mechanisms' own resources (the session is closed by its owner)."""
@@ -46,9 +47,10 @@ class Mechanisms:
             await self.governor.aclose()
 
 
-def install_mechanisms(session: Session, tasks: TaskRegistry) -> Mechanisms:
+def install_mechanisms(session: Session, tasks: TaskRegistry, *, load_rules: bool = True) -> Mechanisms:
     """Register every mechanism's hooks and listeners on `session`; background work (rule
-    loading, tokenizer warm-up, advisor turns) runs in `tasks`."""
+    loading, tokenizer warm-up, advisor turns) runs in `tasks`. The language server loads
+    the rules itself (`load_rules=False`) because it publishes their lint with the load."""
     config = session.config
     governor = attach(session)
     tasks.spawn(governor.warm_up(), name="tokenizer-warm-up")
@@ -60,6 +62,15 @@ def install_mechanisms(session: Session, tasks: TaskRegistry) -> Mechanisms:
     memory = MemoryEngine(session)
     session.add_hooks(memory)
     ttsr = TtsrEngine(session.root, config.ttsr)
-    TtsrHooks(ttsr).attach(session)
-    tasks.spawn(ttsr.reload(config.ttsr), name="ttsr-load-rules")
-    return Mechanisms(governor=governor, advisor=advisor, checkpoints=checkpoints, memory=memory, ttsr=ttsr)
+    ttsr_hooks = TtsrHooks(ttsr)
+    ttsr_hooks.attach(session)
+    if load_rules:
+        tasks.spawn(ttsr.reload(config.ttsr), name="ttsr-load-rules")
+    return Mechanisms(
+        governor=governor,
+        advisor=advisor,
+        checkpoints=checkpoints,
+        memory=memory,
+        ttsr=ttsr,
+        ttsr_hooks=ttsr_hooks,
+    )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from memento.compose import Mechanisms, install_mechanisms
 from memento.config import MementoConfig, data_dir, merge, parse_config, workspace_settings
 from memento.lsp import protocol as p
 from memento.lsp.bridge import LspEditor
@@ -35,6 +36,8 @@ class MementoApp:
         self._session: Session | None = None
         self._init_hooks = init_hooks
         self._init_options: dict[str, Any] = {}
+        self.mechanisms = Mechanisms()
+        """Handles on the engine's mechanisms, installed on the session at `initialize`."""
 
     @property
     def session(self) -> Session:
@@ -64,6 +67,7 @@ class MementoApp:
             editor=LspEditor(self.server),
         )
         self._session.events.subscribe(self.on_event)
+        self.mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)
         for hook in self._init_hooks:
             hook(self)
         if problem:
@@ -96,6 +100,7 @@ class MementoApp:
 
     async def shutdown(self) -> None:
         await self.tasks.cancel_all()
+        await self.mechanisms.aclose()
         if self._session is not None:
             await self._session.aclose()
 

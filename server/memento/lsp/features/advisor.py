@@ -19,7 +19,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
 from memento.advisor.board import LiveNote
-from memento.advisor.engine import AdvisorEngine, spawn_with
+from memento.advisor.engine import AdvisorEngine
 from memento.lsp import protocol as p
 from memento.lsp.bridge import _units, uri_for  # pyright: ignore[reportPrivateUsage]
 from memento.lsp.documents import documents
@@ -232,7 +232,8 @@ def register(server: MementoServer) -> None:
         return views[0]
 
     def start(app: MementoApp) -> None:
-        engine = AdvisorEngine.attach(app.session, spawn_with(app.tasks.spawn))
+        engine = app.mechanisms.advisor
+        assert engine is not None
         views.append(AdvisorView(server, app, engine))
 
     def document_changed(uri: str) -> None:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from memento.checkpoints.engine import CheckpointEngine, CheckpointError
-from memento.checkpoints.exploration import ExplorationHooks
 from memento.checkpoints.git import GitError
 from memento.checkpoints.rewind import rewind
 from memento.lsp import protocol as p
@@ -28,10 +27,8 @@ def register(server: MementoServer) -> None:
 
     def start(app: MementoApp) -> None:
         session = app.session
-        engine = CheckpointEngine(session)
-        session.add_hooks(engine)
-        if session.config.checkpoints.exploration_tools:
-            session.add_hooks(ExplorationHooks(session))
+        engine = app.mechanisms.checkpoints
+        assert engine is not None
         engine.listeners.append(lambda: app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty()))
 
         def on_event(event: events.Event) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from memento.governance.governor import Governor, attach
+from memento.governance.governor import Governor
 from memento.lsp import protocol as p
 from memento.session import events
 
@@ -137,9 +137,9 @@ def register(server: MementoServer) -> None:
     views: list[CompactionView] = []
 
     def start(app: MementoApp) -> None:
-        governor = attach(app.session)
+        governor = app.mechanisms.governor
+        assert governor is not None
         views.append(CompactionView(server, app, governor))
-        app.spawn(governor.warm_up(), "tokenizer-warm-up")
 
     app.on_start(start)
 

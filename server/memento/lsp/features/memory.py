@@ -16,7 +16,6 @@ from pygls.uris import to_fs_path
 from memento.lsp.bridge import uri_for
 from memento.lsp.documents import documents
 from memento.memory.decisions import MEMORY_DIR, LineProblem, parse_log
-from memento.memory.engine import MemoryEngine
 
 if TYPE_CHECKING:
     from memento.lsp.app import MementoApp
@@ -103,9 +102,8 @@ def register(server: MementoServer) -> None:
     lints: list[DecisionLint] = []
 
     def start(app: MementoApp) -> None:
-        session = app.session
-        engine = MemoryEngine(session)
-        session.add_hooks(engine)
+        engine = app.mechanisms.memory
+        assert engine is not None
         lint = DecisionLint(server, app)
         lints.append(lint)
 

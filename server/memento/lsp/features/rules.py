@@ -221,9 +221,8 @@ def register(server: MementoServer) -> None:
         return views[0]
 
     def start(app: MementoApp) -> None:
-        engine = TtsrEngine(app.session.root, app.session.config.ttsr)
-        hooks = TtsrHooks(engine)
-        hooks.attach(app.session)
+        engine, hooks = app.mechanisms.ttsr, app.mechanisms.ttsr_hooks
+        assert engine is not None and hooks is not None
         views.append(RulesView(server, app, engine, hooks))
         app.spawn(views[0].reload(), "ttsr-load-rules")
 
