@@ -16,8 +16,8 @@ from tests.lsp.harness import Editor, provider_options, running_editor
 
 MAIN, ADVISOR = "main-model", "advisor-model"
 SOURCE = "memento-advisor"
-# The workspace file the advisor's note points at (its content, not a sleep in the test).
-APP = "import time\n\ndef poll():\n    while True:\n        time.sleep(1)\n"
+# The workspace file the advisor's note points at.
+APP = "import flags\n\ndef poll():\n    while True:\n        flags.wait_for_flag()\n"
 
 
 def options(server: ScriptedModelServer, **advisor: Any) -> dict[str, Any]:
