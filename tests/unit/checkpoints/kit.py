@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -16,6 +15,7 @@ from memento.session.editor import EditorBridge
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
 from tests.fakes.model_server import ScriptedModelServer
+from tests.unit.turns import run_turn
 
 
 class Bench:
@@ -43,21 +43,7 @@ class Bench:
         self.tasks = TaskRegistry()
 
     async def turn(self, prompt: str) -> str:
-        finished = asyncio.Event()
-        states: list[str] = []
-
-        def listen(event: events.Event) -> None:
-            if isinstance(event, events.TurnFinished):
-                states.append(event.state)
-                finished.set()
-
-        stop = self.session.events.subscribe(listen)
-        try:
-            self.session.prompt(prompt, lambda coro, name: self.tasks.spawn(coro, name=name))
-            await asyncio.wait_for(finished.wait(), 10)
-        finally:
-            stop()
-        return states[0]
+        return await run_turn(self.session, self.tasks, prompt)
 
     async def close(self) -> None:
         await self.session.aclose()

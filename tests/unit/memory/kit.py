@@ -3,7 +3,6 @@ scripted model server."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -12,10 +11,10 @@ from memento.config import MementoConfig
 from memento.governance.governor import Governor, attach
 from memento.memory.engine import MemoryEngine
 from memento.providers.factory import create_provider
-from memento.session import events
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
 from tests.fakes.model_server import ScriptedModelServer
+from tests.unit.turns import run_turn
 
 
 class MemoryBench:
@@ -42,21 +41,7 @@ class MemoryBench:
         self.tasks = TaskRegistry()
 
     async def turn(self, prompt: str) -> str:
-        finished = asyncio.Event()
-        states: list[str] = []
-
-        def listen(event: events.Event) -> None:
-            if isinstance(event, events.TurnFinished):
-                states.append(event.state)
-                finished.set()
-
-        stop = self.session.events.subscribe(listen)
-        try:
-            self.session.prompt(prompt, lambda coro, name: self.tasks.spawn(coro, name=name))
-            await asyncio.wait_for(finished.wait(), 10)
-        finally:
-            stop()
-        return states[0]
+        return await run_turn(self.session, self.tasks, prompt)
 
     async def close(self) -> None:
         await self.session.aclose()
