@@ -47,7 +47,7 @@ from memento.session.entries import Entry, UnknownEntry, parse_entry
 from memento.session.messages import STORED, Message, TextContent, ThinkingContent, Usage
 
 HERE = Path(__file__).resolve().parent
-VECTORS_DIR = Path(os.environ.get("PI_VECTORS_DIR") or HERE.parents[2] / "shared" / "vectors" / "pi-1.6")
+VECTORS_DIR = Path(os.environ.get("PI_VECTORS_DIR") or HERE.parent / "data" / "vectors" / "pi-1.6")
 DEVIATIONS_FILE = HERE / "deviations.toml"
 ESTIMATOR = Chars4Estimator()
 

@@ -12,7 +12,7 @@ from memento.session.store import new_session_path, sessions_dir
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.harness import provider_options, running_editor
 
-VECTORS = Path(os.environ.get("PI_VECTORS_DIR", Path(__file__).parents[3] / "shared" / "vectors" / "pi-1.6"))
+VECTORS = Path(os.environ.get("PI_VECTORS_DIR", Path(__file__).parents[1] / "data" / "vectors" / "pi-1.6"))
 
 
 def _pi_entries() -> list[dict]:

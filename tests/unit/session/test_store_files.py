@@ -21,7 +21,7 @@ from memento.session.messages import CustomMessage, UserMessage
 from memento.session.store import SessionCorrupt, SessionStore, list_sessions, read_session
 
 REPO = Path(__file__).resolve().parents[3]
-VECTORS = Path(os.environ.get("PI_VECTORS_DIR", REPO.parent / "shared" / "vectors" / "pi-1.6"))
+VECTORS = Path(os.environ.get("PI_VECTORS_DIR", REPO / "tests" / "data" / "vectors" / "pi-1.6"))
 HEADER: dict[str, Any] = {
     "type": "session",
     "version": 3,
