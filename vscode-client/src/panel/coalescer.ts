@@ -1,0 +1,119 @@
+/**
+ * Coalescing of server notifications before they cross into the webview.
+ *
+ * A model streams hundreds of deltas a second; one `postMessage` each is what makes chat
+ * panels fall seconds behind. Notifications are queued and sent at most once per
+ * `intervalMs` as one `notices` message, with consecutive deltas of the same stream merged
+ * and state-like notices (context, checkpoints) keeping only their latest value.
+ *
+ * Pure: the clock comes in as a `Timer`, so tests drive it by hand.
+ */
+import type { Notice, NoticeOf } from "../webviewProtocol";
+
+export interface Timer {
+  set(callback: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+/** Notices that describe a state, not an event: only the newest matters. */
+const LATEST_WINS = new Set<Notice["kind"]>(["context", "checkpoints"]);
+
+function sameStream(a: NoticeOf<"stream">, b: NoticeOf<"stream">): boolean {
+  return a.turnId === b.turnId && a.stream === b.stream && a.toolCallId === b.toolCallId;
+}
+
+/** Adds `notice` to `queue`, merging it into what is there when it can. */
+export function coalesceInto(queue: Notice[], notice: Notice): void {
+  const last = queue[queue.length - 1];
+  if (notice.kind === "stream" && last?.kind === "stream" && sameStream(last, notice)) {
+    queue[queue.length - 1] = { ...last, delta: last.delta + notice.delta };
+    return;
+  }
+  if (LATEST_WINS.has(notice.kind)) {
+    const earlier = queue.findIndex((n) => n.kind === notice.kind);
+    if (earlier >= 0) queue.splice(earlier, 1);
+  }
+  queue.push(notice);
+}
+
+export function coalesce(notices: readonly Notice[]): Notice[] {
+  const queue: Notice[] = [];
+  for (const notice of notices) coalesceInto(queue, notice);
+  return queue;
+}
+
+export class Coalescer {
+  private queue: Notice[] = [];
+  private handle: unknown = undefined;
+
+  constructor(
+    private readonly send: (notices: Notice[]) => void,
+    private readonly timer: Timer,
+    private readonly intervalMs = 16,
+  ) {}
+
+  push(notice: Notice): void {
+    coalesceInto(this.queue, notice);
+    if (this.handle === undefined) {
+      this.handle = this.timer.set(() => {
+        this.handle = undefined;
+        this.flush();
+      }, this.intervalMs);
+    }
+  }
+
+  /** Sends what is queued now (also used before a reply that must come after them). */
+  flush(): void {
+    if (this.handle !== undefined) {
+      this.timer.clear(this.handle);
+      this.handle = undefined;
+    }
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.send(batch);
+  }
+
+  /** Drops what is queued (the page went away; it reloads from history). */
+  discard(): void {
+    if (this.handle !== undefined) this.timer.clear(this.handle);
+    this.handle = undefined;
+    this.queue = [];
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+}
+
+/**
+ * The running turn's notices so far, coalesced, so a page that (re)opens mid-turn shows the
+ * partial answer: history holds only what the session has stored.
+ */
+export class LiveTurn {
+  private turnId: string | undefined;
+  private notices: Notice[] = [];
+
+  record(notice: Notice): void {
+    if (notice.kind === "turn" && notice.state === "started") {
+      this.turnId = notice.turnId;
+      this.notices = [notice];
+      return;
+    }
+    if (!("turnId" in notice) || notice.turnId !== this.turnId) return;
+    if (notice.kind === "turn" && notice.state !== "retrying") {
+      this.turnId = undefined;
+      this.notices = [];
+      return;
+    }
+    coalesceInto(this.notices, notice);
+  }
+
+  get running(): string | undefined {
+    return this.turnId;
+  }
+
+  snapshot(): Notice[] {
+    return [...this.notices];
+  }
+}

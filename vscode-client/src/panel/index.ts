@@ -1,0 +1,74 @@
+/**
+ * The one call the extension makes to get the chat panel: `registerChatPanel(context, client)`
+ * after its language client is created. It registers the webview view `memento.chat`
+ * (declared in package.json under the `memento` activity-bar container) and the command
+ * `memento.openContextView`.
+ */
+import { randomBytes } from "node:crypto";
+import * as vscode from "vscode";
+import { PanelBridge } from "./bridge";
+import type { EditorActions, PanelClient } from "./host";
+import { ChatPanelProvider, VIEW_ID } from "./provider";
+
+export const OPEN_CONTEXT_VIEW = "memento.openContextView";
+export const CHECKPOINT_SCHEME = "memento-checkpoint";
+
+/** `memento-checkpoint:/<path>?<checkpoint id>`: the checkpoint's copy of a workspace file. */
+export function checkpointUri(path: string, checkpointId: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query: checkpointId });
+}
+
+function workspaceFile(path: string): vscode.Uri | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  return folder === undefined ? undefined : vscode.Uri.joinPath(folder.uri, path);
+}
+
+export const vscodeEditor: EditorActions = {
+  async openDiff(path, checkpointId) {
+    const file = workspaceFile(path);
+    if (file === undefined) return;
+    if (checkpointId === undefined) {
+      await vscode.window.showTextDocument(file, { preview: true });
+      return;
+    }
+    await vscode.commands.executeCommand(
+      "vscode.diff",
+      checkpointUri(path, checkpointId),
+      file,
+      `${path} (checkpoint ↔ now)`,
+    );
+  },
+  async openFile(path, line) {
+    const file = workspaceFile(path);
+    if (file === undefined) return;
+    const position = new vscode.Position(Math.max(0, line ?? 0), 0);
+    await vscode.window.showTextDocument(file, { selection: new vscode.Range(position, position) });
+  },
+};
+
+export function registerChatPanel(
+  context: vscode.ExtensionContext,
+  client: PanelClient,
+  log: vscode.LogOutputChannel | { warn(message: string): void } = console,
+): ChatPanelProvider {
+  const bridge = new PanelBridge(client, vscodeEditor, log, {
+    set: (callback, ms) => setTimeout(callback, ms),
+    clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  });
+  const provider = new ChatPanelProvider(bridge, {
+    media: vscode.Uri.joinPath(context.extensionUri, "media"),
+    joinPath: (base, ...parts) => vscode.Uri.joinPath(base, ...parts),
+    readText: async (uri) => new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)),
+    random: (bytes) => randomBytes(bytes),
+  });
+  context.subscriptions.push(
+    provider,
+    vscode.window.registerWebviewViewProvider(VIEW_ID, provider, {
+      webviewOptions: { retainContextWhenHidden: false },
+    }),
+    vscode.commands.registerCommand(OPEN_CONTEXT_VIEW, () =>
+      provider.showContext(() => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
+    ),
+  );
+  return provider;
+}

@@ -1,0 +1,240 @@
+/**
+ * The messages between the chat panel's page and the extension: one typed union each way,
+ * checked on receipt on both sides.
+ *
+ * Each message type is declared once, as a schema; its TypeScript type is inferred from
+ * that schema, so the type and the check cannot drift. The schema kit below is a dozen
+ * lines of combinators rather than a library: the extension and the page both import this
+ * file by relative path, so it must not need a runtime dependency of either package, and
+ * the messages are a small closed union discriminated by `type`.
+ *
+ * Field names follow Memento's LSP surface (camelCase, ARCHITECTURE §5); server payloads
+ * pass through unchanged, extra fields are dropped by the check.
+ */
+
+// -- the schema kit ---------------------------------------------------------------------
+
+export class ProtocolError extends Error {}
+
+export interface Schema<T> {
+  readonly parse: (value: unknown, path: string) => T;
+  readonly optional?: true;
+}
+export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+const fail = (path: string, wanted: string, value: unknown): never => {
+  const got = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  throw new ProtocolError(`${path}: expected ${wanted}, got ${got}`);
+};
+
+export const str: Schema<string> = {
+  parse: (v, p) => (typeof v === "string" ? v : fail(p, "a string", v)),
+};
+export const num: Schema<number> = {
+  parse: (v, p) => (typeof v === "number" && Number.isFinite(v) ? v : fail(p, "a number", v)),
+};
+export const bool: Schema<boolean> = {
+  parse: (v, p) => (typeof v === "boolean" ? v : fail(p, "a boolean", v)),
+};
+/** Any JSON object, kept as it is (server entries the page interprets defensively). */
+export const record: Schema<Record<string, unknown>> = {
+  parse: (v, p) =>
+    typeof v === "object" && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : fail(p, "an object", v),
+};
+
+export function lit<const T extends readonly (string | number | boolean)[]>(
+  ...values: T
+): Schema<T[number]> {
+  return {
+    parse: (v, p) =>
+      values.includes(v as T[number]) ? (v as T[number]) : fail(p, values.join(" | "), v),
+  };
+}
+
+export function arr<T>(item: Schema<T>, max = 100_000): Schema<T[]> {
+  return {
+    parse: (v, p) => {
+      if (!Array.isArray(v)) return fail(p, "an array", v);
+      if (v.length > max) throw new ProtocolError(`${p}: more than ${max} items`);
+      return v.map((x, i) => item.parse(x, `${p}[${i}]`));
+    },
+  };
+}
+
+/** Absent or null both read as undefined (the server omits None; JSON has no undefined). */
+export function opt<T>(inner: Schema<T>): Schema<T | undefined> & { optional: true } {
+  return {
+    optional: true,
+    parse: (v, p) => (v === undefined || v === null ? undefined : inner.parse(v, p)),
+  };
+}
+
+type Shape = Record<string, Schema<unknown>>;
+type OptionalKeys<S extends Shape> = { [K in keyof S]: S[K] extends { optional: true } ? K : never }[keyof S];
+type Simplify<T> = { [K in keyof T]: T[K] };
+export type ObjectOf<S extends Shape> = Simplify<
+  { [K in Exclude<keyof S, OptionalKeys<S>>]: Infer<S[K]> } & {
+    [K in OptionalKeys<S>]?: Infer<S[K]>;
+  }
+>;
+
+export function obj<S extends Shape>(shape: S): Schema<ObjectOf<S>> {
+  return {
+    parse: (v, p) => {
+      const source = record.parse(v, p);
+      const out: Record<string, unknown> = {};
+      for (const [key, schema] of Object.entries(shape)) {
+        const value = schema.parse(source[key], `${p}.${key}`);
+        if (value !== undefined) out[key] = value;
+      }
+      return out as ObjectOf<S>;
+    },
+  };
+}
+
+/** A union of object schemas told apart by the string field `tag`. */
+export function tagged<K extends string, M extends Record<string, Shape>>(
+  tag: K,
+  members: M,
+): Schema<{ [T in keyof M]: Simplify<{ [P in K]: T } & ObjectOf<M[T]>> }[keyof M]> {
+  const schemas = new Map(Object.entries(members).map(([name, shape]) => [name, obj(shape)]));
+  return {
+    parse: (v, p) => {
+      const kind = record.parse(v, p)[tag];
+      const schema = typeof kind === "string" ? schemas.get(kind) : undefined;
+      if (schema === undefined) return fail(`${p}.${tag}`, [...schemas.keys()].join(" | "), kind);
+      return { [tag]: kind, ...schema.parse(v, p) } as never;
+    },
+  };
+}
+
+// -- what the server says (forwarded LSP notifications) ---------------------------------
+
+const checkpoint = obj({
+  id: str,
+  label: str,
+  createdAt: str,
+  entryId: opt(str),
+  files: arr(str),
+  messageCount: opt(num),
+  kind: opt(str),
+});
+export type CheckpointItem = Infer<typeof checkpoint>;
+
+const session = obj({ id: str, path: str, title: opt(str), updatedAt: str });
+export type SessionItem = Infer<typeof session>;
+
+const severity = lit("nit", "concern", "blocker");
+
+/** One server notification, as the panel receives it (`kind` names the LSP method). */
+const noticeShapes = {
+  stream: {
+    turnId: str,
+    stream: lit("text", "thinking", "tool"),
+    delta: str,
+    toolCallId: opt(str),
+    toolName: opt(str),
+  },
+  turn: {
+    turnId: str,
+    state: lit("started", "retrying", "finished", "aborted", "error"),
+    rules: opt(arr(str)),
+    attempt: opt(num),
+    error: opt(str),
+    reason: opt(str),
+    retryInMs: opt(num),
+  },
+  /** The reminder text of the rules that made a turn retry (read by the extension from the
+   * session's TTSR injection, which the server appends right after the retry notice). */
+  reminder: { turnId: str, rules: arr(str), text: str },
+  tool: {
+    turnId: str,
+    toolCallId: str,
+    toolName: str,
+    state: lit("started", "finished"),
+    isError: opt(bool),
+  },
+  context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num },
+  compaction: {
+    phase: lit("started", "finished", "failed"),
+    level: lit("prune", "shake", "compact"),
+    reason: lit("threshold", "overflow", "manual"),
+    tokensBefore: num,
+    tokensAfter: opt(num),
+    summarizer: opt(lit("model", "structured")),
+    error: opt(str),
+  },
+  advisor: {
+    noteId: str,
+    note: str,
+    severity,
+    channel: lit("aside", "steer", "preserve"),
+    path: opt(str),
+    line: opt(num),
+    endLine: opt(num),
+  },
+  checkpoints: { checkpoints: arr(checkpoint) },
+} satisfies Record<string, Shape>;
+
+export const noticeSchema = tagged("kind", noticeShapes);
+export type Notice = Infer<typeof noticeSchema>;
+export type NoticeOf<K extends Notice["kind"]> = Extract<Notice, { kind: K }>;
+
+// -- extension → page -------------------------------------------------------------------
+
+export const toPageSchema = tagged("type", {
+  /** Coalesced notifications, in arrival order (at most one message per flush). */
+  notices: { notices: arr(noticeSchema) },
+  /** A page of `memento/history`, oldest first; `nextCursor` pages further back. */
+  history: {
+    requestId: num,
+    entries: arr(record),
+    nextCursor: opt(str),
+    tail: bool,
+  },
+  sessions: { requestId: num, sessions: arr(session), current: opt(str) },
+  /** The session changed (new, opened, or rewound): the page drops its timeline. */
+  sessionChanged: { id: opt(str) },
+  prompted: { requestId: num, turnId: str },
+  rewound: { restored: arr(str), conflicts: arr(str) },
+  failed: { requestId: opt(num), op: str, message: str },
+  /** `memento.openContextView`: show the context view. */
+  showContext: {},
+});
+export type ToPage = Infer<typeof toPageSchema>;
+
+// -- page → extension -------------------------------------------------------------------
+
+export const rewindModes = ["all", "conversation", "files"] as const;
+export type RewindMode = (typeof rewindModes)[number];
+
+export const fromPageSchema = tagged("type", {
+  /** The page is listening: the extension sends the live turn so far and the sessions. */
+  ready: {},
+  prompt: { requestId: num, text: str },
+  steer: { requestId: num, text: str },
+  abort: {},
+  history: { requestId: num, cursor: opt(str), limit: num, tail: bool },
+  listSessions: { requestId: num },
+  newSession: { requestId: num },
+  openSession: { requestId: num, id: str },
+  advisor: { action: lit("apply", "dismiss", "toRule"), noteId: str },
+  rewind: { checkpointId: str, mode: lit(...rewindModes) },
+  openDiff: { path: str, checkpointId: opt(str) },
+  openFile: { path: str, line: opt(num) },
+  compact: {},
+});
+export type FromPage = Infer<typeof fromPageSchema>;
+
+/** Checks a received message; a bad one throws `ProtocolError` naming the field. */
+export function parseToPage(value: unknown): ToPage {
+  return toPageSchema.parse(value, "message");
+}
+export function parseFromPage(value: unknown): FromPage {
+  return fromPageSchema.parse(value, "message");
+}
+export function parseNotice(value: unknown): Notice {
+  return noticeSchema.parse(value, "notice");
+}

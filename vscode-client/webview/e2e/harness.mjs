@@ -1,0 +1,89 @@
+// Serves the built page (../../media) on 127.0.0.1 with a stand-in for `acquireVsCodeApi`,
+// under the same CSP the extension sets, and opens it in Debian's Chromium via playwright-core.
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const MEDIA = join(here, "..", "..", "media");
+export const OUTPUT = join(here, "..", "test-output");
+const TYPES = { ".js": "text/javascript", ".css": "text/css", ".html": "text/html" };
+
+export const CHROMIUM_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+/** The same placeholders the extension fills (src/panel/html.ts), with the harness script
+ * put before the page's own, under the same nonce. */
+async function harnessPage(origin) {
+  const nonce = "harness" + Math.random().toString(36).slice(2);
+  const template = await readFile(join(MEDIA, "panel.html"), "utf8");
+  const csp = [
+    "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src ${origin}`,
+    `img-src ${origin} data:`, `font-src ${origin}`, "base-uri 'none'", "form-action 'none'",
+  ].join("; ");
+  const values = { nonce, csp, scriptUri: `${origin}/panel.js`, styleUri: `${origin}/panel.css` };
+  const html = template.replace(/\{\{(\w+)\}\}/g, (_, name) => values[name].replace(/"/g, "&quot;"));
+  return html.replace("<script nonce", `<script nonce="${nonce}" src="${origin}/fake-vscode.js"></script>\n  <script nonce`);
+}
+
+export async function startServer() {
+  let origin = "";
+  const server = createServer(async (request, response) => {
+    const path = new URL(request.url ?? "/", origin).pathname;
+    try {
+      const body = path === "/" ? await harnessPage(origin)
+        : path === "/fake-vscode.js" ? await readFile(join(here, "fake-vscode.js"))
+        : await readFile(join(MEDIA, path.slice(1)));
+      response.writeHead(200, { "content-type": TYPES[extname(path) || ".html"] ?? "application/octet-stream" });
+      response.end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  return { origin, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+export async function launch() {
+  const profile = await mkdtemp(join(tmpdir(), "memento-panel-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 420, height: 760 },
+  });
+  // Nothing leaves the machine: only the harness origin is served.
+  await context.route(/^(?!http:\/\/127\.0\.0\.1)/, (route) => route.abort());
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The page's posts so far, and a way to answer. */
+export function panel(page) {
+  return {
+    posted: () => page.evaluate(() => window.__posted),
+    send: (message) => page.evaluate((m) => window.postMessage(m, "*"), message),
+    notices: (...notices) => page.evaluate((n) => window.postMessage({ type: "notices", notices: n }, "*"), notices),
+    /** Waits until the page posted a message of `type` for which `predicate(m, arg)` holds
+     * (`predicate` runs in the page: it sees only its arguments). */
+    waitForPost: async (type, predicate = () => true, arg = null) => {
+      const handle = await page.waitForFunction(
+        ([t, p, a]) => window.__posted.find((m) => m.type === t && new Function("m", "arg", `return (${p})(m, arg)`)(m, a)),
+        [type, predicate.toString(), arg],
+      );
+      return handle.jsonValue();
+    },
+    frame: () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))),
+  };
+}

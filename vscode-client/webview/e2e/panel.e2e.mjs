@@ -1,0 +1,171 @@
+// The chat panel in a real Chromium: a scripted reply streams in, and every part of the
+// timeline the issue names is checked, with screenshots in ../test-output/.
+import assert from "node:assert/strict";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { conversation } from "./fixtures.mjs";
+import { launch, OUTPUT, panel, startServer } from "./harness.mjs";
+
+let server, browser, page, p;
+const shot = (name) => page.screenshot({ path: join(OUTPUT, `panel-${name}.png`) });
+const text = (selector) => page.locator(selector).allInnerTexts().then((t) => t.join("\n"));
+
+before(async () => {
+  await mkdir(OUTPUT, { recursive: true });
+  server = await startServer();
+  browser = await launch();
+  page = await browser.context.newPage();
+  page.on("pageerror", (error) => { throw error; });
+  await page.goto(server.origin);
+  p = panel(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const stored = conversation(40, { first: 20 }); // turns 20..59; older ones on the next page
+const TURN = "t1";
+
+test("opens with the stored history and the session list", async () => {
+  const tail = await p.waitForPost("history", (m) => m.tail);
+  assert.equal(tail.cursor, undefined);
+  await p.waitForPost("ready");
+  const list = await p.waitForPost("listSessions");
+  await p.send({ type: "history", requestId: tail.requestId, entries: stored, nextCursor: "60", tail: true });
+  await p.send({ type: "sessions", requestId: list.requestId, current: "s1", sessions: [
+    { id: "s1", path: "/x/s1.jsonl", title: "Refactor the parser", updatedAt: new Date().toISOString() },
+    { id: "s2", path: "/x/s2.jsonl", updatedAt: "2025-12-01T00:00:00Z" },
+  ] });
+  await page.locator(".row-user", { hasText: "Question 59" }).waitFor();
+  assert.match(await text("#session"), /Refactor the parser/);
+  // Virtualized: far fewer rows in the DOM than in the session.
+  assert.ok((await page.locator(".row").count()) < 40);
+  await shot("01-history");
+});
+
+test("a prompt streams a reply with markdown and a highlighted code block", async () => {
+  await page.locator("#input").fill("Write a hello function");
+  await page.locator("#input").press("Enter");
+  const prompt = await p.waitForPost("prompt");
+  assert.equal(prompt.text, "Write a hello function");
+  await p.send({ type: "prompted", requestId: prompt.requestId, turnId: TURN });
+  await p.notices({ kind: "turn", turnId: TURN, state: "started" });
+  const reply = "Here is **the function**:\n\n```python\ndef hello(name):\n    return f\"hi {name}\"\n```\n\nCall it with `hello(\"you\")`.";
+  for (let i = 0; i < reply.length; i += 7) {
+    await p.notices({ kind: "stream", turnId: TURN, stream: "text", delta: reply.slice(i, i + 7) });
+  }
+  const row = page.locator(".row-assistant[data-state=streaming]");
+  await row.locator("pre code.hljs .hljs-keyword", { hasText: "def" }).waitFor();
+  await row.locator("strong", { hasText: "the function" }).waitFor();
+  await row.locator("p code", { hasText: 'hello("you")' }).waitFor();
+  assert.equal(await page.locator("#stop").isVisible(), true);
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  await shot("02-streamed");
+});
+
+test("a tool card shows the tool, its file and status, and opens the diff", async () => {
+  await p.notices({ kind: "stream", turnId: TURN, stream: "tool", toolCallId: "c1", toolName: "edit", delta: '{"path": "src/app' },
+    { kind: "stream", turnId: TURN, stream: "tool", toolCallId: "c1", toolName: "edit", delta: '.py", "old": "a", "new": "b"}' },
+    { kind: "tool", turnId: TURN, toolCallId: "c1", toolName: "edit", state: "started" },
+    { kind: "tool", turnId: TURN, toolCallId: "c1", toolName: "edit", state: "finished", isError: false },
+    { kind: "checkpoints", checkpoints: [{ id: "cp1", label: "before edit", createdAt: new Date().toISOString(), entryId: stored[stored.length - 3].id, files: ["src/app.py"] }] });
+  const card = page.locator(".tool-card[data-tool=edit]");
+  await card.locator(".tool-status", { hasText: "done" }).waitFor();
+  assert.equal(await card.locator(".tool-target").innerText(), "src/app.py");
+  await card.locator("summary").click();
+  await card.getByRole("button", { name: "Open the diff of src/app.py" }).click();
+  const diff = await p.waitForPost("openDiff");
+  assert.equal(diff.path, "src/app.py");
+  await shot("03-tool-card");
+});
+
+test("a TTSR retry drops the partial answer and marks the rewrite with the reminder", async () => {
+  await p.notices({ kind: "stream", turnId: TURN, stream: "text", delta: "Now I will print(debug) the" },
+    { kind: "turn", turnId: TURN, state: "retrying", attempt: 2, rules: ["no-print"] });
+  const mark = page.locator(".ttsr-mark", { hasText: "rewritten: rule no-print" });
+  await mark.waitFor();
+  await p.notices({ kind: "reminder", turnId: TURN, rules: ["no-print"], text: '<system-interrupt reason="rule_violation" rule="no-print">\nYour output was interrupted.\n\nUse logging, never print().\n</system-interrupt>' });
+  await page.waitForFunction(() => document.querySelector(".ttsr-mark")?.getAttribute("title") === "Use logging, never print().");
+  assert.doesNotMatch(await text(".row-assistant[data-state=streaming]"), /print\(debug\)/);
+  await mark.hover();
+  await shot("04-ttsr");
+});
+
+test("Stop posts an abort; the steering input posts a steer while the turn runs", async () => {
+  await page.locator("#input").fill("use logging instead");
+  await page.locator("#input").press("Enter");
+  assert.equal((await p.waitForPost("steer")).text, "use logging instead");
+  await page.getByRole("button", { name: "Stop the turn" }).click();
+  await p.waitForPost("abort");
+});
+
+test("the retrying banner counts down to the next attempt", async () => {
+  await p.notices({ kind: "turn", turnId: TURN, state: "retrying", attempt: 3, reason: "rate limited (429)", retryInMs: 5000 });
+  const banner = page.locator("#banner.retrying");
+  await banner.waitFor();
+  assert.match(await banner.innerText(), /Retrying in [45]s… \(attempt 3\) — rate limited \(429\)/);
+  await shot("05-retrying");
+  await p.notices({ kind: "stream", turnId: TURN, stream: "text", delta: "Recovered." });
+  await banner.waitFor({ state: "hidden" });
+});
+
+test("advisor cards post apply, dismiss and make-rule", async () => {
+  const note = (id, text) => ({ kind: "advisor", noteId: id, note: text, severity: "concern", channel: "aside", path: "src/app.py", line: 4 });
+  await p.notices(note("n1", "The edit drops the error check."), note("n2", "Naming is off."), note("n3", "Tests print to stdout."));
+  for (const [id, name, action] of [["n1", "Apply the advisor's note", "apply"], ["n2", "Dismiss the advisor's note", "dismiss"], ["n3", "Make a rule from the advisor's note", "toRule"]]) {
+    const card = page.locator(".advisor-card", { has: page.locator(`[data-note=${id}]`) });
+    await card.getByRole("button", { name }).click();
+    const posted = await p.waitForPost("advisor", (m, noteId) => m.noteId === noteId, id);
+    assert.equal(posted.action, action);
+  }
+  await shot("06-advisor");
+});
+
+test("a compaction shows as a divider with tokens before and after", async () => {
+  await p.notices({ kind: "compaction", phase: "started", level: "compact", reason: "threshold", tokensBefore: 120000 });
+  await page.locator(".divider.compaction.phase-started").waitFor();
+  await p.notices({ kind: "compaction", phase: "finished", level: "compact", reason: "threshold", tokensBefore: 120000, tokensAfter: 30000, summarizer: "model" },
+    { kind: "context", tokens: 30000, contextWindow: 128000, percent: 23.4, stablePrefixTokens: 21000 });
+  await page.locator(".divider.compaction", { hasText: "120k → 30k tokens, summary by the model" }).waitFor();
+  assert.match(await page.locator("#meter-label").innerText(), /30k \/ 128k · 23%/);
+  await page.getByRole("button", { name: "Context view" }).click();
+  await page.locator(".context-chart path.chart-line").waitFor();
+  await shot("07-compaction-context");
+});
+
+test("the turn ends; an error shows where it happened with a retry", async () => {
+  await p.notices({ kind: "turn", turnId: TURN, state: "error", error: "provider said 500" });
+  await page.locator(".turn-error", { hasText: "provider said 500" }).waitFor();
+  const sync = await p.waitForPost("history", (m) => m.tail && m.requestId > 3);
+  await page.getByRole("button", { name: "Retry this prompt" }).click();
+  assert.equal((await p.waitForPost("prompt", (m, after) => m.text === "Write a hello function" && m.requestId > after, sync.requestId)).text, "Write a hello function");
+  await shot("08-error");
+});
+
+test("Restore to here posts the chosen rewind", async () => {
+  const restore = page.locator(".restore").first();
+  await restore.waitFor();
+  await restore.locator("summary").click();
+  await page.getByRole("menuitem", { name: "Restore the conversation only to here" }).click();
+  const rewind = await p.waitForPost("rewind");
+  assert.deepEqual({ checkpointId: rewind.checkpointId, mode: rewind.mode }, { checkpointId: "cp1", mode: "conversation" });
+  await shot("09-restore");
+});
+
+test("scrolling up pages older history in, keeping the reader's place", async () => {
+  await page.locator("#timeline").evaluate((t) => { t.scrollTop = 0; });
+  const older = await p.waitForPost("history", (m) => !m.tail);
+  assert.equal(older.cursor, "60");
+  const top = await page.locator(".row-user").first().innerText();
+  await p.send({ type: "history", requestId: older.requestId, entries: conversation(20, { first: 0, prefix: "o" }), tail: false });
+  await page.waitForFunction(() => document.querySelectorAll(".row").length > 0);
+  await p.frame();
+  // The row the reader was on is still on screen; the older turns are above it.
+  await page.locator(".row-user", { hasText: top.split("\n").pop() }).waitFor();
+  await page.locator("#timeline").evaluate((t) => { t.scrollTop = 0; });
+  await page.locator(".row-user", { hasText: "Question 0:" }).waitFor();
+  await shot("10-older-page");
+});

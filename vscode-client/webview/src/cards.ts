@@ -1,0 +1,162 @@
+/**
+ * The small things of the timeline: tool cards, advisor cards, compaction dividers, notes,
+ * TTSR marks and the "Restore to here" menu. Each returns fresh DOM for a row's data; buttons
+ * carry `data-action` and the main module handles their clicks in one delegated listener.
+ */
+import type { CheckpointItem } from "../../src/webviewProtocol";
+import { button, el } from "./dom";
+import { renderMarkdown } from "./markdown";
+import {
+  EDIT_TOOLS,
+  formatTokens,
+  toolTarget,
+  type AdvisorRow,
+  type CompactionRow,
+  type NoteRow,
+  type Part,
+  type TtsrMark,
+} from "./rows";
+
+type ToolPart = Extract<Part, { kind: "tool" }>;
+
+const STATUS_TEXT: Record<ToolPart["status"], string> = {
+  streaming: "preparing",
+  running: "running",
+  done: "done",
+  error: "failed",
+};
+
+export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined): HTMLElement {
+  const target = toolTarget(part.args);
+  const isEdit = EDIT_TOOLS.has(part.name) && target !== undefined;
+  const summary = el(
+    "summary",
+    { "aria-label": `Tool ${part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
+    el("span", { class: "tool-name" }, part.name),
+    target !== undefined ? el("span", { class: "tool-target", title: target }, target) : undefined,
+    el("span", { class: `tool-status status-${part.status}` }, STATUS_TEXT[part.status]),
+  );
+  const body = el("div", { class: "tool-body" });
+  if (part.args !== "") body.append(el("pre", { class: "tool-args" }, prettyArgs(part.args)));
+  if (part.output !== undefined) body.append(el("pre", { class: "tool-output" }, part.output));
+  const actions = el("div", { class: "card-actions" });
+  if (isEdit) {
+    actions.append(
+      button("Diff", `Open the diff of ${target}`, "open-diff", {
+        "data-path": target,
+        "data-checkpoint": checkpoint?.id,
+      }),
+    );
+  }
+  if (target !== undefined && part.name !== "bash") {
+    actions.append(button("Open", `Open ${target}`, "open-file", { "data-path": target }));
+  }
+  return el(
+    "details",
+    { class: `card tool-card status-${part.status}`, "data-tool": part.name, "data-call": part.id },
+    summary,
+    body,
+    actions.childElementCount > 0 ? actions : undefined,
+  );
+}
+
+function prettyArgs(args: string): string {
+  try {
+    return JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    return args; // still streaming
+  }
+}
+
+export function ttsrMark(mark: TtsrMark): HTMLElement {
+  const names = mark.rules.join(", ");
+  const reminder = mark.reminder ?? "the rule's reminder is on its way";
+  return el(
+    "div",
+    {
+      class: "ttsr-mark",
+      role: "note",
+      tabindex: 0,
+      title: reminder,
+      "aria-label": `Rewritten: the answer broke rule ${names}. Reminder: ${reminder}`,
+    },
+    el("span", { class: "ttsr-icon", "aria-hidden": "true" }, "↺"),
+    `rewritten: rule ${names}`,
+  );
+}
+
+const SEVERITY_LABEL = { nit: "Nit", concern: "Concern", blocker: "Blocker" } as const;
+const RESOLVED_LABEL = { apply: "applied", dismiss: "dismissed", toRule: "made a rule" } as const;
+
+export function advisorCard(row: AdvisorRow): HTMLElement {
+  const where = row.path === undefined ? undefined : `${row.path}${row.line === undefined ? "" : `:${row.line + 1}`}`;
+  const actions = el(
+    "div",
+    { class: "card-actions" },
+    button("Apply", "Apply the advisor's note", "advisor-apply", { "data-note": row.noteId }),
+    button("Dismiss", "Dismiss the advisor's note", "advisor-dismiss", { "data-note": row.noteId }),
+    button("Make rule", "Make a rule from the advisor's note", "advisor-toRule", { "data-note": row.noteId }),
+  );
+  if (row.resolved !== undefined) for (const b of actions.querySelectorAll("button")) b.disabled = true;
+  return el(
+    "section",
+    { class: `card advisor-card severity-${row.severity}${row.resolved ? " resolved" : ""}`, "aria-label": `Advisor ${row.severity}` },
+    el(
+      "header",
+      { class: "card-head" },
+      el("span", { class: "advisor-severity" }, `Advisor · ${SEVERITY_LABEL[row.severity]}`),
+      where !== undefined ? button(where, `Open ${where}`, "open-file", { "data-path": row.path, "data-line": row.line, class: "link" }) : undefined,
+      row.resolved !== undefined ? el("span", { class: "advisor-resolved" }, RESOLVED_LABEL[row.resolved]) : undefined,
+    ),
+    el("p", { class: "advisor-note" }, row.note),
+    actions,
+  );
+}
+
+export function compactionDivider(row: CompactionRow): HTMLElement {
+  const after = row.tokensAfter === undefined ? "…" : formatTokens(row.tokensAfter);
+  const by = row.level !== "compact" ? row.level === "prune" ? "stale tool output pruned" : "bulky blocks shaken out"
+    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model" : "summary";
+  const text =
+    row.phase === "started" ? `Compacting the context (${row.level})…`
+    : row.phase === "failed" ? `Compaction failed: ${row.error ?? "unknown error"}`
+    : `${formatTokens(row.tokensBefore)} → ${after} tokens, ${by}`;
+  const label = el("span", { class: "divider-label" }, text);
+  if (row.summary === undefined || row.summary === "") {
+    return el("div", { class: `divider compaction level-${row.level} phase-${row.phase}`, role: "separator", "aria-label": text }, label);
+  }
+  const body = el("div", { class: "divider-summary markdown" });
+  body.innerHTML = renderMarkdown(row.summary);
+  return el(
+    "details",
+    { class: `divider compaction level-${row.level} phase-${row.phase}` },
+    el("summary", { "aria-label": `${text}. Show the summary` }, label),
+    body,
+  );
+}
+
+export function noteRow(row: NoteRow): HTMLElement {
+  const body = el("div", { class: "divider-summary markdown" });
+  body.innerHTML = renderMarkdown(row.body);
+  return el("details", { class: "divider note" }, el("summary", {}, el("span", { class: "divider-label" }, row.title)), body);
+}
+
+/** "Restore to here": the three rewind choices, and which files would change. */
+export function restoreControl(checkpoint: CheckpointItem): HTMLElement {
+  const files = checkpoint.files.length === 0 ? "no file changed since" : `files put back: ${checkpoint.files.join(", ")}`;
+  const choice = (label: string, mode: string, aria: string): HTMLElement =>
+    button(label, aria, "rewind", { "data-checkpoint": checkpoint.id, "data-mode": mode, role: "menuitem" });
+  return el(
+    "details",
+    { class: "restore" },
+    el("summary", { "aria-label": `Restore to here (checkpoint ${checkpoint.label || checkpoint.id})` }, "Restore to here"),
+    el(
+      "div",
+      { class: "restore-menu", role: "menu", "aria-label": "Restore" },
+      choice("Conversation and files", "all", "Restore the conversation and the files to here"),
+      choice("Conversation only", "conversation", "Restore the conversation only to here"),
+      choice("Files only", "files", "Restore the files only to here"),
+      el("p", { class: "restore-files" }, files),
+    ),
+  );
+}

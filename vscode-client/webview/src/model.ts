@@ -1,0 +1,239 @@
+/**
+ * The page's state: the timeline rows, the live turn, checkpoints, the context series.
+ * Pure (no DOM): notices and history pages go in, the set of changed rows comes out, and the
+ * view redraws only those, once per animation frame.
+ */
+import type { CheckpointItem, Notice, NoticeOf } from "../../src/webviewProtocol";
+import { entriesToRows, joinPages } from "./history";
+import { appendText, assistantRow, reminderText, type AssistantRow, type CompactionRow, type Row } from "./rows";
+
+export interface Banner {
+  attempt?: number;
+  reason?: string;
+  retryAt?: number;
+}
+
+export interface ContextState {
+  tokens: number;
+  contextWindow: number;
+  percent: number;
+  stablePrefixTokens: number;
+}
+
+export class Timeline {
+  rows: Row[] = [];
+  /** Rows added or removed since the view last looked (the list must re-index). */
+  structural = true;
+  /** Keys of rows whose content changed since the view last looked. */
+  readonly dirty = new Set<string>();
+  olderCursor: string | undefined;
+  hasOlder = false;
+  running: string | undefined;
+  banner: Banner | undefined;
+  context: ContextState | undefined;
+  checkpoints = new Map<string, CheckpointItem>();
+  private liveCompaction = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  reset(): void {
+    this.rows = [];
+    this.structural = true;
+    this.olderCursor = undefined;
+    this.hasOlder = false;
+    this.banner = undefined;
+  }
+
+  private touch(row: Row): void {
+    row.version += 1;
+    this.dirty.add(row.key);
+  }
+
+  private add(row: Row): void {
+    this.rows.push(row);
+    this.structural = true;
+  }
+
+  /** The newest page of history. Rows already shown that are older than the page stay
+   * (the user may be reading them); the live turn stays after it while it runs. */
+  loadTail(entries: Record<string, unknown>[], nextCursor: string | undefined): void {
+    const rows = entriesToRows(entries);
+    const live = this.running === undefined ? [] : this.rows.filter((r) => r.entryIds.length === 0);
+    let older: Row[] = [];
+    const anchor = rows.findIndex((r) => r.kind !== "assistant");
+    const anchorId = rows[anchor]?.entryIds[0];
+    const at = anchorId === undefined ? -1 : this.rows.findIndex((r) => r.entryIds.includes(anchorId));
+    if (nextCursor !== undefined && at >= 0) {
+      older = this.rows.slice(0, at).filter((r) => r.entryIds.length > 0);
+      rows.splice(0, anchor);
+    } else {
+      this.olderCursor = nextCursor;
+      this.hasOlder = nextCursor !== undefined;
+    }
+    this.rows = [...older, ...rows, ...live];
+    this.structural = true;
+  }
+
+  /** An older page, put before what is shown. Returns how many rows were added on top. */
+  prependPage(entries: Record<string, unknown>[], nextCursor: string | undefined): number {
+    const before = this.rows.length;
+    this.rows = joinPages(entriesToRows(entries), this.rows);
+    this.olderCursor = nextCursor;
+    this.hasOlder = nextCursor !== undefined;
+    this.structural = true;
+    return this.rows.length - before;
+  }
+
+  /** Context tokens per turn, oldest first, with compactions marked (the context chart). */
+  series(): { tokens: number; stable: number; compaction: boolean }[] {
+    const points: { tokens: number; stable: number; compaction: boolean }[] = [];
+    for (const row of this.rows) {
+      if (row.kind === "assistant" && row.context !== undefined) points.push({ ...row.context, compaction: false });
+      else if (row.kind === "compaction" && row.level === "compact" && row.phase === "finished") {
+        points.push({ tokens: row.tokensAfter ?? row.tokensBefore, stable: 0, compaction: true });
+      }
+    }
+    return points;
+  }
+
+  /** The user's own message, shown at once (before the server answers). */
+  addPrompt(text: string, steer = false): void {
+    this.add({ kind: "user", key: `prompt:${this.rows.length}:${this.now()}`, version: 0, entryIds: [], text, steer });
+  }
+
+  private liveTurn(turnId: string): AssistantRow {
+    const found = this.rows.findLast((r): r is AssistantRow => r.kind === "assistant" && r.turnId === turnId);
+    if (found !== undefined) return found;
+    const row = assistantRow(`turn:${turnId}`, turnId);
+    row.state = "streaming";
+    row.retryText = this.rows.findLast((r) => r.kind === "user")?.text;
+    this.add(row);
+    return row;
+  }
+
+  apply(notice: Notice): void {
+    switch (notice.kind) {
+      case "turn":
+        return this.onTurn(notice);
+      case "stream": {
+        const row = this.liveTurn(notice.turnId);
+        this.banner = undefined;
+        if (notice.stream === "tool") {
+          const id = notice.toolCallId ?? "";
+          const part = row.parts.find((p) => p.kind === "tool" && p.id === id);
+          if (part?.kind === "tool") part.args += notice.delta;
+          else row.parts.push({ kind: "tool", id, name: notice.toolName ?? "tool", args: notice.delta, status: "streaming" });
+        } else {
+          appendText(row, notice.stream, notice.delta);
+        }
+        return this.touch(row);
+      }
+      case "tool": {
+        const row = this.liveTurn(notice.turnId);
+        let part = row.parts.find((p) => p.kind === "tool" && p.id === notice.toolCallId);
+        if (part === undefined) {
+          part = { kind: "tool", id: notice.toolCallId, name: notice.toolName, args: "", status: "running" };
+          row.parts.push(part);
+        }
+        if (part.kind === "tool") part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
+        if (notice.state === "finished") row.stepStart = row.parts.length;
+        return this.touch(row);
+      }
+      case "reminder": {
+        const row = this.liveTurn(notice.turnId);
+        const mark = row.marks.findLast((m) => m.rules.some((r) => notice.rules.includes(r)));
+        if (mark !== undefined) mark.reminder = reminderText(notice.text);
+        return this.touch(row);
+      }
+      case "context": {
+        this.context = notice;
+        const row = this.running === undefined ? undefined : this.liveTurn(this.running);
+        if (row !== undefined) row.context = { tokens: notice.tokens, stable: notice.stablePrefixTokens };
+        return;
+      }
+      case "compaction":
+        return this.onCompaction(notice);
+      case "advisor": {
+        const key = `advisor:${notice.noteId}`;
+        if (this.rows.some((r) => r.key === key)) return;
+        return this.add({ ...notice, kind: "advisor", key, version: 0, entryIds: [] });
+      }
+      case "checkpoints":
+        this.checkpoints = new Map(notice.checkpoints.filter((c) => c.entryId !== undefined).map((c) => [c.entryId!, c]));
+        for (const row of this.rows) if (row.entryIds.some((id) => this.checkpoints.has(id))) this.touch(row);
+        return;
+    }
+  }
+
+  private onTurn(notice: NoticeOf<"turn">): void {
+    const row = this.liveTurn(notice.turnId);
+    switch (notice.state) {
+      case "started":
+        this.running = notice.turnId;
+        row.state = "streaming";
+        break;
+      case "retrying":
+        if (notice.rules?.length) {
+          // TTSR: the server dropped the partial answer of this request; so do we.
+          row.parts.splice(row.stepStart);
+          row.marks.push({ rules: notice.rules, attempt: notice.attempt, at: row.parts.length });
+        } else {
+          this.banner = {
+            attempt: notice.attempt,
+            reason: notice.reason ?? notice.error,
+            retryAt: notice.retryInMs === undefined ? undefined : this.now() + notice.retryInMs,
+          };
+        }
+        break;
+      default:
+        if (this.running === notice.turnId) this.running = undefined;
+        this.banner = undefined;
+        row.state = notice.state === "finished" ? "done" : notice.state;
+        if (notice.error !== undefined) row.error = notice.error;
+        for (const part of row.parts) if (part.kind === "tool" && part.status === "streaming") part.status = "running";
+    }
+    this.touch(row);
+  }
+
+  private onCompaction(notice: NoticeOf<"compaction">): void {
+    let row = this.rows.findLast((r): r is CompactionRow => r.kind === "compaction" && r.phase === "started" && r.level === notice.level && r.entryIds.length === 0);
+    if (row === undefined) {
+      row = { kind: "compaction", key: `compaction:${this.liveCompaction++}`, version: 0, entryIds: [], level: notice.level, phase: notice.phase, tokensBefore: notice.tokensBefore };
+      this.add(row);
+    }
+    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, error: notice.error });
+    this.touch(row);
+  }
+
+  checkpointFor(row: Row): CheckpointItem | undefined {
+    for (const id of row.entryIds) {
+      const checkpoint = this.checkpoints.get(id);
+      if (checkpoint !== undefined) return checkpoint;
+    }
+    return undefined;
+  }
+
+  /** The server refused a prompt: say so under it, with the retry action. */
+  failPrompt(message: string): void {
+    const row = assistantRow(`failed:${this.rows.length}:${this.now()}`);
+    row.state = "error";
+    row.error = message;
+    row.retryText = this.rows.findLast((r) => r.kind === "user")?.text;
+    this.add(row);
+  }
+
+  /** Marks an advisor note acted upon (the card keeps its place, greyed). */
+  resolveNote(noteId: string, action: "apply" | "dismiss" | "toRule"): void {
+    const row = this.rows.find((r) => r.kind === "advisor" && r.noteId === noteId);
+    if (row?.kind === "advisor") {
+      row.resolved = action;
+      this.touch(row);
+    }
+  }
+
+  /** The view took note of every change. */
+  settle(): void {
+    this.structural = false;
+    this.dirty.clear();
+  }
+}

@@ -1,0 +1,131 @@
+/** The timeline's rows: what the page shows, one virtual-list item each. Plain data. */
+
+export type ToolStatus = "streaming" | "running" | "done" | "error";
+
+export type Part =
+  | { kind: "text"; text: string }
+  | { kind: "thinking"; text: string }
+  | {
+      kind: "tool";
+      id: string;
+      name: string;
+      args: string;
+      status: ToolStatus;
+      output?: string;
+    };
+
+export interface TtsrMark {
+  rules: string[];
+  attempt?: number;
+  reminder?: string;
+  /** Index into `parts` where the rewritten attempt was dropped. */
+  at: number;
+}
+
+interface RowBase {
+  key: string;
+  /** Bumped on every change, so a view knows to redraw. */
+  version: number;
+  /** Session entries this row shows (for checkpoints and the reconciliation with history). */
+  entryIds: string[];
+}
+
+export interface UserRow extends RowBase {
+  kind: "user";
+  text: string;
+  steer?: boolean;
+}
+
+export interface AssistantRow extends RowBase {
+  kind: "assistant";
+  turnId?: string;
+  parts: Part[];
+  marks: TtsrMark[];
+  state: "streaming" | "done" | "aborted" | "error";
+  error?: string;
+  /** The prompt to send again from the error's retry action. */
+  retryText?: string;
+  /** Where the current model request's parts start (a TTSR retry drops from here). */
+  stepStart: number;
+  /** The context the turn's last model request carried (for the context chart). */
+  context?: { tokens: number; stable: number };
+  /** Tool results whose call is on an older page not loaded yet. */
+  orphans?: Record<string, { output: string; isError: boolean }>;
+}
+
+export interface AdvisorRow extends RowBase {
+  kind: "advisor";
+  noteId: string;
+  note: string;
+  severity: "nit" | "concern" | "blocker";
+  channel: string;
+  path?: string;
+  line?: number;
+  resolved?: "apply" | "dismiss" | "toRule";
+}
+
+export interface CompactionRow extends RowBase {
+  kind: "compaction";
+  level: "prune" | "shake" | "compact";
+  phase: "started" | "finished" | "failed";
+  tokensBefore: number;
+  tokensAfter?: number;
+  summarizer?: "model" | "structured";
+  summary?: string;
+  error?: string;
+}
+
+/** A summary the session keeps of something else (an abandoned branch after a rewind). */
+export interface NoteRow extends RowBase {
+  kind: "note";
+  title: string;
+  body: string;
+}
+
+export type Row = UserRow | AssistantRow | AdvisorRow | CompactionRow | NoteRow;
+
+export function assistantRow(key: string, turnId?: string): AssistantRow {
+  return { kind: "assistant", key, turnId, version: 0, entryIds: [], parts: [], marks: [], state: "done", stepStart: 0 };
+}
+
+/** Appends streamed text to the last part when it is of the same kind. */
+export function appendText(row: AssistantRow, kind: "text" | "thinking", delta: string): void {
+  const last = row.parts[row.parts.length - 1];
+  if (last !== undefined && last.kind === kind) last.text += delta;
+  else row.parts.push({ kind, text: delta });
+}
+
+/** The file a tool call works on, from its (maybe half-streamed) JSON arguments. */
+export function toolTarget(args: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed === "object" && parsed !== null) {
+      const record = parsed as Record<string, unknown>;
+      for (const key of ["path", "file_path", "filePath", "file", "command"]) {
+        const value = record[key];
+        if (typeof value === "string") return value;
+      }
+    }
+  } catch {
+    const match = /"(?:path|file_path|filePath|file)"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(args);
+    if (match?.[1] !== undefined) return match[1];
+  }
+  return undefined;
+}
+
+export const EDIT_TOOLS = new Set(["edit", "write", "multi_edit", "apply_patch"]);
+
+/** The reminder of a TTSR injection, without the envelope the model sees. */
+export function reminderText(content: string): string {
+  const lines = content.split("\n").filter((line) => !/^<\/?system-(interrupt|reminder)\b/.test(line.trim()));
+  const paragraphs = lines.join("\n").trim().split(/\n\s*\n/);
+  // The first paragraph is the fixed explanation addressed to the model.
+  return (paragraphs.length > 1 ? paragraphs.slice(1) : paragraphs).join("\n\n").trim();
+}
+
+export function formatTokens(tokens: number): string {
+  if (tokens >= 1_000_000) return `${(tokens / 1_000_000).toFixed(1)}M`;
+  if (tokens >= 10_000) return `${Math.round(tokens / 1000)}k`;
+  if (tokens >= 1000) return `${(tokens / 1000).toFixed(1)}k`;
+  return String(tokens);
+}
