@@ -8,18 +8,21 @@ function entry(id, parentId, fields) {
 }
 
 /** `turns` turns of user → assistant (every third with a tool call and its result), with
- * ids `${prefix}${n}`: 2–4 messages a turn. */
+ * ids `${prefix}${turn}.${k}`: 2–4 messages a turn, the same ids for the same turn. */
 export function conversation(turns, { prefix = "e", first = 0 } = {}) {
   const out = [];
   let n = 0;
+  let turn = first;
   let parent = null;
   const push = (fields) => {
-    const id = `${prefix}${first + n++}`;
+    const id = `${prefix}${turn}.${n++}`;
     out.push(entry(id, parent, fields));
     parent = id;
     return id;
   };
   for (let t = first; t < first + turns; t += 1) {
+    turn = t;
+    n = 0;
     push({ type: "message", message: { role: "user", content: `Question ${t}: how does part ${t} work?`, timestamp: clock } });
     const tool = t % 3 === 0;
     const content = [{ type: "text", text: `Answer ${t}. Part ${t} reads the config and **returns** a value.\n\n- first point\n- second point` }];

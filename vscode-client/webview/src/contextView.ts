@@ -62,16 +62,17 @@ export function renderContextView(
       button("Compact now", "Compact the context now", "compact", { class: "secondary" }),
     ),
     bar,
-    chart(points, context?.contextWindow),
+    chart(points),
     el("p", { class: "context-legend" },
       `${points.length} turn${points.length === 1 ? "" : "s"} shown · ${compactions} compaction${compactions === 1 ? "" : "s"} (dashed lines) · shaded: stable prefix`),
   );
 }
 
-function chart(points: Point[], contextWindow: number | undefined): SVGSVGElement {
+function chart(points: Point[]): SVGSVGElement {
   const root = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "context-chart", role: "img", "aria-label": "Context tokens per turn" });
   if (points.length === 0) return root;
-  const top = Math.max(contextWindow ?? 0, ...points.map((p) => p.tokens), 1);
+  // Scaled to the turns shown (the meter above gives the share of the window).
+  const top = Math.max(...points.map((p) => p.tokens), 1) * 1.15;
   const x = (i: number): number => (points.length === 1 ? WIDTH / 2 : (i / (points.length - 1)) * WIDTH);
   const y = (tokens: number): number => HEIGHT - (tokens / top) * (HEIGHT - 4);
   const line = points.map((p, i) => `${i === 0 ? "M" : "L"}${x(i).toFixed(1)},${y(p.tokens).toFixed(1)}`).join(" ");

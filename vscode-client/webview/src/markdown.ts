@@ -132,9 +132,10 @@ export class IncrementalMarkdown {
   private commit(blockSource: string): void {
     if (blockSource.trim() === "") return;
     const element = this.tail ?? blockElement();
+    const drawn = this.tail !== undefined && this.tailSource === blockSource;
     this.tail = undefined;
     this.tailSource = "";
-    element.innerHTML = this.render(blockSource);
+    if (!drawn) element.innerHTML = this.render(blockSource);
     delete element.dataset["state"];
     if (element.parentNode !== this.container) this.container.appendChild(element);
   }

@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { PanelBridge, rewindArguments } from "../../src/panel/bridge";
+import type { ToPage } from "../../src/webviewProtocol";
+import { FakeClient, FakeEditor, ManualTimer } from "./fakes";
+
+function setup() {
+  const client = new FakeClient();
+  const editor = new FakeEditor();
+  const timer = new ManualTimer();
+  const warnings: string[] = [];
+  const bridge = new PanelBridge(client, editor, { warn: (m) => warnings.push(m) }, timer);
+  const posted: ToPage[] = [];
+  bridge.attach((m) => posted.push(m));
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  return { client, editor, timer, warnings, bridge, posted, settle };
+}
+
+describe("PanelBridge: notifications into the page", () => {
+  it("forwards the server's notifications, coalesced into one message per flush", () => {
+    const { client, timer, posted } = setup();
+    client.notify("memento/turn", { turnId: "t", state: "started" });
+    for (const delta of ["Hel", "lo", "!"]) client.notify("memento/stream", { turnId: "t", stream: "text", delta });
+    client.notify("memento/context", { tokens: 5, contextWindow: 10, percent: 50, stablePrefixTokens: 2 });
+    expect(posted).toEqual([]);
+    timer.fire();
+    expect(posted).toEqual([{ type: "notices", notices: [
+      { kind: "turn", turnId: "t", state: "started" },
+      { kind: "stream", turnId: "t", stream: "text", delta: "Hello!" },
+      { kind: "context", tokens: 5, contextWindow: 10, percent: 50, stablePrefixTokens: 2 },
+    ] }]);
+  });
+
+  it("drops a malformed notification with a warning, and goes on", () => {
+    const { client, timer, posted, warnings } = setup();
+    client.notify("memento/stream", { turnId: "t", stream: "text" });
+    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "ok" });
+    timer.fire();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/notice.delta: expected a string/);
+    expect(posted).toHaveLength(1);
+  });
+
+  it("queues nothing while no page listens", () => {
+    const { client, bridge, timer, posted } = setup();
+    bridge.attach(undefined);
+    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "lost" });
+    timer.fire();
+    expect(posted).toEqual([]);
+  });
+
+  it("sends a reopened page the running turn after the history tail", async () => {
+    const { client, bridge, posted, settle } = setup();
+    client.notify("memento/turn", { turnId: "t", state: "started" });
+    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "partial" });
+    bridge.attach(undefined);
+    const reopened: ToPage[] = [];
+    bridge.attach((m) => reopened.push(m));
+    client.answers["memento/history"] = () => ({ entries: [{ id: "a", type: "message" }, "junk"], nextCursor: null });
+    await bridge.receive({ type: "history", requestId: 7, limit: 100, tail: true });
+    await settle();
+    expect(reopened).toEqual([
+      { type: "history", requestId: 7, entries: [{ id: "a", type: "message" }], tail: true },
+      { type: "notices", notices: [{ kind: "turn", turnId: "t", state: "started" }, { kind: "stream", turnId: "t", stream: "text", delta: "partial" }] },
+    ]);
+    expect(posted).toEqual([]);
+  });
+
+  it("follows a TTSR retry with the rule's reminder from the session", async () => {
+    const { client, timer, posted, settle } = setup();
+    client.answers["memento/history"] = () => ({ entries: [
+      { type: "custom_message", customType: "ttsr-injection", content: "old" },
+      { type: "custom_message", customType: "ttsr-injection", content: "<system-interrupt>\nwhy\n\nUse logging.\n</system-interrupt>" },
+      { type: "ttsr_injection", injectedRules: ["no-print"] },
+    ] });
+    client.notify("memento/turn", { turnId: "t", state: "retrying", rules: ["no-print"], attempt: 2 });
+    await settle();
+    timer.fire();
+    expect(posted[0]).toEqual({ type: "notices", notices: [
+      { kind: "turn", turnId: "t", state: "retrying", rules: ["no-print"], attempt: 2 },
+      { kind: "reminder", turnId: "t", rules: ["no-print"], text: "<system-interrupt>\nwhy\n\nUse logging.\n</system-interrupt>" },
+    ] });
+  });
+
+  it("lists checkpoints when the page is ready and when the server says they changed", async () => {
+    const { client, timer, posted, bridge, settle } = setup();
+    const checkpoint = { id: "c1", label: "x", createdAt: "2026-01-01T00:00:00Z", entryId: "e1", files: ["a.py"] };
+    client.answers["memento/checkpoint/list"] = () => ({ checkpoints: [checkpoint] });
+    await bridge.receive({ type: "ready" });
+    client.notify("memento/checkpoints", {});
+    await settle();
+    timer.fire();
+    expect(posted).toEqual([{ type: "notices", notices: [{ kind: "checkpoints", checkpoints: [checkpoint] }] }]);
+  });
+});
+
+describe("PanelBridge: the page's requests", () => {
+  it("sends a prompt and answers with its turn id, after any queued notices", async () => {
+    const { client, bridge, posted } = setup();
+    client.answers["memento/prompt"] = () => ({ turnId: "t9" });
+    client.notify("memento/context", { tokens: 1, contextWindow: 2, percent: 50, stablePrefixTokens: 0 });
+    await bridge.receive({ type: "prompt", requestId: 3, text: "hello" });
+    expect(client.requests.at(-1)).toEqual({ method: "memento/prompt", param: { text: "hello" } });
+    expect(posted.map((m) => m.type)).toEqual(["notices", "prompted"]);
+    expect(posted[1]).toEqual({ type: "prompted", requestId: 3, turnId: "t9" });
+  });
+
+  it("runs advisor actions and rewinds through the server's commands", async () => {
+    const { client, bridge, posted } = setup();
+    client.answers["workspace/executeCommand"] = (param) => ((param as { command: string }).command === "memento.checkpoint.rewind" ? { restored: ["a.py"], conflicts: [] } : null);
+    await bridge.receive({ type: "advisor", action: "toRule", noteId: "n1" });
+    await bridge.receive({ type: "rewind", checkpointId: "c1", mode: "conversation" });
+    expect(client.requests).toEqual([
+      { method: "workspace/executeCommand", param: { command: "memento.advisor.toRule", arguments: [{ noteId: "n1" }] } },
+      { method: "workspace/executeCommand", param: { command: "memento.checkpoint.rewind", arguments: [rewindArguments("c1", "conversation")] } },
+    ]);
+    expect(posted).toEqual([{ type: "rewound", restored: ["a.py"], conflicts: [] }, { type: "sessionChanged" }]);
+  });
+
+  it("maps the three rewind choices", () => {
+    expect(rewindArguments("c", "all")).toEqual({ checkpointId: "c", conversation: true, files: true });
+    expect(rewindArguments("c", "conversation")).toEqual({ checkpointId: "c", conversation: true, files: false });
+    expect(rewindArguments("c", "files")).toEqual({ checkpointId: "c", conversation: false, files: true });
+  });
+
+  it("opens diffs and files in the editor", async () => {
+    const { bridge, editor } = setup();
+    await bridge.receive({ type: "openDiff", path: "src/a.py", checkpointId: "c1" });
+    await bridge.receive({ type: "openFile", path: "src/a.py", line: 4 });
+    expect(editor.calls).toEqual([["diff", "src/a.py", "c1"], ["file", "src/a.py", 4]]);
+  });
+
+  it("answers a failed request with `failed`, and ignores a malformed message", async () => {
+    const { client, bridge, posted, warnings } = setup();
+    client.answers["memento/session/open"] = () => {
+      throw new Error("session is locked");
+    };
+    await bridge.receive({ type: "openSession", requestId: 4, id: "s2" });
+    await bridge.receive({ type: "openSession", requestId: 5 });
+    expect(posted).toEqual([{ type: "failed", requestId: 4, op: "openSession", message: "session is locked" }]);
+    expect(warnings[0]).toMatch(/message.id: expected a string/);
+  });
+});

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { PanelBridge } from "../../src/panel/bridge";
+import { contentSecurityPolicy, fillTemplate } from "../../src/panel/html";
+import { ChatPanelProvider, type PanelView } from "../../src/panel/provider";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { FakeClient, FakeEditor, FakeWebview, ManualTimer, fakeUri } from "./fakes";
+
+const template = readFileSync(fileURLToPath(new URL("../../media/panel.html", import.meta.url)), "utf8");
+
+function setup() {
+  const client = new FakeClient();
+  const timer = new ManualTimer();
+  const bridge = new PanelBridge(client, new FakeEditor(), { warn: () => {} }, timer);
+  const provider = new ChatPanelProvider(bridge, {
+    media: fakeUri("/ext/media"),
+    joinPath: (base, ...parts) => fakeUri([base.path, ...parts].join("/")),
+    readText: async () => template,
+    random: (n) => new Uint8Array(n).fill(7),
+  });
+  const webview = new FakeWebview();
+  let dispose: () => void = () => {};
+  const view: PanelView = { webview, visible: true, onDidDispose: (listener) => { dispose = listener as () => void; return { dispose: () => {} }; } };
+  return { client, timer, provider, webview, view, dispose: () => dispose() };
+}
+
+describe("ChatPanelProvider", () => {
+  it("loads the page from media/ with a nonce'd script and a strict CSP", async () => {
+    const { provider, webview, view } = setup();
+    await provider.resolveWebviewView(view);
+    expect(webview.options.enableScripts).toBe(true);
+    expect(webview.options.localResourceRoots?.map((u) => u.path)).toEqual(["/ext/media"]);
+    expect(webview.html).not.toMatch(/\{\{/);
+    const nonce = /<script nonce="([^"]+)" src="([^"]+)"/.exec(webview.html);
+    expect(nonce?.[2]).toBe("https://file+.vscode-resource.test/ext/media/panel.js");
+    expect(webview.html).toContain(`script-src 'nonce-${nonce?.[1]}'`);
+    expect(webview.html).toContain("default-src 'none'");
+    expect(webview.html).not.toContain("unsafe-inline");
+    expect(webview.html).toContain('href="https://file+.vscode-resource.test/ext/media/panel.css"');
+  });
+
+  it("forwards to the page while it lives, and stops when VS Code disposes it", async () => {
+    const { client, timer, provider, webview, view, dispose } = setup();
+    await provider.resolveWebviewView(view);
+    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "a" });
+    timer.fire();
+    expect(webview.posted).toHaveLength(1);
+    dispose();
+    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "b" });
+    timer.fire();
+    expect(webview.posted).toHaveLength(1);
+  });
+
+  it("opens the context view on the page once it is ready", async () => {
+    const { client, provider, webview, view } = setup();
+    client.answers["memento/checkpoint/list"] = () => ({ checkpoints: [] });
+    let revealed = 0;
+    await provider.showContext(async () => { revealed += 1; await provider.resolveWebviewView(view); });
+    expect(revealed).toBe(1);
+    webview.fromPage({ type: "ready" });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(webview.posted).toContainEqual({ type: "showContext" });
+  });
+});
+
+describe("the page template", () => {
+  it("escapes values and refuses a missing one", () => {
+    expect(fillTemplate('<a x="{{v}}">', { v: '"><script>' })).toBe('<a x="&quot;&gt;&lt;script&gt;">');
+    expect(() => fillTemplate("{{missing}}", {})).toThrow(/no value for \{\{missing\}\}/);
+  });
+
+  it("allows scripts only by nonce", () => {
+    expect(contentSecurityPolicy("vscode-resource:", "N")).toBe(
+      "default-src 'none'; script-src 'nonce-N'; style-src vscode-resource:; img-src vscode-resource: data:; font-src vscode-resource:; base-uri 'none'; form-action 'none'",
+    );
+  });
+});
