@@ -44,5 +44,5 @@ export function conversation(turns, { prefix = "e", first = 0 } = {}) {
 
 /** A history of about `messages` messages (the benchmark's 10,000). */
 export function bigHistory(messages) {
-  return conversation(Math.ceil(messages / (10 / 3)));
+  return conversation(Math.ceil((messages * 3) / 8)); // 8 messages every 3 turns
 }

@@ -31,12 +31,14 @@ async function harnessPage(origin) {
   return html.replace("<script nonce", `<script nonce="${nonce}" src="${origin}/fake-vscode.js"></script>\n  <script nonce`);
 }
 
-export async function startServer() {
+/** `extra`: more files to serve, by path (the benchmarks' baseline page and script). */
+export async function startServer(extra = {}) {
   let origin = "";
   const server = createServer(async (request, response) => {
     const path = new URL(request.url ?? "/", origin).pathname;
     try {
-      const body = path === "/" ? await harnessPage(origin)
+      const body = extra[path] !== undefined ? await readFile(extra[path])
+        : path === "/" ? await harnessPage(origin)
         : path === "/fake-vscode.js" ? await readFile(join(here, "fake-vscode.js"))
         : await readFile(join(MEDIA, path.slice(1)));
       response.writeHead(200, { "content-type": TYPES[extname(path) || ".html"] ?? "application/octet-stream" });

@@ -103,6 +103,7 @@ export class TimelineList {
     const items = this.virtualizer.getVirtualItems();
     this.spacer.style.height = `${this.virtualizer.getTotalSize()}px`;
     const seen = new Set<string>();
+    const placed: HTMLElement[] = [];
     for (const item of items) {
       const row = this.rows[item.index];
       if (row === undefined) continue;
@@ -118,8 +119,10 @@ export class TimelineList {
       element.dataset["index"] = String(item.index);
       element.style.transform = `translateY(${item.start}px)`;
       if (element.parentNode !== this.spacer) this.spacer.append(element);
-      this.virtualizer.measureElement(element);
+      placed.push(element);
     }
+    // Measure after every write: one layout for the frame, not one per row.
+    for (const element of placed) this.virtualizer.measureElement(element);
     for (const [key, view] of this.views) {
       if (!seen.has(key)) {
         view.element.remove();
