@@ -46,6 +46,7 @@ class Editor:
         self.root = root
         self.streams: list[dict[str, Any]] = []
         self.turns: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
         self.contexts: list[dict[str, Any]] = []
         self.shown: list[types.ShowMessageParams] = []
         self.applied: list[types.ApplyWorkspaceEditParams] = []
@@ -79,6 +80,7 @@ class Editor:
 
         client.feature("memento/stream")(record(self.streams))
         client.feature("memento/turn")(record(self.turns))
+        client.feature("memento/tool")(record(self.tools))
         client.feature("memento/context")(record(self.contexts))
         client.feature(types.WINDOW_SHOW_MESSAGE)(record(self.shown))
 

@@ -50,6 +50,14 @@ async def test_prompt_streams_edits_and_stores_the_turn(
         assert end["state"] == "finished", end
         assert editor.text_of(turn_id) == "I will edit both files. Done: both files are edited."
         assert editor.turns[0] == {"turnId": turn_id, "state": "started"}
+        # Each tool call says when it starts and how it finished (the chat panel's tool cards).
+        assert [(t["toolCallId"], t["state"], t.get("isError")) for t in editor.tools] == [
+            ("call_open", "started", None),
+            ("call_open", "finished", False),
+            ("call_closed", "started", None),
+            ("call_closed", "finished", False),
+        ]
+        assert {t["turnId"] for t in editor.tools} == {turn_id}
         # The open document changed through the editor, keeping the user's unsaved line…
         assert len(editor.applied) == 1
         assert editor.buffers[uri][1] == "x = 2\ny = 'unsaved edit'\n"

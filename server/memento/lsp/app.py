@@ -126,6 +126,18 @@ class MementoApp:
                         tool_name=event.tool_name,
                     ),
                 )
+            case events.ToolCallStarted() | events.ToolCallFinished():
+                finished = isinstance(event, events.ToolCallFinished)
+                self.notify(
+                    p.TOOL,
+                    p.ToolParams(
+                        turn_id=event.turn_id,
+                        tool_call_id=event.tool_call_id,
+                        tool_name=event.tool_name,
+                        state="finished" if finished else "started",
+                        is_error=event.is_error if isinstance(event, events.ToolCallFinished) else None,
+                    ),
+                )
             case events.TurnRetrying():
                 self.notify(
                     p.TURN,

@@ -22,6 +22,7 @@ CONTEXT = "memento/context"
 
 STREAM = "memento/stream"
 TURN = "memento/turn"
+TOOL = "memento/tool"
 CONTEXT_NOTIFICATION = "memento/context"
 
 CMD_ABORT = "memento.abort"
@@ -124,6 +125,17 @@ class TurnParams(Model):
     rules: list[str] | None = None
     attempt: int | None = None
     error: str | None = None
+
+
+class ToolParams(Model):
+    """`memento/tool`: a tool call of the turn started or finished running (for chat views'
+    tool cards; the call's arguments stream as `memento/stream` with `stream: "tool"`)."""
+
+    turn_id: str
+    tool_call_id: str
+    tool_name: str
+    state: Literal["started", "finished"]
+    is_error: bool | None = None
 
 
 class ContextParams(Model):

@@ -50,13 +50,9 @@ export const ADVISOR_COMMANDS = {
 } as const;
 export const REWIND_COMMAND = "memento.checkpoint.rewind";
 
-/** The rewind command's argument for each of the panel's three choices. */
+/** The rewind command's argument: `mode` is the server's own `all | conversation | files`. */
 export function rewindArguments(checkpointId: string, mode: RewindMode): Record<string, unknown> {
-  return {
-    checkpointId,
-    conversation: mode !== "files",
-    files: mode !== "conversation",
-  };
+  return { checkpointId, mode };
 }
 
 const TTSR_INJECTION = "ttsr-injection";

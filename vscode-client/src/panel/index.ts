@@ -1,8 +1,9 @@
 /**
  * The one call the extension makes to get the chat panel: `registerChatPanel(context, client)`
- * after its language client is created. It registers the webview view `memento.chat`
- * (declared in package.json under the `memento` activity-bar container) and the command
- * `memento.openContextView`.
+ * after its language client is created. It registers the webview view `memento.chat` (to be
+ * declared in package.json under the `memento` activity-bar container) and returns what
+ * `memento.openContextView` should do (the extension owns that command:
+ * `api.setContextViewOpener(panel.openContextView)`).
  */
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
@@ -10,7 +11,6 @@ import { PanelBridge } from "./bridge";
 import type { EditorActions, PanelClient } from "./host";
 import { ChatPanelProvider, VIEW_ID } from "./provider";
 
-export const OPEN_CONTEXT_VIEW = "memento.openContextView";
 export const CHECKPOINT_SCHEME = "memento-checkpoint";
 
 /** `memento-checkpoint:/<path>?<checkpoint id>`: the checkpoint's copy of a workspace file. */
@@ -50,7 +50,7 @@ export function registerChatPanel(
   context: vscode.ExtensionContext,
   client: PanelClient,
   log: vscode.LogOutputChannel | { warn(message: string): void } = console,
-): ChatPanelProvider {
+): { provider: ChatPanelProvider; openContextView: () => Thenable<unknown> } {
   const bridge = new PanelBridge(client, vscodeEditor, log, {
     set: (callback, ms) => setTimeout(callback, ms),
     clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
@@ -66,9 +66,9 @@ export function registerChatPanel(
     vscode.window.registerWebviewViewProvider(VIEW_ID, provider, {
       webviewOptions: { retainContextWhenHidden: false },
     }),
-    vscode.commands.registerCommand(OPEN_CONTEXT_VIEW, () =>
-      provider.showContext(() => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
-    ),
   );
-  return provider;
+  return {
+    provider,
+    openContextView: () => provider.showContext(() => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
+  };
 }

@@ -117,9 +117,9 @@ describe("PanelBridge: the page's requests", () => {
   });
 
   it("maps the three rewind choices", () => {
-    expect(rewindArguments("c", "all")).toEqual({ checkpointId: "c", conversation: true, files: true });
-    expect(rewindArguments("c", "conversation")).toEqual({ checkpointId: "c", conversation: true, files: false });
-    expect(rewindArguments("c", "files")).toEqual({ checkpointId: "c", conversation: false, files: true });
+    for (const mode of ["all", "conversation", "files"] as const) {
+      expect(rewindArguments("c", mode)).toEqual({ checkpointId: "c", mode });
+    }
   });
 
   it("opens diffs and files in the editor", async () => {
