@@ -8,13 +8,17 @@ the file back without losing a byte of what it could not interpret:
 * a malformed line in the middle is kept verbatim with its position;
 * a torn last line (no newline, not JSON: a crash mid-write) is split off so the writer
   can move it aside;
-* versions 1 and 2 are migrated to 3 in memory, as pi does (ohmypi §1.4).
+* versions 1 and 2 are migrated to 3 in memory, as pi does (ohmypi §1.4), the same way on
+  every load: the file is never rewritten, so a v1 line gets an id derived from the session
+  id and its position, and an entry that already has an id (appended by a v3 writer after
+  the v1 lines) keeps it and its parent.
 
 `read_session` is the read-only load (listing, inspection): no lock, no writes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -28,7 +32,6 @@ from memento.session.entries import (
     Entry,
     SessionHeader,
     UnknownEntry,
-    new_entry_id,
     parse_entry,
 )
 from memento.session.messages import STORED
@@ -150,11 +153,27 @@ def migrate(header: dict[str, Any], entries: list[dict[str, Any]]) -> int | None
     return version
 
 
+def position_id(session_id: str, ordinal: int, taken: set[str]) -> str:
+    """The id of the `ordinal`-th entry of a v1 file: 8 hex characters, the same on every load."""
+    salt = 0
+    while True:
+        seed = f"{session_id}\0{ordinal}\0{salt}".encode("utf-8", "surrogatepass")
+        candidate = hashlib.blake2b(seed, digest_size=4).hexdigest()
+        if candidate not in taken:
+            return candidate
+        salt += 1
+
+
 def _v1_to_v2(header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
-    taken: set[str] = set()
+    session_id = str(header.get("id") or "")
+    # Ids of entries appended after the v1 lines come first, so a position id never takes one.
+    taken = {e["id"] for e in entries if isinstance(e.get("id"), str) and e["id"]}
     previous: str | None = None
-    for entry in entries:
-        entry_id = new_entry_id(taken)
+    for ordinal, entry in enumerate(entries):
+        if isinstance(entry.get("id"), str) and entry["id"] and "parentId" in entry:
+            previous = entry["id"]
+            continue
+        entry_id = position_id(session_id, ordinal, taken)
         taken.add(entry_id)
         entry["id"] = entry_id
         entry["parentId"] = previous

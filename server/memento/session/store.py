@@ -7,9 +7,11 @@ an entry as soon as it has it back. Nothing the store cannot interpret is droppe
 unknown entry types and fields, malformed lines and an oh-my-pi title slot are all
 written back by `rewrite`.
 
-Files in an older format are migrated in memory on load; `SessionStore.open` then
-rewrites the file at once (atomically) before anything can be appended, because an
-append to an unmigrated v1 file would be renumbered by the next migration.
+Files in an older format are migrated in memory on every load and never rewritten: a
+pi or oh-my-pi file keeps every line it had, and what Memento adds is appended after
+them (v1 lines get ids that are the same on every load, so appended entries can point at
+them). A running session never rewrites its file (prune and shake append records of their
+edits); `rewrite` stays as the atomic way to replace a file whole, for offline tools.
 `read_session` never writes.
 """
 
@@ -158,8 +160,6 @@ class SessionStore:
             store = cls(path, loaded, lock, fsync=fsync)
             store._repair_tail(loaded)
             store._open_for_append()
-            if loaded.migrated_from is not None:
-                store.rewrite(store._entries)
         except BaseException:
             if store is not None:
                 store.close()
