@@ -232,7 +232,12 @@ async def test_a_superseded_read_becomes_a_notice_but_protected_reads_stay(
     assert "alpha_value_1 " in results["r2"]
     assert "Where I stopped" in results["t1"] and "Where I stopped" in results["t2"]
 
+    # The file keeps the original result; the prune is an appended record of its edit.
     entries = _entries(data_dir)
-    pruned = [e for e in entries if e["type"] == "message" and e["message"].get("prunedAt")]
-    assert [e["message"]["toolCallId"] for e in pruned] == ["r1"]
-    assert any(e["type"] == "custom" and e["customType"] == "memento-governance" for e in entries)
+    assert not [e for e in entries if e["type"] == "message" and e["message"].get("prunedAt")]
+    by_id = {e["id"]: e for e in entries}
+    [record] = [e for e in entries if e["type"] == "custom" and e["customType"] == "memento-governance"]
+    [edit] = record["data"]["edits"]
+    target = by_id[edit["entryId"]]["message"]
+    assert target["toolCallId"] == "r1" and "alpha_value_1 " in target["content"][0]["text"]
+    assert edit["kind"] == "toolResult" and edit["text"] == SUPERSEDED_NOTICE

@@ -1,11 +1,15 @@
 """The session context (pi 1.6 `buildSessionContext`) and its conversion for the model
-(pi `convertToLlm`): summaries and shell runs become user messages with pi's wrapper texts."""
+(pi `convertToLlm`): summaries and shell runs become user messages with pi's wrapper texts.
+
+`build_session_context` is pi's own view (what pi sees in the file); `llm_messages` is what
+Memento sends: the same, with the prune and shake edits Memento recorded applied."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memento.governance.edits import apply_edits
 from memento.governance.projection import Leaf, ModelRef, project, session_path
 from memento.session.entries import Entry
 from memento.session.messages import (
@@ -90,5 +94,6 @@ def convert_to_llm(messages: Sequence[Message], *, keep_custom: bool = False) ->
 
 
 def llm_messages(path: Sequence[Entry]) -> list[Message]:
-    """What a request carries for a root→leaf path: the projected context, converted."""
-    return convert_to_llm(project(path).messages, keep_custom=True)
+    """What a request carries for a root→leaf path: the projected context with the recorded
+    prune and shake edits applied (`edits`), converted."""
+    return convert_to_llm(project(apply_edits(path)).messages, keep_custom=True)

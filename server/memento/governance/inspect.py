@@ -1,6 +1,8 @@
 """`memento session inspect FILE`: the context estimate of a session file, whether it would
-compact, and where the cut would fall — for users debugging a session, and for checking our
-numbers against pi's (`--estimator chars4` counts as pi does). Reads the file, never writes.
+compact, where the cut would fall, and what the projection prunes and shakes (the edits
+Memento recorded in the file: which entries, which parts, the replacement text, the tokens
+they save) — for users debugging a session, and for checking our numbers against pi's
+(`--estimator chars4` counts as pi does). Reads the file, never writes.
 
 Exit status: 0 when it would not compact, 1 when it would, 2 when the file cannot be read.
 """
@@ -14,6 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import CompactionSettings
+from memento.governance.edits import Applied, ContextEdit, apply_edits
+from memento.governance.tokens import Estimator
+from memento.session.entries import Entry, MessageEntry
+from memento.session.messages import ToolResultMessage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +51,9 @@ def inspect_session(path: Path, settings: CompactionSettings, window: int) -> di
 
     header, entries, warnings = read_session(path)
     estimator = make_estimator(settings)
-    branch = session_path(entries)
+    stored = session_path(entries)
+    applied: list[Applied] = []
+    branch = apply_edits(stored, applied)
     projection = project(branch)
     estimate = estimate_projected_context_tokens(projection, branch, estimator)
     local = sum(estimator.message_tokens(m) for m in projection.messages)
@@ -78,8 +86,51 @@ def inspect_session(path: Path, settings: CompactionSettings, window: int) -> di
         "thresholdTokens": threshold_tokens(window, settings),
         "wouldCompact": should_compact(tokens, window, settings),
         "cut": cut,
+        "contextEdits": _edits_report(stored, branch, applied, estimator),
         "warnings": warnings,
     }
+
+
+def _edits_report(
+    stored: list[Entry], branch: list[Entry], applied: list[Applied], estimator: Estimator
+) -> dict[str, Any]:
+    """What the recorded prune and shake edits change in what is sent, edit by edit."""
+    final = {e.id: e for e in branch}
+    touched = {a.edit.entry_id for a in applied}
+    originals = [e for e in stored if e.id in touched]
+    saved = sum(estimator.entry_tokens(e) for e in originals) - sum(
+        estimator.entry_tokens(final[e.id]) for e in originals
+    )
+    rows = [
+        {
+            "record": a.record.entry.id,
+            "level": a.record.level,
+            "reason": a.record.reason,
+            "entryId": a.edit.entry_id,
+            "kind": a.edit.kind,
+            "part": _part(a.target, a.edit),
+            "replacement": a.edit.text,
+        }
+        for a in applied
+    ]
+    return {
+        "records": len({a.record.entry.id for a in applied}),
+        "pruned": sum(a.record.level == "prune" for a in applied),
+        "shaken": sum(a.record.level == "shake" for a in applied),
+        "entries": len(touched),
+        "tokensSaved": saved,
+        "edits": rows,
+    }
+
+
+def _part(target: Entry, edit: ContextEdit) -> str:
+    message = target.message if isinstance(target, MessageEntry) else None
+    if edit.kind == "toolResult":
+        name = message.tool_name if isinstance(message, ToolResultMessage) else "?"
+        return f"{name} result"
+    owner = message.role if message is not None else getattr(target, "custom_type", target.type)
+    where = "text" if edit.slot < 0 else f"block {edit.slot}"
+    return f"{owner} {where}, characters {edit.start}-{edit.end}"
 
 
 def _text(report: dict[str, Any]) -> str:
@@ -107,8 +158,24 @@ def _text(report: dict[str, Any]) -> str:
             + (f" + {cut['turnPrefixMessages']} of the split turn" if cut["isSplitTurn"] else "")
             + (", updating the previous summary" if cut["previousSummary"] else "")
         )
+    lines += _edits_text(report["contextEdits"])
     lines += [f"warning: {w}" for w in report["warnings"]]
     return "\n".join(lines)
+
+
+def _edits_text(edits: dict[str, Any]) -> list[str]:
+    if not edits["records"]:
+        return ["context edits: none (nothing pruned or shaken)"]
+    lines = [
+        f"context edits: {edits['records']} records; {edits['pruned']} pruned, {edits['shaken']} shaken"
+        f" in {edits['entries']} entries; {edits['tokensSaved']} tokens fewer sent (the file keeps the originals)"
+    ]
+    for row in edits["edits"]:
+        replacement = row["replacement"] if len(row["replacement"]) <= 80 else row["replacement"][:77] + "..."
+        lines.append(
+            f"  {row['level']} ({row['reason']}): entry {row['entryId']} {row['part']} -> {replacement}"
+        )
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:

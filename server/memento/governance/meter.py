@@ -2,13 +2,14 @@
 
 `ContextMeter` follows the store's leaf: entries appended since it last looked are found
 by walking from the leaf back to where it stopped (O(new entries)) and added to an
-`IncrementalCounter`. Anything else — a compaction, a rewrite in place, a branch switch, a
-session switch — needs a full recount, which `refresh` runs off the event loop.
+`IncrementalCounter`. Anything else — a compaction, a prune or shake record (its edits
+change entries already counted), a branch switch, a session switch — needs a full recount
+of the projected path, which `refresh` runs off the event loop.
 
 Usage recorded before the context was rewritten no longer describes it: after a
 compaction `IncrementalCounter` ignores it (pi 1.6), and after a prune or shake the meter
-falls back to the local estimate until a reply brings fresh usage. The rewrite records
-that prune and shake leave in the session keep that true across a restart.
+falls back to the local estimate until a reply brings fresh usage. The records that prune
+and shake append keep that true across a restart.
 """
 
 from __future__ import annotations
@@ -17,31 +18,25 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memento.governance.edits import apply_edits, is_record
 from memento.governance.projection import entry_messages
 from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
-from memento.session.entries import CompactionEntry, CustomEntry, Entry
+from memento.session.entries import CompactionEntry, Entry
 
 if TYPE_CHECKING:
     from memento.session.session import Session
     from memento.session.store import SessionStore
 
-REWRITE_RECORD = "memento-governance"
-"""`custom` entry type that records a prune or shake (never part of the model context)."""
-
-
-def is_rewrite_record(entry: Entry) -> bool:
-    return isinstance(entry, CustomEntry) and entry.custom_type == REWRITE_RECORD
-
 
 def _resets(entry: Entry) -> bool:
     """Entries that change the context other than by adding to its end."""
-    return isinstance(entry, CompactionEntry) or entry.type == "context_edit" or is_rewrite_record(entry)
+    return isinstance(entry, CompactionEntry) or entry.type == "context_edit" or is_record(entry)
 
 
 def usage_is_stale(path: Sequence[Entry]) -> bool:
     """Whether the newest usage on the path predates the newest prune/shake record."""
     for entry in reversed(path):
-        if is_rewrite_record(entry):
+        if is_record(entry):
             return True
         if any(usage_anchor(m) is not None for m in entry_messages(entry)):
             return False
@@ -116,7 +111,7 @@ class ContextMeter:
 
     def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None]:
         counter = IncrementalCounter(self.estimator)
-        counter.reset(path)
+        counter.reset(apply_edits(path))
         return counter, usage_is_stale(path), path[-1].id if path else None
 
     def _install(

@@ -9,8 +9,8 @@ Two passes share the candidate collectors:
   useless results it blanks old results outside a protected recent window, but only when
   the savings are worth a cache rebuild.
 
-Both are pure: they return replacement entries (copies) keyed by id and never mutate what
-they were given, so the caller can write them atomically with `SessionStore.rewrite`.
+Both are pure: they return the edits (`governance.edits`) that the caller records in the
+session by appending, and the edited copies keyed by id; nothing they were given changes.
 Protected results (configured tool names, reads of protected paths, `skill://` and
 `artifact://` reads) are never touched. A pruned result carries `prunedAt` (ms) as pi/omp do.
 """
@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memento.config import PruneSettings
+from memento.governance.edits import ContextEdit, edit_entry, tool_result_edit
 from memento.session.entries import Entry, MessageEntry, now_ms
-from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from memento.session.messages import AssistantMessage, ToolCall, ToolResultMessage
 
 EntryTokens = Callable[[Entry], int]
 """Token estimate of one entry's contribution to the context (0 for non-context entries)."""
@@ -152,11 +153,6 @@ def boundary_index(entries: Sequence[Entry], keep_boundary_id: str | None) -> in
     return next((i for i, e in enumerate(entries) if e.id == keep_boundary_id), 0)
 
 
-def pruned_copy(entry: MessageEntry, notice: str, at_ms: int) -> MessageEntry:
-    message = entry.message.model_copy(update={"content": [TextContent(text=notice)], "prunedAt": at_ms})
-    return entry.model_copy(update={"message": message})
-
-
 @dataclass
 class Candidate:
     index: int
@@ -166,8 +162,10 @@ class Candidate:
 
 @dataclass
 class PruneOutcome:
+    edits: list[ContextEdit] = field(default_factory=list[ContextEdit])
+    """What to record: each pruned result's replacement."""
     replaced: dict[str, Entry] = field(default_factory=dict[str, Entry])
-    """New versions of the entries that changed, by id."""
+    """The entries as the edits make them, by id."""
     tokens_saved: int = 0
 
     @property
@@ -234,8 +232,11 @@ def _apply(entries: Sequence[Entry], chosen: list[Candidate], at_ms: int) -> Pru
     outcome = PruneOutcome()
     for candidate in chosen:
         entry = entries[candidate.index]
-        assert isinstance(entry, MessageEntry)
-        outcome.replaced[entry.id] = pruned_copy(entry, candidate.notice, at_ms)
+        edit = tool_result_edit(entry, candidate.notice)
+        edited = edit_entry(entry, [edit], at_ms)
+        assert edited is not None
+        outcome.edits.append(edit)
+        outcome.replaced[entry.id] = edited
         outcome.tokens_saved += notice_savings(candidate.tokens, candidate.notice)
     return outcome
 

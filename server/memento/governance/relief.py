@@ -1,9 +1,11 @@
 """The rungs of the relief ladder, each applied to a session: prune, shake, compact.
 
-A rung computes what to change (the pure functions of `pruning`, `shake`, `compaction`),
-writes it — prune and shake rewrite entries in place (atomically, `SessionStore.rewrite`)
-and leave a record entry; compaction appends a `compaction` entry — then recounts the
-context and tells the listeners (`Compaction*` events, `HistoryRewritten`, the meter).
+A rung computes what to change (the pure functions of `pruning`, `shake`, `compaction`) on
+the projected path (`edits.apply_edits`: earlier passes already applied), records it by
+appending — prune and shake one `memento-governance` record of their edits, compaction a
+`compaction` entry; no entry already in the file is ever rewritten — then recounts the
+context off the event loop and tells the listeners (`Compaction*` events,
+`HistoryRewritten`, the meter).
 
 Compaction cannot fail the user: when the summary model is unreachable, errors or
 returns nothing usable, the summary is built by code (`summarizer.structured_summary`)
@@ -30,8 +32,9 @@ from memento.governance.compaction import (
     compaction_entry,
     prepare_compaction,
 )
+from memento.governance.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 from memento.governance.file_ops import compute_file_lists, format_file_operations
-from memento.governance.meter import REWRITE_RECORD, ContextMeter
+from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session import events
 from memento.session.entries import CompactionEntry, CustomEntry, Entry, now_ms
@@ -78,25 +81,27 @@ class Relief:
 
         return self.meter.estimator.message_tokens(UserMessage(content=text, timestamp=0))
 
-    # -- in-place rewrites --------------------------------------------------------------
-    async def _rewrite(
-        self, replaced: dict[str, Entry], level: CompactionLevel, reason: CompactionReason | Literal["turn"]
+    def _path(self) -> list[Entry]:
+        """The active path as the model sees it: every recorded edit applied."""
+        return apply_edits(self.session.branch_path())
+
+    # -- recorded edits -----------------------------------------------------------------
+    async def _record(
+        self,
+        edits: list[ContextEdit],
+        level: CompactionLevel,
+        reason: CompactionReason | Literal["turn"],
     ) -> tuple[int, int]:
-        """Write the replacements and a record entry; returns (tokens before, after)."""
+        """Append the record of a pass (the file only grows); returns (tokens before, after)."""
         session, store = self.session, self.session.store
         assert store is not None
         self.meter.update(session)
         before = self.meter.tokens
-        store.rewrite([replaced.get(e.id, e) for e in store.entries])
-        invalidate = getattr(self.meter.estimator, "invalidate", None)
-        for entry_id in replaced:
-            if invalidate is not None:
-                invalidate(entry_id)
         record = CustomEntry(
             id=store.new_id(),
             parent_id=store.leaf_id,
-            custom_type=REWRITE_RECORD,
-            data={"level": level, "reason": reason, "entryIds": sorted(replaced), "tokensBefore": before},
+            custom_type=EDIT_RECORD,
+            data=record_data(level, reason, edits, before, now_ms()),
         )
         session.append(record)
         self.meter.invalidate()
@@ -112,7 +117,7 @@ class Relief:
         prune = self.settings.prune
         if not (prune.supersede_reads or prune.drop_useless) or self.session.store is None:
             return 0
-        path = self.session.branch_path()
+        path = self._path()
         idle: bool | None = None
         if after_idle_only:
             idle = pruning.is_idle(path[:-1], prune.idle_flush_seconds * 1000, now_ms())
@@ -122,14 +127,14 @@ class Relief:
             path, self._tokens, prune, keep_boundary_id=keep_boundary_id(path), idle=idle
         )
         if outcome.pruned:
-            await self._rewrite(outcome.replaced, "prune", "turn")
+            await self._record(outcome.edits, "prune", "turn")
             self.session.publish_context()
         return outcome.pruned
 
     async def prune(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
         if self.session.store is None:
             return None
-        path = self.session.branch_path()
+        path = self._path()
         outcome = pruning.prune_tool_outputs(
             path,
             self._tokens,
@@ -139,21 +144,26 @@ class Relief:
         )
         if not outcome.pruned:
             return None
-        return await self._announced(
-            "prune", reason, lambda: self._rewrite(outcome.replaced, "prune", reason)
-        )
+        return await self._announced("prune", reason, lambda: self._record(outcome.edits, "prune", reason))
 
     async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
         settings = self.settings.shake
         if (not settings.enabled and not aggressive) or self.session.store is None:
             return None
-        path = self.session.branch_path()
+        path = self._path()
         config = (
             shake.ShakeConfig.aggressive(settings) if aggressive else shake.ShakeConfig.automatic(settings)
         )
         protection = pruning.Protection.from_settings(self.settings.prune)
-        regions = shake.collect_regions(
-            path, self._tokens, self._text_tokens, config, protection, keep_boundary_id=keep_boundary_id(path)
+        # Scanning and tokenizing every block of a long session takes tens of milliseconds.
+        regions = await asyncio.to_thread(
+            shake.collect_regions,
+            path,
+            self._tokens,
+            self._text_tokens,
+            config,
+            protection,
+            keep_boundary_id=keep_boundary_id(path),
         )
         if not regions:
             return None
@@ -161,7 +171,7 @@ class Relief:
         async def run() -> tuple[int, int]:
             artifact = await self._save_artifact(shake.render_artifact(regions))
             texts = [shake.placeholder(r, n, artifact) for n, r in enumerate(regions, 1)]
-            return await self._rewrite(shake.apply_regions(path, regions, texts), "shake", reason)
+            return await self._record(shake.region_edits(regions, texts), "shake", reason)
 
         return await self._announced("shake", reason, run)
 
@@ -206,7 +216,7 @@ class Relief:
         store = session.store
         if store is None:
             return None
-        path = session.branch_path()
+        path = self._path()
         preparation = await asyncio.to_thread(prepare_compaction, path, settings, self.meter.estimator)
         if preparation is None:
             return None

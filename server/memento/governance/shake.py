@@ -3,11 +3,12 @@
 Whole tool results, and large fenced code blocks or top-level XML blocks inside user,
 assistant and custom messages, become short placeholders. The automatic mode protects the
 most recent `protect_tokens` and only acts when the batch saves `min_savings`; the manual
-aggressive mode protects nothing and has no savings gate. Tool-call arguments and
-thinking are never touched, and a region never crosses a message boundary.
+aggressive mode protects nothing else and has no savings gate. Tool-call arguments,
+thinking and rule reminders are never touched, and a region never crosses a message boundary.
 
-Pure like `pruning`: `collect_regions` finds what to elide, `apply_regions` returns new
-entries by id; the caller saves the originals (`render_artifact`) and rewrites the store.
+Pure like `pruning`: `collect_regions` finds what to elide, `region_edits` turns regions
+into the edits the caller records by appending (`governance.edits`), `apply_regions` gives
+the edited copies by id; the caller also saves the originals (`render_artifact`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memento.config import ShakeSettings
+from memento.governance.edits import ContextEdit, block_edit, edit_entry, fingerprint
 from memento.governance.pruning import (
     EntryTokens,
     Protection,
@@ -40,6 +42,9 @@ TextTokens = Callable[[str], int]
 
 PLACEHOLDER_TOKENS = 16
 """What one placeholder is assumed to cost, for the savings gate."""
+
+RULE_REMINDERS = frozenset({"ttsr-injection", "rule-attachment"})
+"""Custom messages that carry a project rule: instructions, never elided (like skill reads)."""
 
 _OPEN_TAG = re.compile(r"^<([a-z_-]+)(\s+[^>]*)?>$")
 
@@ -110,6 +115,8 @@ def _text_slots(entry: Entry) -> list[tuple[int, str, str]]:
     """(slot, text, label) of every text an entry may have blocks elided from."""
     content: str | list[Content]
     if isinstance(entry, CustomMessageEntry):
+        if entry.custom_type in RULE_REMINDERS:
+            return []
         content, label = entry.content, entry.custom_type
     elif isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage | AssistantMessage):
         content, label = entry.message.content, entry.message.role
@@ -194,6 +201,22 @@ def render_artifact(regions: Sequence[Region]) -> str:
     )
 
 
+def region_edits(regions: Sequence[Region], replacements: Sequence[str]) -> list[ContextEdit]:
+    """One edit per region: a whole tool result, or a span of one text of a message."""
+    return [
+        _result_edit(region, text)
+        if region.kind == "toolResult"
+        else block_edit(region.entry_id, region.slot, region.start, region.end, region.original, text)
+        for region, text in zip(regions, replacements, strict=True)
+    ]
+
+
+def _result_edit(region: Region, text: str) -> ContextEdit:
+    return ContextEdit(
+        entry_id=region.entry_id, kind="toolResult", text=text, original=fingerprint(region.original)
+    )
+
+
 def apply_regions(
     entries: Sequence[Entry],
     regions: Sequence[Region],
@@ -201,48 +224,16 @@ def apply_regions(
     *,
     at_ms: int | None = None,
 ) -> dict[str, Entry]:
-    """New versions of the touched entries, by id. Blocks in one text are spliced from the
-    last to the first so earlier offsets stay valid."""
+    """New versions of the touched entries, by id (what the projection shows once the edits
+    of `region_edits` are recorded)."""
     at_ms = now_ms() if at_ms is None else at_ms
     by_id = {e.id: e for e in entries}
+    grouped: dict[str, list[ContextEdit]] = {}
+    for edit in region_edits(regions, replacements):
+        grouped.setdefault(edit.entry_id, []).append(edit)
     changed: dict[str, Entry] = {}
-    pending: dict[str, list[tuple[Region, str]]] = {}
-    for region, text in zip(regions, replacements, strict=True):
-        pending.setdefault(region.entry_id, []).append((region, text))
-    for entry_id, items in pending.items():
-        entry = by_id[entry_id]
-        if items[0][0].kind == "toolResult":
-            assert isinstance(entry, MessageEntry)
-            message = entry.message.model_copy(
-                update={"content": [TextContent(text=items[0][1])], "prunedAt": at_ms}
-            )
-            changed[entry_id] = entry.model_copy(update={"message": message})
-        else:
-            changed[entry_id] = _splice_entry(entry, items)
+    for entry_id, edits in grouped.items():
+        edited = edit_entry(by_id[entry_id], edits, at_ms)
+        if edited is not None:
+            changed[entry_id] = edited
     return changed
-
-
-def _splice_entry(entry: Entry, items: list[tuple[Region, str]]) -> Entry:
-    content: str | list[Content]
-    if isinstance(entry, CustomMessageEntry):
-        content = entry.content
-    else:
-        assert isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage | AssistantMessage)
-        content = entry.message.content
-    texts: dict[int, str] = (
-        {-1: content} if isinstance(content, str) else {s: t for s, t, _ in _text_slots(entry)}
-    )
-    for region, text in sorted(items, key=lambda item: item[0].start, reverse=True):
-        old = texts[region.slot]
-        texts[region.slot] = old[: region.start] + text + old[region.end :]
-    if isinstance(content, str):
-        new_content: str | list[Content] = texts[-1]
-    else:
-        new_content = [
-            c.model_copy(update={"text": texts[i]}) if i in texts and isinstance(c, TextContent) else c
-            for i, c in enumerate(content)
-        ]
-    if isinstance(entry, CustomMessageEntry):
-        return entry.model_copy(update={"content": new_content})
-    assert isinstance(entry, MessageEntry)
-    return entry.model_copy(update={"message": entry.message.model_copy(update={"content": new_content})})

@@ -12,6 +12,7 @@ import pytest
 import pytest_asyncio
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
+from memento.governance.edits import apply_edits
 from memento.governance.governor import Governor, attach
 from memento.governance.meter import ContextMeter
 from memento.governance.pruning import SUPERSEDED_NOTICE
@@ -147,7 +148,8 @@ async def test_aggressive_manual_compaction_clears_what_the_summary_kept(
     srv.enqueue(Reply(Text("## Goal\nread a.py in parts")), Reply(Text("## Original Request\nread")))
     before, after = await governor.compact_now("keep it short", aggressive=True)
     assert before > after
-    path = session.branch_path()
+    stored = session.branch_path()
+    path = apply_edits(stored)
     assert sum(isinstance(e, CompactionEntry) for e in path) == 1
     compaction = next(i for i, e in enumerate(path) if isinstance(e, CompactionEntry))
     kept = next(i for i, e in enumerate(path) if e.id == path[compaction].first_kept_entry_id)
@@ -156,6 +158,10 @@ async def test_aggressive_manual_compaction_clears_what_the_summary_kept(
     ]
     assert len(results) == 2
     assert all("shaken" in r.text() and r.model_extra["prunedAt"] for r in results)  # type: ignore[attr-defined,index]
+    originals = [
+        e.message for e in stored[kept:] if isinstance(e, MessageEntry) and e.message.role == "toolResult"
+    ]
+    assert all("value_" in r.text() and not (r.model_extra or {}) for r in originals)  # the file keeps them
     assert after == session.context_usage().tokens
     assert "keep it short" in json.dumps(srv.requests[6].body)
 
