@@ -1,7 +1,7 @@
 """The engine's composition root: the mechanisms every front end installs on a session.
 
-`install_mechanisms` puts governance, the advisor, checkpoints, memory and TTSR on a
-session, in the order the language server registers them (that order is the hook order),
+`install_mechanisms` puts governance, the advisor, checkpoints, memory and TTSR (with the
+rules attached by the files in play) on a session, in the order the language server registers them (that order is the hook order),
 and returns their handles; front ends run their commands (compact, checkpoint, rewind,
 /omfg, rules) through those handles. `memento chat` calls it right after building its
 `Session`, so a terminal session is governed exactly like an editor's.
@@ -22,6 +22,7 @@ from memento.governance.governor import Governor, attach
 from memento.memory.engine import MemoryEngine
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
+from memento.ttsr.attach import RuleAttachments
 from memento.ttsr.coordinator import TtsrHooks
 from memento.ttsr.engine import TtsrEngine
 
@@ -38,6 +39,7 @@ class Mechanisms:
     memory: MemoryEngine | None = None
     ttsr: TtsrEngine | None = None
     ttsr_hooks: TtsrHooks | None = None
+    rule_attachments: RuleAttachments | None = None
 
     async def aclose(self) -> None:
         """Stop the mechanisms' own resources (the session is closed by its owner)."""
@@ -64,6 +66,8 @@ def install_mechanisms(session: Session, tasks: TaskRegistry, *, load_rules: boo
     ttsr = TtsrEngine(session.root, config.ttsr)
     ttsr_hooks = TtsrHooks(ttsr)
     ttsr_hooks.attach(session)
+    attachments = RuleAttachments(ttsr)
+    attachments.attach(session)
     if load_rules:
         tasks.spawn(ttsr.reload(config.ttsr), name="ttsr-load-rules")
     return Mechanisms(
@@ -73,4 +77,5 @@ def install_mechanisms(session: Session, tasks: TaskRegistry, *, load_rules: boo
         memory=memory,
         ttsr=ttsr,
         ttsr_hooks=ttsr_hooks,
+        rule_attachments=attachments,
     )

@@ -82,6 +82,8 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
         "bucket": "ttsr",
         "engine": "hyperscan",
         "fired": 1,
+        "globs": [],
+        "attached": [],
     }
 
 

@@ -208,8 +208,13 @@ class Commands:
         engine = self.app.mechanisms.ttsr
         if engine is None:
             return self.missing("/rules", "TTSR rules")
-        infos = engine.rule_infos()
+        attachments = self.app.mechanisms.rule_attachments
+        infos = engine.rule_infos(attachments.attached() if attachments is not None else None)
         if not infos:
             self.say("no rules (put them in .memento/rules/*.md, or run /omfg)")
         for info in infos:
-            self.say(f"{info.name:<28} {info.bucket:<9} {info.engine:<10} fired {info.fired}×  {info.path}")
+            globs = f"  for {', '.join(info.globs)}" if info.globs else ""
+            attached = f"  attached by {', '.join(info.attached)}" if info.attached else ""
+            self.say(
+                f"{info.name:<28} {info.bucket:<9} {info.engine:<10} fired {info.fired}×  {info.path}{globs}{attached}"
+            )

@@ -43,6 +43,7 @@ CMD_CHECKPOINT_CREATE = "memento.checkpoint.create"
 CMD_CHECKPOINT_REWIND = "memento.checkpoint.rewind"
 
 RULES_LIST = "memento/rules/list"
+ACTIVE_DOCUMENT = "memento/activeDocument"
 OMFG = "memento/omfg"
 CMD_OMFG = "memento.omfg"
 
@@ -231,11 +232,23 @@ class CompactionParams(Model):
 class RuleItem(Model):
     name: str
     path: str
-    bucket: Literal["ttsr", "always", "rulebook", "disabled", "dropped"]
+    bucket: Literal["ttsr", "always", "manual", "glob", "rulebook", "disabled", "dropped"]
     engine: str
     """How the rule watches the stream: `hyperscan`, `window` (the slower bounded search),
     `any`, `ast-grep`, joined by `+`; `none` outside the ttsr bucket."""
     fired: int
+    globs: list[str] = Field(default_factory=list[str])
+    description: str | None = None
+    attached: list[str] = Field(default_factory=list[str])
+    """What attached the rule in this session: the files that matched its globs, or
+    `@name` when a prompt mentioned it (empty: not attached)."""
+
+
+class ActiveDocumentParams(Model):
+    """`memento/activeDocument` (notification): the document the user is looking at changed
+    (focus moved; null: none). Glob rules matching it attach before the next request."""
+
+    uri: str | None = None
 
 
 class RulesListResult(Model):

@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memento.config import TtsrSettings
-from memento.ttsr.buckets import Bucket, Buckets, bucket_rules, system_prompt_addendum
+from memento.ttsr.buckets import Bucket, Buckets, bucket_rules, system_prompt_addendum, why_dropped
 from memento.ttsr.matcher import TtsrMatcher
 from memento.ttsr.model import Problem, Rule
 from memento.ttsr.rules import Discovery, build_rule, discover, source_of
@@ -36,6 +37,10 @@ class RuleInfo(BaseModel):
     bucket: Bucket
     engine: str
     fired: int
+    globs: list[str] = Field(default_factory=list[str])
+    description: str | None = None
+    attached: list[str] = Field(default_factory=list[str])
+    """Files that attached the rule in this session (glob rules), or `@name` for a mention."""
 
 
 @dataclass
@@ -60,6 +65,9 @@ def load(root: Path, settings: TtsrSettings, user_dir: Path | None) -> Loaded:
     problems = {path: list(items) for path, items in found.problems.items()}
     for problem in matcher.problems():
         problems.setdefault(problem.path, []).append(problem)
+    for rule in found.rules:
+        if (unplaced := _unplaced(rule, buckets)) is not None and not rule.path.startswith("builtin:"):
+            problems.setdefault(rule.path, []).append(unplaced)
     for rule in found.shadowed:
         if not rule.path.startswith("builtin:"):
             message = f"rule `{rule.name}` is shadowed by a rule of the same name with higher priority"
@@ -74,9 +82,20 @@ def lint(
 ) -> list[Problem]:
     """Problems of one rule file's text (an editor buffer): blocking, run it in a thread."""
     rule, problems = build_rule(str(path), text, source=source_of(path, root, user_dir))
-    if rule is not None and rule.has_conditions:
-        problems += TtsrMatcher([rule], settings, root).problems()
+    if rule is not None:
+        matcher = TtsrMatcher([rule] if rule.has_conditions else [], settings, root)
+        problems += matcher.problems()
+        if (unplaced := _unplaced(rule, bucket_rules([rule], settings, matcher.accepts))) is not None:
+            problems.append(unplaced)
     return sorted(problems, key=lambda p: p.line)
+
+
+def _unplaced(rule: Rule, buckets: Buckets) -> Problem | None:
+    """Why a rule never applies: the file switches it off, or nothing places it."""
+    placed = buckets.placed.get(rule.name)
+    if placed == "disabled":
+        return rule.inactive
+    return why_dropped(rule) if placed == "dropped" else None
 
 
 class TtsrEngine:
@@ -138,7 +157,8 @@ class TtsrEngine:
     def system_addendum(self) -> str:
         return system_prompt_addendum(self.buckets, lambda path: display_path(path, self.root))
 
-    def rule_infos(self) -> list[RuleInfo]:
+    def rule_infos(self, attached: Mapping[str, list[str]] | None = None) -> list[RuleInfo]:
+        """One row per rule; `attached`: rule name → what attached it in this session."""
         infos: list[RuleInfo] = []
         for rule in self._loaded.discovery.rules:
             compiled = self.matcher.rules.get(rule.name)
@@ -151,6 +171,9 @@ class TtsrEngine:
                     bucket=bucket,
                     engine=engine,
                     fired=self.fired[rule.name],
+                    globs=rule.globs,
+                    description=rule.description,
+                    attached=list((attached or {}).get(rule.name, [])),
                 )
             )
         return infos

@@ -49,6 +49,12 @@ class Rule(BaseModel):
     repeat_mode: RepeatMode | None = None
     repeat_gap: int | None = None
     source: str = "memento"
+    manual: bool = False
+    """Applies only when a prompt mentions `@name` (Cursor Manual, Windsurf `manual`)."""
+    anchored_globs: bool = False
+    """Globs match the whole workspace path only (Cline, nested AGENTS.md), no basename fallback."""
+    inactive: Problem | None = Field(default=None, exclude=True)
+    """Why the file itself keeps the rule from ever applying."""
     lines: dict[str, list[int]] = Field(default_factory=dict[str, list[int]], exclude=True)
     """Field → file line of each item (`condition` → one line per condition), for diagnostics."""
 

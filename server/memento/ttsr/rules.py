@@ -1,10 +1,11 @@
 """Rule files: where they are, and how each becomes a `Rule` (omp §7.1–§7.2).
 
 Sources, first wins on equal names: `.memento/rules/**/*.md|mdc` (project), the user's rule
-folder, `AGENTS.md` / `CLAUDE.md` (always-apply context), Cursor `.cursor/rules/**/*.mdc`,
-Windsurf `.windsurf/rules/*.md` and `.windsurfrules`, Cline `.clinerules` (file or folder),
-then the bundled rules. Other tools' fields are mapped onto ours (Cursor globs/alwaysApply,
-Windsurf `trigger`, Cline `paths`).
+folder, `AGENTS.md` / `CLAUDE.md` (at the root: always-apply context; in a subfolder: attached
+for files under it), Cursor `.cursor/rules/**/*.mdc`, Windsurf `.windsurf/rules/*.md` and
+`.windsurfrules`, Cline `.clinerules` (file, or folder without its `workflows/`, `hooks/`
+and `skills/`), then the bundled rules. Other tools' fields are mapped onto ours as each
+tool defines them (`formats.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from pydantic.alias_generators import to_camel
 
 from memento.ttsr import frontmatter
+from memento.ttsr.formats import read_format
+from memento.ttsr.instructions import NAMES, folder_glob, nested_instruction_files
 from memento.ttsr.model import InterruptMode, Problem, RepeatMode, Rule
 from memento.ttsr.scope import looks_like_glob, split_top_level
 
@@ -73,18 +76,6 @@ def _dedupe(values: Any) -> list[str]:
 # -- one file ------------------------------------------------------------------------------
 
 
-def _map_foreign(source: str, data: dict[str, Any]) -> None:
-    """Windsurf's `trigger` and Cline's `paths` onto our fields."""
-    if source == "windsurf" and "trigger" in data:
-        trigger = data.pop("trigger")
-        if trigger == "always_on":
-            data["alwaysApply"] = True
-        elif trigger == "manual":
-            data.pop("description", None)  # only when mentioned: never injected by us
-    if source == "cline" and "paths" in data:
-        data["globs"] = data.pop("paths")
-
-
 def _validate(fm: frontmatter.Frontmatter, path: str) -> tuple[RuleFrontmatter, list[Problem]]:
     """Validate, dropping (and reporting) unknown or invalid fields until the rest is valid."""
     data = dict(fm.data)
@@ -111,9 +102,7 @@ def build_rule(
     """The rule in `text` (the file at `path`), and what is wrong with the file."""
     strict = source in ("memento", "user", "omfg")
     fm = frontmatter.parse(text, path, yaml_severity="error" if strict else "warning")
-    _map_foreign(source, fm.data)
-    if "paths" in fm.data and source == "cline":
-        fm.key_lines["globs"] = fm.key_lines.get("paths", 0)
+    form = read_format(source, fm, text)
     fields, problems = _validate(fm, path)
     problems = fm.problems + problems
     rule_name = name or fields.name or _stem(path)
@@ -132,7 +121,7 @@ def build_rule(
     rule = Rule(
         name=rule_name,
         path=path,
-        content=fm.body.strip(),
+        content=form.content if form.content is not None else fm.body.strip(),
         description=fields.description,
         globs=fields.globs,
         always_apply=always or fields.always_apply,
@@ -143,6 +132,9 @@ def build_rule(
         repeat_mode=fields.repeat_mode,
         repeat_gap=fields.repeat_gap,
         source=source,
+        manual=form.manual,
+        anchored_globs=form.anchored,
+        inactive=form.inactive,
         lines=lines,
     )
     return rule, problems
@@ -179,15 +171,22 @@ class _Candidate:
     path: Path
     source: str
     always: bool = False
+    """The whole file is the rule (no frontmatter): always applied, or attached by `globs`."""
     name: str | None = None
+    globs: tuple[str, ...] = ()
 
 
-def _walk(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
+CLINE_NOT_RULES = ("workflows", "hooks", "skills")
+"""Folders of `.clinerules/` that hold Cline's workflows, hooks and skills, not rules."""
+
+
+def _walk(folder: Path, suffixes: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[Path]:
     if not folder.is_dir():
         return []
     found: list[Path] = []
     for directory, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        top = Path(directory) == folder
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (top and d in skip))
         found += [Path(directory) / f for f in sorted(files) if f.endswith(suffixes)]
     return found
 
@@ -197,9 +196,12 @@ def candidates(root: Path, user_dir: Path | None) -> list[_Candidate]:
     found = [_Candidate(p, "memento") for p in _walk(root / ".memento" / "rules", (".md", ".mdc"))]
     if user_dir is not None:
         found += [_Candidate(p, "user") for p in _walk(user_dir, (".md", ".mdc"))]
-    for name in ("AGENTS.md", "CLAUDE.md"):
+    for name in NAMES:
         if (root / name).is_file():
             found.append(_Candidate(root / name, "agents", always=True, name=name))
+    for nested in nested_instruction_files(root):
+        name = nested.relative_to(root).as_posix()
+        found.append(_Candidate(nested, "agents", always=True, name=name, globs=(folder_glob(nested, root),)))
     found += [_Candidate(p, "cursor") for p in _walk(root / ".cursor" / "rules", (".mdc", ".md"))]
     found += [_Candidate(p, "windsurf") for p in _walk(root / ".windsurf" / "rules", (".md",))]
     if (root / ".windsurfrules").is_file():
@@ -207,7 +209,7 @@ def candidates(root: Path, user_dir: Path | None) -> list[_Candidate]:
     cline = root / ".clinerules"
     if cline.is_file():
         found.append(_Candidate(cline, "cline", always=True, name=".clinerules"))
-    found += [_Candidate(p, "cline") for p in _walk(cline, (".md",))]
+    found += [_Candidate(p, "cline") for p in _walk(cline, (".md",), CLINE_NOT_RULES)]
     return found
 
 
@@ -221,14 +223,18 @@ ALWAYS_FILES = ("AGENTS.md", "CLAUDE.md", ".windsurfrules", ".clinerules")
 
 def is_rule_file(path: Path, root: Path, user_dir: Path | None = None) -> bool:
     """Whether `path` is a rule file with frontmatter (linted live); cheap, no file access."""
-    return path.suffix in (".md", ".mdc") and any(
-        path.is_relative_to(f) for f in rule_folders(root, user_dir)
-    )
+    if path.suffix not in (".md", ".mdc"):
+        return False
+    cline = root / ".clinerules"
+    if any(path.is_relative_to(cline / folder) for folder in CLINE_NOT_RULES):
+        return False
+    return any(path.is_relative_to(f) for f in rule_folders(root, user_dir))
 
 
 def affects_rules(path: Path, root: Path, user_dir: Path | None = None) -> bool:
     """Whether a change to `path` may change the loaded rules."""
-    return is_rule_file(path, root, user_dir) or (path.parent == root and path.name in ALWAYS_FILES)
+    nested = path.name in NAMES and path.is_relative_to(root)
+    return is_rule_file(path, root, user_dir) or nested or (path.parent == root and path.name in ALWAYS_FILES)
 
 
 def source_of(path: Path, root: Path, user_dir: Path | None = None) -> str:
@@ -252,8 +258,15 @@ def read_rule_file(candidate: _Candidate) -> tuple[Rule | None, list[Problem]]:
         return None, [Problem(path=path, message=f"cannot read the rule file: {exc}")]
     if candidate.always:
         name = candidate.name or candidate.path.name
+        globs = list(candidate.globs)
         return Rule(
-            name=name, path=path, content=text.strip(), always_apply=True, source=candidate.source
+            name=name,
+            path=path,
+            content=text.strip(),
+            always_apply=not globs,
+            globs=globs,
+            anchored_globs=bool(globs),
+            source=candidate.source,
         ), []
     return build_rule(path, text, source=candidate.source)
 

@@ -131,15 +131,16 @@ def compile_glob(glob: str) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(alternatives) + r")\Z", re.DOTALL)
 
 
-def glob_matches(glob: str, paths: set[str] | frozenset[str] | list[str]) -> bool:
-    """Whether `glob` matches one of `paths` (normalised path first, then its basename)."""
-    pattern = compile_glob(glob)
+def glob_matches(glob: str, paths: set[str] | frozenset[str] | list[str], *, basename: bool = True) -> bool:
+    """Whether `glob` matches one of `paths` (normalised path first, then, unless `basename`
+    is off, its basename). A glob ending in `/` means everything under that folder."""
+    pattern = compile_glob(glob + "**" if glob.endswith("/") else glob)
     for raw in paths:
         path = raw.replace("\\", "/")
         if pattern.match(path):
             return True
         base = path.rsplit("/", 1)[-1]
-        if base != path and pattern.match(base):
+        if basename and base != path and pattern.match(base):
             return True
     return False
 

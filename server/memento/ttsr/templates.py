@@ -75,3 +75,30 @@ def still_in_effect(rule: Rule, root: Path | None) -> str:
 def rules_mentioned(text: str) -> set[str]:
     """Rule names whose reminder appears in `text`."""
     return set(_RULE_ATTR.findall(text))
+
+
+ATTACH_TYPE = "rule-attachment"
+"""`custom_message` type of a glob-attached or mentioned rule (hidden in the chat)."""
+_ATTACHED_ATTR = re.compile(r'<system-reminder reason="rule_attached" rule="([^"]+)"')
+
+
+def attached(rule: Rule, files: list[str], root: Path | None, *, restated: bool = False) -> str:
+    name = rule.name.replace('"', "'")
+    why = (
+        "This rule is still in effect for files you are working on"
+        if restated
+        else f"You are working on {', '.join(files)}, which this rule the user defined for the project covers"
+        if files
+        else "The user asked for this rule"
+    )
+    return (
+        f'<system-reminder reason="rule_attached" rule="{name}" path="{display_path(rule.path, root)}">\n'
+        f"{why}. Follow it.\n\n"
+        f"{rule.content}\n"
+        "</system-reminder>"
+    )
+
+
+def attached_rules(text: str) -> set[str]:
+    """Rule names whose attachment reminder appears in `text`."""
+    return set(_ATTACHED_ATTR.findall(text))

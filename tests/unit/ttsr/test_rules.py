@@ -121,7 +121,11 @@ def test_problems_point_at_their_lines(tmp_path: Path) -> None:
     by_line: dict[int, list[str]] = {}
     for problem in problems:
         by_line.setdefault(problem.line, []).append(f"{problem.severity}: {problem.message}")
-    assert sorted(by_line) == [4, 5, 6, 7, 8]
+    assert sorted(by_line) == [0, 4, 5, 6, 7, 8]
+    assert by_line[0] == [
+        "warning: rule `r` cannot watch the stream (see the problems above) and has no alwaysApply, "
+        "globs or description: it never applies"
+    ]
     assert by_line[4] == ["error: condition `bad(` does not compile: missing ) at position 4"]
     assert by_line[5] == [
         "error: ast pattern `$$$` is rejected: Standalone multi meta variable `$$$` is invalid. "

@@ -1,5 +1,7 @@
 """TTSR in the editor: rule files linted live, rules reloaded when they change,
-`memento/rules/list`, and `/omfg` (`memento/omfg`, command `memento.omfg`).
+`memento/rules/list` (with each rule's globs and what attached it), the active document
+that glob rules follow (`didOpen`, `memento/activeDocument`), and `/omfg` (`memento/omfg`,
+command `memento.omfg`).
 
 Problems in rule files are diagnostics with source `memento-rules`: an open rule file is
 linted from its buffer on every change; closed ones show the problems of the last load.
@@ -27,6 +29,7 @@ from memento.lsp import protocol as p
 from memento.lsp.documents import documents
 from memento.providers.base import ProviderError
 from memento.session.context import context_messages
+from memento.ttsr.attach import RuleAttachments, workspace_path
 from memento.ttsr.coordinator import TtsrHooks
 from memento.ttsr.engine import TtsrEngine, lint
 from memento.ttsr.model import Problem
@@ -65,11 +68,19 @@ def _diagnostic(problem: Problem, lines: list[str]) -> types.Diagnostic:
 
 
 class RulesView:
-    def __init__(self, server: MementoServer, app: MementoApp, engine: TtsrEngine, hooks: TtsrHooks) -> None:
+    def __init__(
+        self,
+        server: MementoServer,
+        app: MementoApp,
+        engine: TtsrEngine,
+        hooks: TtsrHooks,
+        attachments: RuleAttachments | None = None,
+    ) -> None:
         self.server = server
         self.app = app
         self.engine = engine
         self.hooks = hooks
+        self.attachments = attachments
         self.root = engine.root
         self._published: set[str] = set()
         self._watching = False
@@ -139,6 +150,7 @@ class RulesView:
             (self.root / name).as_posix()
             for name in ("AGENTS.md", "CLAUDE.md", ".windsurfrules", ".clinerules")
         ]
+        patterns += [f"{self.root.as_posix()}/**/{name}" for name in ("AGENTS.md", "CLAUDE.md")]
         options = types.DidChangeWatchedFilesRegistrationOptions(
             watchers=[types.FileSystemWatcher(glob_pattern=pattern) for pattern in patterns]
         )
@@ -162,8 +174,27 @@ class RulesView:
     # -- requests --------------------------------------------------------------------------
     async def rules_list(self) -> dict[str, Any]:
         await self.engine.settled()
-        items = [p.RuleItem(**info.model_dump()) for info in self.engine.rule_infos()]
+        attached = self.attachments.attached() if self.attachments is not None else None
+        items = [p.RuleItem(**info.model_dump()) for info in self.engine.rule_infos(attached)]
         return p.RulesListResult(rules=items).wire()
+
+    def show(self, uri: str | None) -> None:
+        """The editor's active document changed (opened, or focused): glob rules follow it."""
+        if self.attachments is None:
+            return
+        path = to_fs_path(uri) if uri is not None and uri.startswith("file:") else None
+        self.attachments.set_active_document(Path(path) if path else None)
+
+    def hide(self, uri: str) -> None:
+        """A closed document is no longer in front of the user."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        attachments = self.attachments
+        if (
+            attachments is not None
+            and path
+            and attachments.active_document == workspace_path(path, self.root)
+        ):
+            attachments.set_active_document(None)
 
     async def omfg(self, params: Any) -> dict[str, Any]:
         args = p.parse(p.OmfgParams, params)
@@ -223,24 +254,31 @@ def register(server: MementoServer) -> None:
     def start(app: MementoApp) -> None:
         engine, hooks = app.mechanisms.ttsr, app.mechanisms.ttsr_hooks
         assert engine is not None and hooks is not None
-        views.append(RulesView(server, app, engine, hooks))
+        views.append(RulesView(server, app, engine, hooks, app.mechanisms.rule_attachments))
         app.spawn(views[0].reload(), "ttsr-load-rules")
 
     def changed(uri: str) -> None:
         if views and views[0].rule_path(uri) is not None:
             app.spawn(views[0].lint_document(uri), "ttsr-lint")
 
+    def opened(uri: str) -> None:
+        if views:
+            views[0].show(uri)  # the document just opened is the one in front of the user
+        changed(uri)
+
     def saved(uri: str) -> None:
         if views and views[0].rule_path(uri) is not None:
             app.spawn(views[0].reload(), "ttsr-reload-rules")
 
     def closed(uri: str) -> None:
+        if views:
+            views[0].hide(uri)
         if views and views[0].rule_path(uri) is not None:
             app.spawn(views[0].reload(), "ttsr-reload-rules")
 
     app.on_start(start)
     hub = documents(server)
-    hub.on_open(changed)
+    hub.on_open(opened)
     hub.on_change(changed)
     hub.on_save(saved)
     hub.on_close(closed)
@@ -249,6 +287,16 @@ def register(server: MementoServer) -> None:
     def watched(params: types.DidChangeWatchedFilesParams) -> None:
         if views:
             views[0].files_changed([change.uri for change in params.changes])
+
+    @server.feature(p.ACTIVE_DOCUMENT)
+    def active_document(params: Any) -> None:
+        try:
+            args = p.parse(p.ActiveDocumentParams, params)
+        except JsonRpcInvalidParams:
+            log.warning("memento/activeDocument: invalid params %r (ignored)", params)
+            return
+        if views:
+            views[0].show(args.uri)
 
     @server.feature(p.RULES_LIST)
     async def rules_list(params: Any) -> dict[str, Any]:
