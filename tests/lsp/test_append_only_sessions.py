@@ -68,6 +68,7 @@ async def test_a_real_session_keeps_every_line_while_the_projection_prunes_and_s
     path = new_session_path(sessions_dir(data_dir, workspace), "feed0001")
     path.parent.mkdir(parents=True)
     shutil.copyfile(CORPUS / name, path)
+    inode = path.stat().st_ino  # an atomic rewrite (temp file + rename) would give a new one
     lines = [json.loads(line) for line in original.splitlines()]
     model_server.enqueue(*(Reply(Text(f"answer {n}")) for n in range(3)))
     async with running_editor(workspace, data_dir, options=options(model_server)) as editor:
@@ -82,6 +83,7 @@ async def test_a_real_session_keeps_every_line_while_the_projection_prunes_and_s
 
     data = path.read_bytes()
     assert data[: len(original)] == original  # every original line, byte for byte
+    assert path.stat().st_ino == inode  # only ever appended to, never replaced
     added = [json.loads(line) for line in data[len(original) :].splitlines()]
     assert [a["message"]["role"] for a in added if a["type"] == "message"] == ["user", "assistant"] * 3
     records = [a for a in added if a["type"] == "custom" and a["customType"] == "memento-governance"]

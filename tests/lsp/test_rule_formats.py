@@ -185,6 +185,7 @@ async def test_the_active_document_attaches_its_rules_before_the_next_request(
     first, second = (texts(r.body) for r in model_server.requests)
     assert "# Rust Code Guidelines" in first[-1] and "# Markdown Guidelines" not in " ".join(first)
     assert "# Markdown Guidelines" in second[-1]
+    assert [sum("# Rust Code Guidelines" in t for t in request) for request in (first, second)] == [1, 1]
     assert listed["rust"]["attached"] == ["src/lib.rs"] and listed["markdown"]["attached"] == ["README.md"]
 
 

@@ -77,6 +77,7 @@ class RuleAttachments(Hooks):
         """The editor's active document, workspace-relative (None: none, or outside)."""
         self._attached: dict[str, list[str]] | None = None
         self._pending: dict[str, list[str]] = {}
+        self._mentioned: list[str] = []
 
     def attach(self, session: Session) -> None:
         self.session = session
@@ -114,10 +115,9 @@ class RuleAttachments(Hooks):
     async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
         await self.engine.ready()
         self._pending = {}
-        manual = {rule.name: rule for rule in self.engine.buckets.manual}
-        for name in _MENTION.findall(turn.prompt):
-            if name in manual and name not in self.attached():
-                self._pending.setdefault(name, [])
+        manual = {rule.name for rule in self.engine.buckets.manual}
+        mentioned = (name.rstrip(".,;:!?") for name in _MENTION.findall(turn.prompt))
+        self._mentioned = [name for name in dict.fromkeys(mentioned) if name in manual]
 
     async def after_tool(
         self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
@@ -137,26 +137,37 @@ class RuleAttachments(Hooks):
     async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
         if self.active_document is not None:
             self._want(self.active_document)
-        reminders: list[CustomMessage] = []
-        if self._pending:
-            reminders.append(self._append(session, self._take(), restated=False))
-        if missing := self._missing(session, request.messages):
-            reminders.append(self._append(session, missing, restated=True))
-        if not reminders:
+        shown = _shown(request.messages)
+        for name in self._mentioned:  # mentioned again after a compaction dropped it: again
+            if name.replace('"', "'") not in shown:
+                self._pending.setdefault(name, [])
+        self._mentioned = []
+        added: list[CustomMessage] = []
+        if self._pending and (fresh := self._append(session, self._take(), restated=False)) is not None:
+            added.append(fresh)
+            shown |= _shown([fresh])
+        missing = self._missing(session, request.messages, shown)
+        if missing and (again := self._append(session, missing, restated=True)) is not None:
+            added.append(again)
+        if not added:
             return request
-        return request.model_copy(update={"messages": [*request.messages, *reminders]})
+        return request.model_copy(update={"messages": [*request.messages, *added]})
 
     async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
-        self._pending = {}
+        self._pending, self._mentioned = {}, []
 
     # -- appending -------------------------------------------------------------------------
     def _take(self) -> dict[str, list[str]]:
         taken, self._pending = self._pending, {}
         return taken
 
-    def _append(self, session: Session, wanted: dict[str, list[str]], *, restated: bool) -> CustomMessage:
+    def _append(
+        self, session: Session, wanted: dict[str, list[str]], *, restated: bool
+    ) -> CustomMessage | None:
         rules = {rule.name: rule for rule in self.engine.buckets.glob + self.engine.buckets.manual}
         chosen = [(rules[name], files) for name, files in wanted.items() if name in rules]
+        if not chosen:
+            return None  # the rules were reloaded away meanwhile
         texts = [templates.attached(rule, files, self.root, restated=restated) for rule, files in chosen]
         files = sorted({f for _, fs in chosen for f in fs} or {f"@{r.name}" for r, _ in chosen})
         content = "\n\n".join(texts)
@@ -183,16 +194,12 @@ class RuleAttachments(Hooks):
         return CustomMessage.model_validate({"role": "custom", **fields, "timestamp": stamp}, context=STORED)
 
     # -- after a compaction ----------------------------------------------------------------
-    def _missing(self, session: Session, messages: list[Message]) -> dict[str, list[str]]:
+    def _missing(self, session: Session, messages: list[Message], shown: set[str]) -> dict[str, list[str]]:
         """Attached glob rules the context no longer shows whose files are still in play."""
         attached = self.attached()
         rules = [r for r in self.engine.buckets.glob if r.name in attached]
         if not rules:
             return {}
-        shown: set[str] = set()
-        for message in messages:
-            if isinstance(message, CustomMessage) and message.custom_type == templates.ATTACH_TYPE:
-                shown |= templates.attached_rules(_text(message.content))
         absent = [r for r in rules if r.name.replace('"', "'") not in shown]
         if not absent:
             return {}
@@ -225,6 +232,15 @@ class RuleAttachments(Hooks):
         if self.active_document is not None:
             found.add(self.active_document)
         return found
+
+
+def _shown(messages: list[Message]) -> set[str]:
+    """Rules whose attachment reminder the context still carries."""
+    shown: set[str] = set()
+    for message in messages:
+        if isinstance(message, CustomMessage) and message.custom_type == templates.ATTACH_TYPE:
+            shown |= templates.attached_rules(_text(message.content))
+    return shown
 
 
 def _text(content: Any) -> str:
