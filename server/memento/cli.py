@@ -1,5 +1,6 @@
 """`memento` command line: `memento lsp` starts the language server, `memento chat` the
-terminal front end, `memento model prepare` fetches the embedded model."""
+terminal front end, `memento model prepare` fetches the embedded model, `memento trust`
+trusts a workspace's config file, `memento doctor` says what the installation lacks."""
 
 from __future__ import annotations
 
@@ -9,8 +10,26 @@ import sys
 from pathlib import Path
 
 
+class _Redact(logging.Filter):
+    """Log records pass the redaction step (`security.secrets`) before any handler writes them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from memento.security import secrets
+
+        active = secrets.active()
+        if active.values:
+            message = record.getMessage()
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.msg, record.args = active.redact(message), None
+            if record.exc_text:
+                record.exc_text = active.redact(record.exc_text)
+        return True
+
+
 def _configure_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_Redact())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -25,7 +44,9 @@ def _run_lsp(args: argparse.Namespace) -> int:
     from memento.lsp.server import create_server
 
     server = create_server()
-    logging.getLogger("memento").addHandler(LogMessageHandler(server))
+    to_editor = LogMessageHandler(server)
+    to_editor.addFilter(_Redact())
+    logging.getLogger("memento").addHandler(to_editor)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
@@ -124,6 +145,34 @@ def _add_session(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     session.set_defaults(run=_run_session, quiet_logs=True)
 
 
+def _run_trust(args: argparse.Namespace) -> int:
+    from memento.security.cli import run
+
+    return run(args)
+
+
+def _run_doctor(args: argparse.Namespace) -> int:
+    from memento.doctor import run
+
+    return run(args)
+
+
+def _add_trust_and_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    from memento import doctor
+    from memento.security import cli as trust
+
+    parser = sub.add_parser(
+        "trust", help="let this workspace's .memento/config.toml set user-level settings (until it changes)"
+    )
+    trust.add_arguments(parser)
+    parser.set_defaults(run=_run_trust, quiet_logs=True)
+    parser = sub.add_parser(
+        "doctor", help="check Python, dependencies, the local model, settings and the server"
+    )
+    doctor.add_arguments(parser)
+    parser.set_defaults(run=_run_doctor, quiet_logs=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memento", description="A language server that hosts a coding agent."
@@ -142,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model(sub)
     _add_rules(sub)
     _add_session(sub)
+    _add_trust_and_doctor(sub)
     return parser
 
 

@@ -1,14 +1,15 @@
-"""Settings: one pydantic model for `.memento/config.toml`, `initializationOptions` and
-`workspace/didChangeConfiguration` (section `memento`). Every field has a default."""
+"""Settings: one pydantic model for the user config file, `.memento/config.toml`,
+`initializationOptions` and `workspace/didChangeConfiguration` (section `memento`). Every field
+has a default. Where each value comes from, and which keys a workspace may set, is
+`memento.layers`; `USER_LEVEL_KEYS` below says which keys are the user's alone."""
 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -100,6 +101,34 @@ class ToolSettings(Settings):
     bash: Literal["ask", "allow", "deny"] = "ask"
     bash_timeout: float = Field(default=120.0, gt=0)
     max_output_chars: int = Field(default=30_000, ge=1000)
+    grep_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds one `grep` may search before it is stopped (its pattern comes from the model)."""
+
+
+DEFAULT_PROTECTED_PATHS = [
+    "**/.memento/config.toml", ".git/", "**/.vscode/settings.json", "**/.vscode/tasks.json",
+    "**/.vscode/launch.json", ".envrc", ".nvim.lua", ".exrc",
+]  # fmt: skip
+"""gitignore patterns: `.git/` and the bare names match at any depth; `**/` makes the others do
+too (a subfolder opened as a workspace of its own reads its own `.vscode/` and `.memento/`)."""
+
+
+class SecuritySettings(Settings):
+    """The trust boundary's own settings (all user-level); see README "Security"."""
+
+    protected_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED_PATHS))
+    """gitignore-style patterns (case-insensitive) that `write` and `edit` change only after
+    the user allows it: files that make other programs run code or change Memento's permissions."""
+    permission_timeout: float = Field(default=600.0, gt=0)
+    """Seconds a permission request waits for the user's answer; then it is a deny."""
+    env_deny: list[str] = Field(default_factory=lambda: ["*_API_KEY", "*_TOKEN", "*_SECRET", "AWS_*"])
+    """Environment variables (glob patterns on names) removed from bash and other child processes."""
+    secret_env: list[str] = Field(
+        default_factory=lambda: ["*_API_KEY", "*_TOKEN", "*_SECRET", "*_PASSWORD", "AWS_SECRET_ACCESS_KEY"]
+    )
+    """Variables whose values are secrets: replaced by `[redacted]` in everything stored, logged,
+    notified or sent to the model (with every variable an `apiKeyEnv` names), and removed from
+    child processes."""
 
 
 class PruneSettings(Settings):
@@ -219,30 +248,29 @@ class MementoConfig(Settings):
     ttsr: TtsrSettings = Field(default_factory=TtsrSettings)
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
     data_dir: str | None = None
     """Where sessions live; defaults to the user data dir (or $MEMENTO_DATA_DIR)."""
     system_prompt: str | None = None
 
 
-def parse_config(raw: Any) -> tuple[MementoConfig, str | None]:
-    """The settings in `raw`, or the defaults and a readable reason when they are invalid."""
-    if raw is None:
-        return MementoConfig(), None
-    if isinstance(raw, dict) and "memento" in raw and isinstance(raw["memento"], dict):
-        raw = raw["memento"]
-    try:
-        return MementoConfig.model_validate(raw), None
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}" for err in exc.errors()
-        )
-        return MementoConfig(), f"Memento: invalid settings, using defaults ({problems})"
+USER_LEVEL_KEYS = (
+    "tools.bash",
+    "provider",
+    "compaction.summaryProvider",
+    "advisor.provider",
+    "security",
+    "dataDir",
+    "ttsr.userRulesDir",
+)
+"""Keys (and everything under them) that grant a permission, run a program, choose where
+requests and keys go, or name paths outside the workspace. They come only from the editor and
+the user config file; a workspace file sets them only once the user trusted its content.
+A new setting of that kind must be added here (tests/unit/test_layers.py checks the names)."""
 
 
-def data_dir(config: MementoConfig) -> Path:
-    """Where sessions and caches live: the setting, else $MEMENTO_DATA_DIR, else the user data dir."""
-    if config.data_dir:
-        return Path(config.data_dir).expanduser()
+def user_data_dir() -> Path:
+    """Memento's user data dir: $MEMENTO_DATA_DIR, else the platform's (sessions, trust records)."""
     if env := os.environ.get("MEMENTO_DATA_DIR"):
         return Path(env).expanduser()
     import platformdirs
@@ -250,24 +278,18 @@ def data_dir(config: MementoConfig) -> Path:
     return Path(platformdirs.user_data_dir("memento", appauthor=False))
 
 
-def workspace_settings(root: Path) -> tuple[dict[str, Any], str | None]:
-    """The raw settings of `<root>/.memento/config.toml`, or {} and a reason when unreadable."""
-    path = root / ".memento" / "config.toml"
-    if not path.is_file():
-        return {}, None
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle), None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        return {}, f"Memento: cannot read {path}: {exc}"
+def user_config_dir() -> Path:
+    """Memento's user config dir: $MEMENTO_CONFIG_DIR, else the platform's (the user config
+    file `config.toml`, user rules, the user's WATCHDOG.md)."""
+    if env := os.environ.get("MEMENTO_CONFIG_DIR"):
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("memento", appauthor=False))
 
 
-def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """`override` on top of `base`, recursively for nested tables."""
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge(merged[key], value)  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            merged[key] = value
-    return merged
+def data_dir(config: MementoConfig) -> Path:
+    """Where sessions and caches live: the setting, else the user data dir."""
+    if config.data_dir:
+        return Path(config.data_dir).expanduser()
+    return user_data_dir()

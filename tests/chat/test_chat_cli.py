@@ -1,5 +1,5 @@
 """`memento chat` as a user runs it: a real process against the scripted model server,
-configured through the workspace's `.memento/config.toml` or flags."""
+configured through the user config file ($MEMENTO_CONFIG_DIR/config.toml) or flags."""
 
 from __future__ import annotations
 
@@ -34,14 +34,19 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def chat_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, MEMENTO_DATA_DIR=str(tmp_path / "data"))
+    env = dict(os.environ, MEMENTO_DATA_DIR=str(tmp_path / "data"), MEMENTO_CONFIG_DIR=str(user_dir(tmp_path)))
     env.update(extra)
     return env
 
 
+def user_dir(tmp_path: Path) -> Path:
+    return tmp_path / "user-config"
+
+
 def configure(workspace: Path, url: str) -> None:
-    (workspace / ".memento").mkdir(exist_ok=True)
-    (workspace / ".memento" / "config.toml").write_text(
+    """The provider in the user config file (a workspace file may not choose one)."""
+    user_dir(workspace.parent).mkdir(exist_ok=True)
+    (user_dir(workspace.parent) / "config.toml").write_text(
         f"""
 [provider]
 kind = "openai"
@@ -102,8 +107,8 @@ def test_the_local_provider_runs_its_server_and_speaks_json_actions(
     gguf.write_bytes(b"GGUF" + bytes(60))
     command = [sys.executable, openai_proxy.__file__, "--port", "{port}", "--alias", "{alias}"]
     command += ["--upstream", model_server.openai_base_url]
-    (workspace / ".memento").mkdir()
-    (workspace / ".memento" / "config.toml").write_text(
+    user_dir(tmp_path).mkdir()
+    (user_dir(tmp_path) / "config.toml").write_text(
         f'[provider]\nkind = "local"\n[provider.local]\nggufPath = {json.dumps(str(gguf))}\n'
         f"cacheDir = {json.dumps(str(tmp_path / 'cache'))}\nserverCommand = {json.dumps(command)}\n"
     )
@@ -150,10 +155,11 @@ def test_bash_without_a_terminal_is_denied_with_a_hint(
 
 def test_invalid_settings_stop_the_chat_with_the_reason(workspace: Path, tmp_path: Path) -> None:
     (workspace / ".memento").mkdir()
-    (workspace / ".memento" / "config.toml").write_text('[provider]\nkind = "telepathy"\n')
+    (workspace / ".memento" / "config.toml").write_text('[compaction]\nreserveTokens = "lots"\n')
     done = run_chat(["hello"], workspace, tmp_path)
     assert done.returncode == 2
-    assert "memento chat: Memento: invalid settings (provider.kind:" in done.stderr
+    assert "memento chat: invalid settings in " in done.stderr
+    assert "config.toml: compaction.reserveTokens: Input should be a valid integer" in done.stderr
 
 
 def test_interactive_chat_streams_asks_and_stops_a_turn_on_ctrl_c(

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from memento.chat.editor import TerminalEditor
-from memento.chat.options import ChatError, ChatOptions, load_config
+from memento.chat.options import ChatError, ChatOptions, load_settings
 from memento.chat.render import PlainRenderer, Renderer
 from memento.chat.status import Status
 from memento.compose import Mechanisms, install_mechanisms
@@ -34,7 +34,8 @@ class ChatApp:
     def __init__(self, options: ChatOptions, *, interactive: bool) -> None:
         self.options = options
         self.interactive = interactive
-        self.config: MementoConfig = load_config(options)
+        self.settings = load_settings(options)
+        self.config: MementoConfig = self.settings.config
         self.plain = options.plain if options.plain is not None else not sys.stdout.isatty()
         self.console = Console(highlight=False, markup=False)
         self.tasks = TaskRegistry()
@@ -61,6 +62,8 @@ class ChatApp:
     # -- building the session ---------------------------------------------------------
     async def start(self) -> None:
         config = self.config
+        if warning := self.settings.ignored_warning():
+            self.renderer.line("warning", warning.removeprefix("Memento: "))
         if config.provider.kind == "local":
             from memento.chat.model import prepare_model
 

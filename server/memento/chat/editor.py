@@ -51,7 +51,7 @@ class TerminalEditor:
             renderer.line(
                 "warning",
                 f"{title} `{detail}`: denied, no terminal to ask on "
-                '(allow commands with --bash allow or [tools] bash = "allow")',
+                '(allow commands with --bash allow, or tools.bash = "allow" in the user config file)',
             )
             return "deny"
         renderer.pause()

@@ -1,6 +1,6 @@
-"""What `memento chat` was asked for, and the settings that follow from it: the workspace's
-`.memento/config.toml` with the command-line flags on top, validated by the same model as the
-language server's settings."""
+"""What `memento chat` was asked for, and the settings that follow from it: the same layers
+as the language server's (`memento.layers`: user file, trusted workspace file), with the
+command-line flags on top in place of the editor's settings."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memento.config import MementoConfig, merge, parse_config, workspace_settings
+from memento.config import MementoConfig
+from memento.layers import Layer, Resolved, SettingsLayers, normalize
 
 
 class ChatError(Exception):
@@ -31,13 +32,11 @@ class ChatOptions:
     """Plain text output; by default when stdout is not a terminal."""
 
 
-def flag_settings(options: ChatOptions, workspace: dict[str, Any]) -> dict[str, Any]:
+def flag_settings(options: ChatOptions, named: str | None) -> dict[str, Any]:
     """The flags as a settings tree. A provider URL alone means an OpenAI-compatible server,
-    unless the workspace file already names a remote kind; `--model` with the embedded
+    unless the settings already name a remote kind (`named`); `--model` with the embedded
     model picks one of its catalog models."""
     provider: dict[str, Any] = {}
-    table = workspace.get("provider")
-    named = table.get("kind") if isinstance(table, dict) else None  # pyright: ignore[reportUnknownMemberType]
     kind = options.provider
     if kind is None and options.provider_url:
         kind = named if named in ("openai", "anthropic") else "openai"
@@ -60,13 +59,20 @@ def flag_settings(options: ChatOptions, workspace: dict[str, Any]) -> dict[str, 
     return out
 
 
+def load_settings(options: ChatOptions) -> Resolved:
+    """The settings for this chat; `ChatError` when a file or a flag is invalid (a chat would
+    rather stop than run on defaults the user did not ask for)."""
+    layers = SettingsLayers(options.workspace)
+    below = layers.resolve()
+    if below.problems:
+        raise ChatError("; ".join(p.removeprefix("Memento: ") for p in below.problems))
+    flags = normalize(flag_settings(options, below.config.provider.kind))
+    layers.extra.append(Layer("commandLine", "the command line", flags))
+    resolved = layers.resolve()
+    if resolved.problems:
+        raise ChatError("; ".join(p.removeprefix("Memento: ") for p in resolved.problems))
+    return resolved
+
+
 def load_config(options: ChatOptions) -> MementoConfig:
-    """The settings for this chat; `ChatError` when the file or a flag is invalid (a chat
-    would rather stop than run on defaults the user did not ask for)."""
-    workspace, problem = workspace_settings(options.workspace)
-    if problem:
-        raise ChatError(problem)
-    config, invalid = parse_config(merge(workspace, flag_settings(options, workspace)))
-    if invalid:
-        raise ChatError(invalid.replace(", using defaults", ""))
-    return config
+    return load_settings(options).config

@@ -16,6 +16,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from memento.security import secrets
+
 GIT = "git"
 
 _CONFIG = (
@@ -48,7 +50,7 @@ def blob_id(data: bytes) -> str:
 
 
 def shadow_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in secrets.active().child_env().items() if not k.startswith("GIT_")}
     env.update(
         GIT_DIR=str(git_dir),
         GIT_WORK_TREE=str(work_tree),

@@ -13,7 +13,7 @@ INSTALL_HINT = (
     "the embedded model needs the `local` extra (llama-cpp-python); install it with\n"
     '  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
     "pip install --no-cache-dir 'memento-lsp[local]'\n"
-    "or configure a provider in .memento/config.toml"
+    "or configure a provider in your editor or the user config file (memento doctor shows where it is)"
 )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from memento.config import LocalModelSettings
+from memento.security import secrets
 from memento.session.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
@@ -145,8 +146,9 @@ class LocalServer:
             self._log_start = output.tell()
             # stdin stays a pipe: our serve wrapper exits when it closes, even if Memento is killed.
             self._proc = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.PIPE, stdout=output, stderr=output, start_new_session=True
-            )
+                *command, stdin=asyncio.subprocess.PIPE, stdout=output, stderr=output,
+                start_new_session=True, env=secrets.active().child_env(),
+            )  # fmt: skip
         self.url = f"http://{HOST}:{port}/v1"
         self.starts += 1
         log.info("starting the local model server (pid %d) on %s", self._proc.pid, self.url)

@@ -11,7 +11,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from memento.compose import Mechanisms, install_mechanisms
-from memento.config import MementoConfig, data_dir, merge, parse_config, workspace_settings
+from memento.config import MementoConfig, data_dir
+from memento.layers import Resolved, SettingsLayers
 from memento.lsp import protocol as p
 from memento.lsp.bridge import LspEditor
 from memento.providers.factory import create_provider
@@ -35,7 +36,11 @@ class MementoApp:
         self.root: Path | None = None
         self._session: Session | None = None
         self._init_hooks = init_hooks
-        self._init_options: dict[str, Any] = {}
+        self.layers: SettingsLayers | None = None
+        """Where the settings come from (files, initializationOptions, pushes); see memento.layers."""
+        self.resolved: Resolved | None = None
+        self._shown_problems: set[str] = set()
+        self._warned_ignored: tuple[str, ...] = ()
         self.mechanisms = Mechanisms()
         """Handles on the engine's mechanisms, installed on the session at `initialize`."""
 
@@ -56,8 +61,10 @@ class MementoApp:
     # -- lifecycle --------------------------------------------------------------------
     def start(self, root: Path, init_options: Any) -> None:
         self.root = root.resolve()
-        self._init_options = init_options if isinstance(init_options, dict) else {}
-        config, problem = self._resolve_config(self._init_options)
+        self.layers = SettingsLayers(self.root)
+        self.layers.initialize(init_options)
+        resolved = self._resolve()
+        config = resolved.config
         self.config = config
         self._session = Session(
             self.root,
@@ -70,26 +77,38 @@ class MementoApp:
         self.mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)
         for hook in self._init_hooks:
             hook(self)
-        if problem:
-            self.show(types.MessageType.Error, problem)
+        self._announce(resolved)
 
-    def _resolve_config(self, client_settings: Any) -> tuple[MementoConfig, str | None]:
-        assert self.root is not None
-        workspace, problem = workspace_settings(self.root)
-        if isinstance(client_settings, dict) and isinstance(client_settings.get("memento"), dict):
-            client_settings = client_settings["memento"]
-        if not isinstance(client_settings, dict):
-            client_settings = {}
-        config, invalid = parse_config(merge(workspace, client_settings))  # pyright: ignore[reportUnknownArgumentType]
-        return config, problem or invalid
+    def _resolve(self) -> Resolved:
+        assert self.layers is not None
+        self.resolved = self.layers.resolve()
+        return self.resolved
+
+    def _announce(self, resolved: Resolved) -> None:
+        """Each new problem once; the ignored-keys warning when that set changes."""
+        for problem in resolved.problems:
+            if problem not in self._shown_problems:
+                self.show(types.MessageType.Error, problem)
+        self._shown_problems = set(resolved.problems)
+        ignored = tuple(resolved.ignored)
+        if ignored != self._warned_ignored and (warning := resolved.ignored_warning()):
+            self.show(types.MessageType.Warning, warning)
+        self._warned_ignored = ignored
 
     def apply_settings(self, settings: Any) -> None:
+        """One `didChangeConfiguration` (or pulled section): merged on top, never a reset."""
+        if self._session is None or self.layers is None:
+            return
+        self.layers.push(settings)
+        self.reload_settings()
+
+    def reload_settings(self) -> None:
+        """Resolve the layers again (the files are re-read) and apply the result."""
         if self._session is None:
             return
-        config, problem = self._resolve_config(settings)
-        if problem:
-            self.show(types.MessageType.Error, problem)
-            return
+        resolved = self._resolve()
+        self._announce(resolved)
+        config = resolved.config
         old_provider = self._session.provider
         provider = None
         if config.provider != self.config.provider:
@@ -115,6 +134,9 @@ class MementoApp:
         match event:
             case events.TurnStarted(turn_id=turn_id):
                 self.notify(p.TURN, p.TurnParams(turn_id=turn_id, state="started"))
+                # Published before the turn's first request: each turn runs on the settings as
+                # the files are now (a hand edit, `memento trust` in a terminal, a revocation).
+                self.reload_settings()
             case events.Delta():
                 self.notify(
                     p.STREAM,

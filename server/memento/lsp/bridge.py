@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import uuid
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -76,25 +80,43 @@ class LspEditor:
             return types.PositionEncodingKind.Utf16
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
+        """`window/showMessageRequest` with three actions. No answer (`null`) is `dismissed`;
+        an error or anything but one of our action titles is `invalid`. When the caller stops
+        waiting (time limit, abort) the request is cancelled in the editor too."""
+        msg_id = f"memento-permission-{uuid.uuid4().hex[:12]}"
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=f"{title}\n\n{detail}",
+            actions=[
+                types.MessageActionItem(title=ALLOW_ONCE),
+                types.MessageActionItem(title=ALLOW_ALWAYS),
+                types.MessageActionItem(title=DENY),
+            ],
+        )
+        protocol = self.server.protocol
         try:
-            answer = await self.server.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Warning,
-                    message=f"{title}\n\n{detail}",
-                    actions=[
-                        types.MessageActionItem(title=ALLOW_ONCE),
-                        types.MessageActionItem(title=ALLOW_ALWAYS),
-                        types.MessageActionItem(title=DENY),
-                    ],
-                )
+            answer: Any = await protocol.send_request_async(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
             )
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
         except Exception:
-            log.exception("could not ask the user for permission")
-            return "deny"
-        title_chosen = getattr(answer, "title", None)
-        if title_chosen is None and isinstance(answer, dict):
-            title_chosen = answer.get("title")  # pyright: ignore[reportUnknownMemberType]
-        return {ALLOW_ONCE: "once", ALLOW_ALWAYS: "always"}.get(str(title_chosen), "deny")  # type: ignore[return-value]
+            log.warning("the editor answered the permission request with an error", exc_info=True)
+            return "invalid"
+        if answer is None:
+            return "dismissed"
+        chosen = getattr(answer, "title", None)
+        if chosen is None and isinstance(answer, dict):
+            chosen = answer.get("title")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        permission: Permission | None = {ALLOW_ONCE: "once", ALLOW_ALWAYS: "always", DENY: "deny"}.get(
+            chosen if isinstance(chosen, str) else ""
+        )  # pyright: ignore[reportAssignmentType]
+        if permission is None:
+            log.warning("unreadable answer to a permission request: %r", answer)
+            return "invalid"
+        return permission
 
 
 def uri_for(path: Path) -> str:

@@ -42,6 +42,9 @@ CHECKPOINTS_NOTIFICATION = "memento/checkpoints"
 CMD_CHECKPOINT_CREATE = "memento.checkpoint.create"
 CMD_CHECKPOINT_REWIND = "memento.checkpoint.rewind"
 
+SETTINGS = "memento/settings"
+TRUST = "memento/trust"
+
 RULES_LIST = "memento/rules/list"
 ACTIVE_DOCUMENT = "memento/activeDocument"
 OMFG = "memento/omfg"
@@ -278,6 +281,50 @@ class OmfgResult(Model):
     attempts: int
     feedback: list[str] = Field(default_factory=list[str])
     """Why attempts failed (shown when the candidate is not validated)."""
+
+
+class InitializationOptions(Model):
+    """What `initialize` may carry besides the settings (which are the `memento` section, or
+    the object itself): the editor's own trust state. VS Code passes `workspace.isTrusted`;
+    `false` means the workspace file's user-level keys are ignored even when the user ran
+    `memento trust` (a client that says nothing leaves the decision to the trust records)."""
+
+    workspace_trusted: bool | None = None
+
+
+class SettingsResult(Model):
+    """`memento/settings {}`: the effective settings and where each came from."""
+
+    settings: dict[str, Any]
+    """Every setting (camelCase), secret values redacted."""
+    sources: dict[
+        str, Literal["default", "user", "workspace", "initializationOptions", "didChangeConfiguration"]
+    ]
+    """Dotted key (`provider.baseUrl`) → the layer its value came from."""
+    ignored_keys: list[str]
+    """User-level keys the workspace file sets that are not applied (not trusted)."""
+    workspace_trusted: bool
+    files: dict[str, str]
+    """`user` and `workspace`: the config files read."""
+    problems: list[str]
+
+
+class TrustParams(Model):
+    """`memento/trust {}` trusts the workspace config file as it is now (its sha256);
+    `{revoke: true}` forgets the trust."""
+
+    revoke: bool = False
+
+
+class TrustResult(Model):
+    trusted: bool
+    """Whether the workspace file's user-level keys now apply."""
+    config_path: str
+    sha256: str | None = None
+    """Of the file trusted (absent when there is none, or on revoke)."""
+    ignored_keys: list[str] = Field(default_factory=list[str])
+    reason: str | None = None
+    """Why it is not trusted, when it is not."""
 
 
 def parse(model: type[M], params: Any) -> M:

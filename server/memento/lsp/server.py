@@ -13,10 +13,16 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcParseError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
 
 import memento
 from memento.lsp.app import MementoApp
+from memento.security import secrets
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +40,31 @@ def _raw_params_converter():  # -> cattrs.Converter
 
 
 class MementoProtocol(LanguageServerProtocol):
+    def _send_data(self, data: Any) -> None:
+        """Every message to the editor passes the redaction step (`security.secrets`)."""
+        active = secrets.active()
+        if data and active.values:
+            body = json.dumps(data, default=self._serialize_message)
+            clean = active.redact_json(body)
+            if clean != body:
+                try:
+                    data = json.loads(clean)
+                except ValueError:
+                    log.error("a message could not be redacted; it was not sent")
+                    return
+        super()._send_data(data)
+
     def structure_message(self, data: dict[str, Any]):
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
+            if "id" in data and "method" not in data and "error" not in data:
+                # A response whose result does not fit its type (a malformed permission
+                # answer): hand it over raw, so the waiting request ends and its caller
+                # decides (a deny), instead of waiting forever.
+                return JsonRPCResponseMessage(
+                    id=data["id"], jsonrpc=JsonRPCProtocol.VERSION, result=data.get("result")
+                )
             # pygls would log and drop the request, leaving the client waiting forever.
             if "id" in data and "method" in data:
                 detail = exc.__cause__ or exc
@@ -82,7 +109,8 @@ def create_server(*, init_hooks: list[Callable[[MementoApp], None]] | None = Non
     )
     server.app = MementoApp(server, init_hooks or [])
     from memento.lsp.features import advisor, checkpoints, governance, lifecycle, memory, rules, session
+    from memento.lsp.features import settings as settings_feature
 
-    for feature in (lifecycle, session, governance, advisor, checkpoints, memory, rules):
+    for feature in (lifecycle, session, governance, advisor, checkpoints, memory, rules, settings_feature):
         feature.register(server)
     return server

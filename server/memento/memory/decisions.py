@@ -12,6 +12,7 @@ is reported with its line number and skipped, never fatal. `|` inside a field is
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memento.memory.fsio import write_atomic
+from memento.security.confine import Confinement
+
+log = logging.getLogger(__name__)
 
 MEMORY_DIR = ".memento"
 LOG_NAME = "decisions.log"
@@ -162,12 +166,20 @@ class DecisionLog:
         self.dir = root / MEMORY_DIR
         self.path = self.dir / LOG_NAME
         self.epoch_size = epoch_size
+        self._inside = Confinement.of(root)
+
+    def _text(self, path: Path) -> str:
+        """A log file's text; "" when absent or when it resolves outside the workspace."""
+        if path.exists() and (why := self._inside.refusal(path)):
+            log.warning("%s", why)
+            return ""
+        try:
+            return path.read_text("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
 
     def read(self) -> LogContents:
-        try:
-            return parse_log(self.path.read_text("utf-8", "replace"))
-        except FileNotFoundError:
-            return LogContents([], [])
+        return parse_log(self._text(self.path))
 
     def epochs(self) -> list[tuple[int, Path]]:
         try:
@@ -181,17 +193,14 @@ class DecisionLog:
         found: list[Decision] = []
         for _number, path in self.epochs():
             try:
-                found += parse_log(path.read_text("utf-8", "replace")).decisions
+                found += parse_log(self._text(path)).decisions
             except OSError:
                 continue
         return found + self.read().decisions
 
     def append(self, decision: Decision) -> int | None:
         """Add a line; returns the number of the epoch the old lines rolled into, if they did."""
-        try:
-            text = self.path.read_text("utf-8", "replace")
-        except FileNotFoundError:
-            text = ""
+        text = self._text(self.path)
         rolled: int | None = None
         if len(parse_log(text).decisions) >= self.epoch_size:
             rolled = (self.epochs()[-1][0] if self.epochs() else 0) + 1

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memento.security import secrets
 from memento.session.entries import Entry, MessageEntry
 from memento.session.messages import AssistantMessage, TextContent, UserMessage
 
@@ -82,7 +83,7 @@ def session_facts(root: Path, path: Sequence[Entry]) -> SessionFacts:
 
 
 async def _git_files(root: Path) -> list[str] | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in secrets.active().child_env().items() if not k.startswith("GIT_")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # a read must not refresh (write) the user's index
     try:
         proc = await asyncio.create_subprocess_exec(

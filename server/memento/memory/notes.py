@@ -9,6 +9,7 @@ through `log_decision` with the tag `constraint`. Blocking IO: call through `to_
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,6 +17,9 @@ from pathlib import Path
 
 from memento.memory.decisions import MEMORY_DIR
 from memento.memory.fsio import write_atomic
+from memento.security.confine import Confinement
+
+log = logging.getLogger(__name__)
 
 TASK_NAME = "current-task.md"
 CONSTRAINTS_NAME = "constraints.md"
@@ -36,7 +40,10 @@ class Notes:
         return not (self.task.strip() or self.stopped.strip() or self.constraints.strip())
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, root: Path) -> str:
+    if path.exists() and (why := Confinement.of(root).refusal(path)):
+        log.warning("%s", why)
+        return ""
     try:
         return path.read_text("utf-8", "replace")[:MAX_FILE_CHARS]
     except (FileNotFoundError, IsADirectoryError):
@@ -46,12 +53,13 @@ def _read(path: Path) -> str:
 def read_notes(root: Path) -> Notes:
     task_lines: list[str] = []
     stopped = ""
-    for line in _read(root / MEMORY_DIR / TASK_NAME).splitlines():
+    for line in _read(root / MEMORY_DIR / TASK_NAME, root).splitlines():
         if _STOPPED_LINE.match(line):
             stopped = _STOPPED_LINE.sub("", line, count=1).strip()
         else:
             task_lines.append(line)
-    return Notes("\n".join(task_lines).strip(), stopped, _read(root / MEMORY_DIR / CONSTRAINTS_NAME).strip())
+    constraints = _read(root / MEMORY_DIR / CONSTRAINTS_NAME, root).strip()
+    return Notes("\n".join(task_lines).strip(), stopped, constraints)
 
 
 def task_exists(root: Path) -> bool:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Protocol
 
-Permission = Literal["once", "always", "deny"]
+Permission = Literal["once", "always", "deny", "dismissed", "invalid"]
+"""The user's answer: allow once, allow always (this session), deny; or no answer
+(`dismissed`) or one the editor sent that could not be read (`invalid`), both denies."""
 
 
 class EditorBridge(Protocol):
@@ -25,7 +27,8 @@ class EditorBridge(Protocol):
         ...
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
-        """Ask the user to allow an action (a bash command)."""
+        """Ask the user to allow an action (a bash command, a change to a protected file).
+        The caller bounds the wait (`tools.permission.ask_user`)."""
         ...
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memento.security import secrets
+
 log = logging.getLogger(__name__)
 
 StreamKind = Literal["text", "thinking", "tool"]
@@ -215,8 +217,19 @@ class EventBus:
         return lambda: self._listeners.remove(listener)
 
     def publish(self, event: Event) -> None:
+        """Tell every listener, with secret values redacted (`security.secrets`)."""
+        event = _redacted(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:
                 log.exception("event listener failed on %s", event.kind)
+
+
+def _redacted(event: Event) -> Event:
+    active = secrets.active()
+    if not active.values:
+        return event
+    data = event.model_dump()
+    clean = active.redact_tree(data)
+    return event if clean is data else type(event).model_validate(clean)

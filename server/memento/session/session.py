@@ -8,14 +8,15 @@ import logging
 import secrets
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from memento.config import MementoConfig
 from memento.providers.base import ModelRequest, Provider
+from memento.security.secrets import Secrets, activate, active
 from memento.session import events
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
-from memento.session.entries import Entry, MessageEntry, new_entry_id
+from memento.session.entries import Entry, MessageEntry, new_entry_id, parse_entry
 from memento.session.events import EventBus
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.messages import AssistantMessage, Message
@@ -75,9 +76,9 @@ class Session:
         self.tool_context = ToolContext(
             root=self.root,
             editor=editor or NoEditor(),
-            bash_policy=config.tools.bash,
-            max_output_chars=config.tools.max_output_chars,
+            notify=lambda message: self.events.publish(events.Error(message=message)),
         )
+        self._configure_tools(config)
         self.store: SessionStore | None = None
         self.session_id = secrets.token_hex(4)
         self._turn_lock = asyncio.Lock()
@@ -90,10 +91,18 @@ class Session:
     # -- configuration ----------------------------------------------------------------
     def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
         self.config = config
-        self.tool_context.bash_policy = config.tools.bash
-        self.tool_context.max_output_chars = config.tools.max_output_chars
+        self._configure_tools(config)
         if provider is not None:
             self.provider = provider
+
+    def _configure_tools(self, config: MementoConfig) -> None:
+        activate(Secrets.from_config(config))
+        ctx = self.tool_context
+        ctx.bash_policy = config.tools.bash
+        ctx.max_output_chars = config.tools.max_output_chars
+        ctx.grep_timeout = config.tools.grep_timeout
+        ctx.protected_paths = tuple(config.security.protected_paths)
+        ctx.permission_timeout = config.security.permission_timeout
 
     def add_hooks(self, hooks: Hooks) -> None:
         self.hooks.append(hooks)
@@ -110,14 +119,14 @@ class Session:
         return self.store
 
     def append(self, entry: Entry) -> Entry:
-        """Store an entry durably; the caller announces it afterwards."""
-        return self._ensure_store().append(entry)
+        """Store an entry durably (secrets redacted); the caller announces it afterwards."""
+        return self._ensure_store().append(_redacted(entry))
 
     def append_message(self, message: Message) -> MessageEntry:
         store = self._ensure_store()
-        entry = MessageEntry(id=store.new_id(), parent_id=store.leaf_id, message=message)
+        entry = _redacted(MessageEntry(id=store.new_id(), parent_id=store.leaf_id, message=message))
         store.append(entry)
-        return entry
+        return cast(MessageEntry, entry)
 
     def branch_path(self) -> list[Entry]:
         return self.store.branch_path() if self.store else []
@@ -259,6 +268,16 @@ class Session:
             self._runner.abort()
         self._close_store()
         await self.provider.aclose()
+
+
+def _redacted(entry: Entry) -> Entry:
+    """The entry with every secret value replaced: what is stored is what the model is sent."""
+    current = active()
+    if not current.values:
+        return entry
+    data = entry.dump()
+    clean = current.redact_tree(data)
+    return entry if clean is data else parse_entry(clean)
 
 
 def approx_tokens(text: str) -> int:

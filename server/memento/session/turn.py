@@ -19,6 +19,8 @@ from memento.providers.base import (
     ToolCallDelta,
     ToolCallStarted,
 )
+from memento.security import secrets
+from memento.security.secrets import StreamRedactor
 from memento.session import events
 from memento.session.entries import now_ms
 from memento.session.events import TurnEndState
@@ -211,40 +213,50 @@ class TurnRunner:
     async def _stream(self, request: ModelRequest, builder: ReplyBuilder) -> None:
         session, turn = self.session, self.turn
         names: dict[str, str] = {}
+        redactor = secrets.active().stream()
         stream = session.provider.stream(request)
         try:
             async for event in stream:
                 builder.add(event)
-                self._publish_delta(event, names)
+                self._publish_delta(event, names, redactor)
                 for hook in session.hooks:
                     hook.on_delta(session, turn, event)
         finally:
             await stream.aclose()  # type: ignore[attr-defined]
+            for (kind, call_id), tail in redactor.flush().items():
+                self._publish(kind, tail, call_id, names)
         for hook in session.hooks:
             await hook.after_stream(session, turn)
 
-    def _publish_delta(self, event: ProviderEvent, names: dict[str, str]) -> None:
-        turn_id = self.turn.turn_id
-        publish = self.session.events.publish
+    def _publish_delta(self, event: ProviderEvent, names: dict[str, str], redactor: StreamRedactor) -> None:
+        """Streamed text to the front ends; a secret split across deltas is redacted whole."""
         match event:
             case TextDelta(text=text):
-                publish(events.Delta(turn_id=turn_id, stream="text", delta=text))
+                if (clean := redactor.feed(("text", None), text)) or not text:
+                    self._publish("text", clean, None, names)
             case ThinkingDelta(text=text) if text:
-                publish(events.Delta(turn_id=turn_id, stream="thinking", delta=text))
+                if clean := redactor.feed(("thinking", None), text):
+                    self._publish("thinking", clean, None, names)
             case ToolCallStarted(id=call_id, name=name):
                 names[call_id] = name
             case ToolCallDelta(id=call_id, arguments_delta=delta):
-                publish(
-                    events.Delta(
-                        turn_id=turn_id,
-                        stream="tool",
-                        delta=delta,
-                        tool_call_id=call_id,
-                        tool_name=names.get(call_id),
-                    )
-                )
+                if (clean := redactor.feed(("tool", call_id), delta)) or not delta:
+                    self._publish("tool", clean, call_id, names)
             case _:
                 pass
+
+    def _publish(
+        self, stream: events.StreamKind, delta: str, call_id: str | None, names: dict[str, str]
+    ) -> None:
+        self.session.events.publish(
+            events.Delta(
+                turn_id=self.turn.turn_id,
+                stream=stream,
+                delta=delta,
+                tool_call_id=call_id,
+                tool_name=names.get(call_id) if call_id is not None else None,
+            )
+        )
 
     def _store_reply(
         self, builder: ReplyBuilder, started: int, stop_reason: StopReason | None, error: str | None

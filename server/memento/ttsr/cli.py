@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memento.config import parse_config, workspace_settings
+from memento.layers import SettingsLayers
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,12 +28,10 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         sys.stderr.write(f"memento rules check: {root} is not a folder\n")
         return 2
-    raw, problem = workspace_settings(root)
-    config, invalid = parse_config(raw)
-    for message in (problem, invalid):
-        if message:
-            sys.stderr.write(message + "\n")
-    settings = config.ttsr
+    resolved = SettingsLayers(root).resolve()
+    for message in resolved.problems:
+        sys.stderr.write(message + "\n")
+    settings = resolved.config.ttsr
     if not settings.enabled:
         sys.stderr.write("TTSR is disabled (ttsr.enabled = false): nothing to check\n")
         return 0

@@ -5,7 +5,6 @@ the result in on the event loop, keeping the repeat-mode state of the old matche
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memento.config import TtsrSettings
+from memento.config import TtsrSettings, user_config_dir
 from memento.ttsr.buckets import Bucket, Buckets, bucket_rules, system_prompt_addendum, why_dropped
 from memento.ttsr.matcher import TtsrMatcher
 from memento.ttsr.model import Problem, Rule
@@ -24,11 +23,7 @@ from memento.ttsr.templates import display_path
 def default_user_dir(settings: TtsrSettings) -> Path | None:
     if settings.user_rules_dir:
         return Path(settings.user_rules_dir).expanduser()
-    if env := os.environ.get("MEMENTO_CONFIG_DIR"):
-        return Path(env).expanduser() / "rules"
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("memento", appauthor=False)) / "rules"
+    return user_config_dir() / "rules"
 
 
 class RuleInfo(BaseModel):

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from memento.security.confine import Confinement, context_confinement
 from memento.ttsr import frontmatter
 from memento.ttsr.formats import read_format
 from memento.ttsr.instructions import NAMES, folder_glob, nested_instruction_files
@@ -180,9 +181,13 @@ CLINE_NOT_RULES = ("workflows", "hooks", "skills")
 """Folders of `.clinerules/` that hold Cline's workflows, hooks and skills, not rules."""
 
 
-def _walk(folder: Path, suffixes: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[Path]:
+def _walk(
+    folder: Path, suffixes: tuple[str, ...], inside: Confinement, skip: tuple[str, ...] = ()
+) -> list[Path]:
     if not folder.is_dir():
         return []
+    if not inside.allows(folder):
+        return [folder]  # a rules folder linked out of the workspace: discover() says why it is not read
     found: list[Path] = []
     for directory, dirs, files in os.walk(folder):
         top = Path(directory) == folder
@@ -193,23 +198,24 @@ def _walk(folder: Path, suffixes: tuple[str, ...], skip: tuple[str, ...] = ()) -
 
 def candidates(root: Path, user_dir: Path | None) -> list[_Candidate]:
     """Every rule file, in priority order."""
-    found = [_Candidate(p, "memento") for p in _walk(root / ".memento" / "rules", (".md", ".mdc"))]
+    inside = context_confinement(root, user_dir)
+    found = [_Candidate(p, "memento") for p in _walk(root / ".memento" / "rules", (".md", ".mdc"), inside)]
     if user_dir is not None:
-        found += [_Candidate(p, "user") for p in _walk(user_dir, (".md", ".mdc"))]
+        found += [_Candidate(p, "user") for p in _walk(user_dir, (".md", ".mdc"), inside)]
     for name in NAMES:
         if (root / name).is_file():
             found.append(_Candidate(root / name, "agents", always=True, name=name))
     for nested in nested_instruction_files(root):
         name = nested.relative_to(root).as_posix()
         found.append(_Candidate(nested, "agents", always=True, name=name, globs=(folder_glob(nested, root),)))
-    found += [_Candidate(p, "cursor") for p in _walk(root / ".cursor" / "rules", (".mdc", ".md"))]
-    found += [_Candidate(p, "windsurf") for p in _walk(root / ".windsurf" / "rules", (".md",))]
+    found += [_Candidate(p, "cursor") for p in _walk(root / ".cursor" / "rules", (".mdc", ".md"), inside)]
+    found += [_Candidate(p, "windsurf") for p in _walk(root / ".windsurf" / "rules", (".md",), inside)]
     if (root / ".windsurfrules").is_file():
         found.append(_Candidate(root / ".windsurfrules", "windsurf", always=True, name=".windsurfrules"))
     cline = root / ".clinerules"
     if cline.is_file():
         found.append(_Candidate(cline, "cline", always=True, name=".clinerules"))
-    found += [_Candidate(p, "cline") for p in _walk(cline, (".md",), CLINE_NOT_RULES)]
+    found += [_Candidate(p, "cline") for p in _walk(cline, (".md",), inside, CLINE_NOT_RULES)]
     return found
 
 
@@ -282,11 +288,17 @@ def builtin_rules() -> list[Rule]:
 
 
 def discover(root: Path, user_dir: Path | None, *, include_builtin: bool = True) -> Discovery:
-    """Read every rule file (blocking: run it off the event loop)."""
+    """Read every rule file (blocking: run it off the event loop). A file that resolves outside
+    the workspace and the user's folders is not read; its problem says why."""
     result = Discovery()
     seen: dict[str, Rule] = {}
     loaded: list[Rule] = []
+    inside = context_confinement(root, user_dir)
     for candidate in candidates(root, user_dir):
+        if why := inside.refusal(candidate.path):
+            result.files.append(str(candidate.path))
+            result.problems[str(candidate.path)] = [Problem(path=str(candidate.path), message=why)]
+            continue
         rule, problems = read_rule_file(candidate)
         result.files.append(str(candidate.path))
         if problems:

@@ -93,7 +93,7 @@ async def test_policy_deny_does_not_run(root: Path) -> None:
 @pytest.mark.asyncio
 async def test_ask_deny_does_not_run(root: Path) -> None:
     ctx = ctx_for(root, "ask", "deny")
-    with pytest.raises(ToolError, match="the user denied running: touch marker"):
+    with pytest.raises(ToolError, match="not run, the user denied it: touch marker"):
         await bash(ctx, "touch marker")
     assert not (root / "marker").exists()
     assert isinstance(ctx.editor, AskingEditor)

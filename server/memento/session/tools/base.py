@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from memento.config import DEFAULT_PROTECTED_PATHS
 from memento.providers.base import ToolSpec
 from memento.session.editor import EditorBridge, NoEditor
 
@@ -33,6 +35,14 @@ class ToolContext:
     """Commands the user allowed with "Always for this command" during this session."""
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     max_output_chars: int = 30_000
+    protected_paths: tuple[str, ...] = tuple(DEFAULT_PROTECTED_PATHS)
+    """`security.protectedPaths`: what `write`/`edit` change only with the user's permission."""
+    allowed_paths: set[str] = field(default_factory=set[str])
+    """Protected paths the user allowed with "Always" during this session."""
+    permission_timeout: float = 600.0
+    grep_timeout: float = 10.0
+    notify: Callable[[str], None] = field(default=lambda message: None)
+    """Tells the user something outside the tool result (a permission request that expired)."""
 
 
 class Tool(Protocol):

@@ -1,4 +1,5 @@
-"""`bash`: run a shell command in the workspace root, after the user's permission."""
+"""`bash`: run a shell command in the workspace root, after the user's permission, with the
+key variables removed from its environment (`security.secrets.child_env`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memento.providers.base import ToolSpec
+from memento.security import secrets
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.session.tools.permission import ask_user
 from memento.session.tools.workspace import parse_args
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -92,7 +95,7 @@ async def _spawn(
             stdout=write_fd,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+            env=secrets.active().child_env(PAGER="cat", GIT_PAGER="cat"),
         )
     except BaseException as e:
         os.close(read_fd)
@@ -119,11 +122,11 @@ async def _check_permission(command: str, ctx: ToolContext) -> None:
         raise ToolError("bash is disabled by the memento.tools.bash setting")
     if ctx.bash_policy == "allow" or command in ctx.allowed_commands:
         return
-    answer = await ctx.editor.ask_permission("Allow the agent to run a command?", command)
-    if answer == "always":
+    decision = await ask_user(ctx, "Allow the agent to run a command?", command)
+    if decision.always:
         ctx.allowed_commands.add(command)
-    elif answer != "once":
-        raise ToolError(f"the user denied running: {command}")
+    if not decision.allowed:
+        raise ToolError(f"not run, {decision.reason}: {command}")
 
 
 class BashTool:

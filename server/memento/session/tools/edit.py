@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.providers.base import ToolSpec
+from memento.security.protected import guard_protected
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import (
     display_path,
@@ -80,6 +81,10 @@ class EditTool:
         buffer = ctx.editor.open_document_text(path)
         current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
         updated, summary = _apply(current, a.old_text, a.new_text, shown)
+        if await guard_protected(ctx, "edit", a.path, path):  # the file may have moved on meanwhile
+            buffer = ctx.editor.open_document_text(path)
+            current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
+            updated, summary = _apply(current, a.old_text, a.new_text, shown)
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
         return ToolOutput(f"Edited {shown}: {summary}")

@@ -1,12 +1,14 @@
-"""`grep`: search file contents under a workspace directory with a Python regular expression."""
+"""`grep`: search file contents under a workspace directory with a Python regular expression,
+in a killable child process with a time limit (`tools.grepTimeout`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
-import io
+import json
 import os
-import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memento.providers.base import ToolSpec
+from memento.security import secrets
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, parse_args, resolve_in_workspace
 
@@ -79,35 +82,58 @@ class _Result:
     aborted: bool = False
 
 
-def _search(
-    root: Path, files: list[Path], buffers: dict[Path, str], regex: re.Pattern[str], abort: asyncio.Event
+WORKER = Path(__file__).with_name("grep_worker.py")
+MAX_PATTERN_CHARS = 2000
+
+
+async def _search(
+    root: Path, files: list[Path], buffers: dict[Path, str], pattern: str, ctx: ToolContext
 ) -> _Result:
-    result = _Result()
-    for path in files:
-        if abort.is_set():
-            result.aborted = True
-            return result
-        text = buffers.get(path)
-        if text is None:
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if b"\x00" in data:
-                continue
-            text = data.decode("utf-8", errors="replace")
-        rel = path.relative_to(root).as_posix()
-        for number, line in enumerate(io.StringIO(text, newline=None), start=1):
-            line = line.rstrip("\n")
-            if not regex.search(line):
-                continue
-            if len(result.lines) >= MAX_MATCHES:
-                result.more = True
-                return result
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + "…"
-            result.lines.append(f"{rel}:{number}: {line}")
-    return result
+    """Search in a child process that is killed at the time limit or on abort (see
+    grep_worker.py for why: a backtracking regex from the model must never hold the server)."""
+    job = {
+        "pattern": pattern,
+        "files": [[path.relative_to(root).as_posix(), str(path)] for path in files],
+        "buffers": {path.relative_to(root).as_posix(): text for path, text in buffers.items()},
+        "maxMatches": MAX_MATCHES,
+        "maxLineChars": MAX_LINE_CHARS,
+    }
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-S", str(WORKER),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=secrets.active().child_env(), start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        raise ToolError(f"cannot start the search: {exc.strerror or exc}") from exc
+    talk = asyncio.ensure_future(proc.communicate(json.dumps(job).encode("utf-8")))
+    aborted = asyncio.ensure_future(ctx.abort.wait())
+    try:
+        await asyncio.wait({talk, aborted}, timeout=ctx.grep_timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+        if not talk.done():  # the time limit, an abort, or this task cancelled
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            talk.cancel()
+            await proc.wait()
+    if not talk.done() or talk.cancelled():
+        if ctx.abort.is_set():
+            return _Result(aborted=True)
+        raise ToolError(
+            f"grep stopped after {ctx.grep_timeout:g} s (tools.grepTimeout): the pattern {pattern!r} is "
+            "too slow on these files. Nested repetition such as (a+)+ or (.*)* backtracks "
+            "exponentially; use a simpler pattern, a narrower path or a glob."
+        )
+    out, err = talk.result()
+    try:
+        answer = json.loads(out.decode("utf-8"))
+    except ValueError:
+        detail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        raise ToolError(f"the search failed: {detail[0]}") from None
+    if "error" in answer:
+        raise ToolError(str(answer["error"]))
+    return _Result(lines=list(answer["lines"]), more=bool(answer["more"]))
 
 
 def _render(result: _Result, max_chars: int) -> str:
@@ -151,10 +177,8 @@ class GrepTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         a = parse_args(GrepArgs, args, "grep")
-        try:
-            regex = re.compile(a.pattern)
-        except re.error as e:
-            raise ToolError(f"invalid regular expression {a.pattern!r}: {e}") from e
+        if len(a.pattern) > MAX_PATTERN_CHARS:
+            raise ToolError(f"the pattern is {len(a.pattern)} characters; the limit is {MAX_PATTERN_CHARS}")
         root = ctx.root.resolve()
         start = resolve_in_workspace(root, a.path or ".")
         files = await asyncio.to_thread(_walk, root, start, display_path(root, start), a.glob or None)
@@ -163,7 +187,7 @@ class GrepTool:
             text = ctx.editor.open_document_text(path)
             if text is not None:
                 buffers[path] = text
-        result = await asyncio.to_thread(_search, root, files, buffers, regex, ctx.abort)
+        result = await _search(root, files, buffers, a.pattern, ctx)
         if not result.lines and not result.aborted:
             return ToolOutput(f"No matches for {a.pattern!r} in {len(files)} files.")
         return ToolOutput(_render(result, ctx.max_output_chars))

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memento.providers.base import ToolSpec
+from memento.security.protected import guard_protected
 from memento.session.tools.base import ToolContext, ToolOutput
 from memento.session.tools.workspace import display_path, parse_args, resolve_in_workspace, write_text_atomic
 
@@ -37,6 +38,7 @@ class WriteTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         a = parse_args(WriteArgs, args, "write")
         path = resolve_in_workspace(ctx.root, a.path)
+        await guard_protected(ctx, "write", a.path, path)
         shown = display_path(ctx.root, path)
         old = ctx.editor.open_document_text(path)
         if old is None or not await ctx.editor.replace_document(path, old, a.content):
