@@ -34,7 +34,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def chat_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, MEMENTO_DATA_DIR=str(tmp_path / "data"), MEMENTO_CONFIG_DIR=str(user_dir(tmp_path)))
+    env = dict(
+        os.environ, MEMENTO_DATA_DIR=str(tmp_path / "data"), MEMENTO_CONFIG_DIR=str(user_dir(tmp_path))
+    )
     env.update(extra)
     return env
 

@@ -54,6 +54,8 @@ class Editor:
         self.permission_answer = "Deny"
         self.on_permission: Callable[[], Awaitable[None]] | None = None
         """Runs while the server waits for the user's answer (the turn is paused there)."""
+        self.permission_reply: Callable[[types.ShowMessageRequestParams], Any] | None = None
+        """Answers in place of `permission_answer` (any JSON, or raise for an error response)."""
         self.buffers: dict[str, tuple[int, str]] = {}
         self.advisor_notes: list[dict[str, Any]] = []
         self.checkpoint_changes: list[Any] = []
@@ -105,11 +107,13 @@ class Editor:
             self._changed.set()
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        async def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        async def ask(params: types.ShowMessageRequestParams) -> Any:
             self.permission_requests.append(params)
             self._changed.set()
             if self.on_permission is not None:
                 await self.on_permission()
+            if self.permission_reply is not None:
+                return self.permission_reply(params)
             return next((a for a in params.actions or [] if a.title == self.permission_answer), None)
 
         @client.feature(types.WORKSPACE_APPLY_EDIT)
@@ -251,13 +255,19 @@ async def running_editor(
     client: str = "vscode",
     options: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    log_file: Path | None = None,
 ):
+    """A server for `root`; `log_file` takes its stderr (the log, at DEBUG)."""
     lsp = LanguageClient(converter_factory=_raw_converter)
     # Our own showMessage and diagnostics recorders replace pytest-lsp's, so waiting wakes up.
     replaced = (types.WINDOW_SHOW_MESSAGE, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PROGRESS)
     register_lsp_features(lsp, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in replaced})
     editor = Editor(lsp, root)
-    await lsp.start_io(sys.executable, "-m", "memento", "lsp", env=env or server_env(data_dir))
+    command = [sys.executable, "-m", "memento", "lsp"]
+    if log_file is not None:
+        script = 'exec "$0" -m memento --log-level DEBUG lsp 2>"$1"'
+        command = ["/bin/sh", "-c", script, sys.executable, str(log_file)]
+    await lsp.start_io(*command, env=env or server_env(data_dir))
     try:
         await lsp.initialize_session(
             types.InitializeParams(

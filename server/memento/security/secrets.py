@@ -150,27 +150,43 @@ class StreamRedactor:
     def __init__(self, secrets: Secrets) -> None:
         self._secrets = secrets
         self._held: dict[Any, str] = {}
+        # For each secret, by character: the prefix lengths that end with it (longest first),
+        # so a delta's last character picks the few prefixes worth comparing.
+        self._prefixes: list[tuple[str, dict[str, list[int]]]] = []
+        for value in secrets.values:
+            ends: dict[str, list[int]] = {}
+            for size in range(len(value) - 1, 0, -1):
+                ends.setdefault(value[size - 1], []).append(size)
+            self._prefixes.append((value, ends))
 
     def feed(self, key: Any, text: str) -> str:
         if not self._secrets.values:
             return text
-        buffer = self._secrets.redact(self._held.pop(key, "") + text)
-        hold = self._partial_tail(buffer)
-        if hold:
-            self._held[key] = buffer[-hold:]
-            return buffer[:-hold]
-        return buffer
+        buffer = self._held.pop(key, "") + text
+        cut = len(buffer) - self._partial_tail(buffer)
+        for value in self._secrets.values:  # never cut through a secret: hold all of it
+            start = buffer.find(value, max(0, cut - len(value) + 1))
+            if 0 <= start < cut < start + len(value):
+                cut = start
+        if cut < len(buffer):
+            self._held[key] = buffer[cut:]
+        return self._secrets.redact(buffer[:cut])
 
     def flush(self) -> dict[Any, str]:
-        """The held tails (the stream ended, so they are no secret), by key."""
+        """The held tails, redacted (the stream ended, so they are no longer partial), by key."""
         held, self._held = self._held, {}
-        return held
+        return {key: self._secrets.redact(tail) for key, tail in held.items()}
 
     def _partial_tail(self, text: str) -> int:
+        """The length of the longest tail of `text` that is a proper prefix of a secret."""
+        if not text:
+            return 0
         longest = 0
-        for value in self._secrets.values:
-            for size in range(min(len(value) - 1, len(text)), longest, -1):
-                if text.endswith(value[:size]):
+        for value, ends in self._prefixes:
+            for size in ends.get(text[-1], ()):
+                if size <= longest:
+                    break
+                if size <= len(text) and text.endswith(value[:size]):
                     longest = size
                     break
         return longest

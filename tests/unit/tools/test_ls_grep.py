@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,24 @@ async def test_grep_caps_matches_and_lines(root: Path) -> None:
     assert len(lines) == 201
     assert lines[0] == "many.txt:1: hit " + "y" * 296 + "…"
     assert lines[-1].startswith("[… stopped after 200 matches")
+
+
+@pytest.mark.asyncio
+async def test_a_backtracking_pattern_is_stopped_at_the_time_limit(root: Path) -> None:
+    (root / "data.txt").write_text("a" * 40 + "b\n")
+    ctx = ToolContext(root=root, grep_timeout=0.5)
+    with pytest.raises(ToolError, match=r"grep stopped after 0.5 s \(tools.grepTimeout\)"):
+        await GrepTool().run({"pattern": "(a+)+$"}, ctx)
+
+
+@pytest.mark.asyncio
+async def test_abort_stops_a_search_at_once(root: Path) -> None:
+    (root / "data.txt").write_text("a" * 40 + "b\n")
+    ctx = ToolContext(root=root, grep_timeout=600)
+    search = asyncio.ensure_future(GrepTool().run({"pattern": "(a+)+$"}, ctx))
+    await asyncio.wait({search}, timeout=0.2)  # let it start; it cannot finish on its own
+    assert not search.done()
+    ctx.abort.set()
+    async with asyncio.timeout(5):
+        out = await search
+    assert out.text.endswith("[aborted]")

@@ -40,22 +40,29 @@ def register(server: MementoServer) -> None:
     def initialized(params: types.InitializedParams) -> None:
         app.session.publish_context()
 
+    # Sync on purpose: a pushed change is applied before the next message is handled, so a
+    # prompt right after it (Neovim pushes right after `initialize`) runs on it. Each change
+    # is merged on top of what came before (memento.layers); an empty one changes nothing.
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+    def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
         settings: Any = params.settings
         caps = server.client_capabilities.workspace
         if not settings and caps is not None and caps.configuration:
             # Pull-model clients (Neovim) send an empty notification; ask for the section.
-            try:
-                answer = await server.workspace_configuration_async(
-                    types.ConfigurationParams(items=[types.ConfigurationItem(section="memento")])
-                )
-                settings = answer[0] if answer else None
-            except Exception:
-                log.exception("workspace/configuration failed")
-                return
-        if settings is not None:
+            app.spawn(pull_configuration(), "pull-configuration")
+        elif settings is not None:
             app.apply_settings(settings)
+
+    async def pull_configuration() -> None:
+        try:
+            answer = await server.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="memento")])
+            )
+        except Exception:
+            log.exception("workspace/configuration failed")
+            return
+        if answer and answer[0]:
+            app.apply_settings(answer[0])
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(*_: Any) -> None:

@@ -1,0 +1,101 @@
+"""`memento trust` and `memento doctor`, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MEMENTO = [sys.executable, "-m", "memento"]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "user").mkdir()
+    return dict(
+        os.environ, MEMENTO_CONFIG_DIR=str(tmp_path / "user"), MEMENTO_DATA_DIR=str(tmp_path / "data")
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".memento").mkdir(parents=True)
+    return root
+
+
+def memento(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MEMENTO, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_trust_shows_what_it_grants_and_an_edit_revokes_it(workspace: Path, env: dict[str, str]) -> None:
+    config = workspace / ".memento" / "config.toml"
+    config.write_text('[tools]\nbash = "allow"\n[compaction]\nkeepRecentTokens = 3000\n')
+    status = memento(["trust", "--status"], env, workspace)
+    assert status.returncode == 1 and "not trusted" in status.stdout and "tools.bash" in status.stdout
+    done = memento(["trust"], env, workspace)
+    assert done.returncode == 0, done.stderr
+    assert 'tools.bash = "allow"' in done.stdout and "revokes" in done.stdout
+    assert memento(["trust", "--status"], env, workspace).returncode == 0
+    config.write_text(config.read_text() + "# edited\n")
+    status = memento(["trust", "--status"], env, workspace)
+    assert status.returncode == 1 and "not trusted" in status.stdout
+    assert memento(["trust", "--revoke"], env, workspace).returncode == 0
+
+
+def test_trust_without_a_config_file_says_so(tmp_path: Path, env: dict[str, str]) -> None:
+    done = memento(["trust", "-w", str(tmp_path)], env, tmp_path)
+    assert done.returncode == 1 and "no " in done.stderr and "config.toml to trust" in done.stderr
+
+
+def test_doctor_reports_versions_settings_and_a_server_that_starts(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    key = "sk-doctor-1e2d3c4b5a69"
+    (tmp_path / "user" / "config.toml").write_text(
+        '[provider]\nkind = "openai"\nbaseUrl = "http://127.0.0.1:9/v1"\nmodel = "m"\napiKeyEnv = "DOCTOR_API_KEY"\n'
+    )
+    (workspace / ".memento" / "config.toml").write_text('[tools]\nbash = "allow"\n')
+    done = memento(["doctor"], dict(env, DOCTOR_API_KEY=key), workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert f"python: {sys.version_info.major}.{sys.version_info.minor}" in out
+    assert "pydantic: " in out and "pygls: " in out and "memento-lsp: " in out
+    assert "DOCTOR_API_KEY is set" in out and key not in out
+    assert 'provider.kind = "openai"  [user]' in out
+    assert "tools.bash" in out and "memento trust" in out  # the ignored workspace key, as a note
+    assert "server: `memento lsp` answered initialize" in out
+    assert "all needed parts are there" in out
+
+
+def test_doctor_fails_when_the_configured_provider_lacks_what_it_needs(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    empty_cache = tmp_path / "models"
+    (tmp_path / "user" / "config.toml").write_text(f'[provider.local]\ncacheDir = "{empty_cache}"\n')
+    done = memento(["doctor", "--json", "--no-server"], env, workspace)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    failed = {c["name"] for c in report["checks"] if c["needed"] and not c["ok"]}
+    assert "model qwen2.5-coder-1.5b" in failed and report["ok"] is False
+    assert report["sources"]["provider.local.cacheDir"] == "user"
+
+
+def test_doctor_fails_when_the_key_variable_is_not_set(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "user" / "config.toml").write_text(
+        '[provider]\nkind = "anthropic"\nmodel = "m"\napiKeyEnv = "DOCTOR_MISSING_KEY"\n'
+    )
+    env.pop("DOCTOR_MISSING_KEY", None)
+    done = memento(["doctor", "--no-server"], env, workspace)
+    assert done.returncode == 1 and "DOCTOR_MISSING_KEY is not set" in done.stdout
+    assert "missing: provider key" in done.stdout
