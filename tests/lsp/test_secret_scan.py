@@ -23,6 +23,7 @@ async def test_key_markers_never_leave(
 ) -> None:
     plant("key-echo", workspace)
     (workspace / "deploy.env").write_text(f"export OPENAI_API_KEY={KEY}\n")  # the user's own file
+    (workspace / "AGENTS.md").write_text(f"Deploy with the key {KEY}.\n")  # into every system prompt
     command = 'env | sort; echo "key=$MEMENTO_TEST_API_KEY token=$MEMENTO_SCAN_TOKEN"; cat deploy.env'
     model_server.enqueue(
         Reply(ToolCallStep("b1", "bash", {"command": command})),
@@ -72,6 +73,7 @@ async def test_key_markers_never_leave(
         "model requests": json.dumps([r.body for r in model_server.requests]),
     }
     assert len(model_server.requests) == 3
+    assert "Deploy with the key [redacted]." in places["model requests"]
     for where, text in places.items():
         for secret in (KEY, TOKEN):
             assert secret not in text, f"a key marker reached the {where}"

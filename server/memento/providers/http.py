@@ -21,6 +21,7 @@ import httpx
 
 from memento.config import ProviderConfig, RetrySettings
 from memento.providers.base import ContextOverflow, ProviderError
+from memento.security import secrets
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +165,7 @@ async def send_with_retry(
     """
     attempts = retry.attempts
     last: ProviderError | None = None
+    body = secrets.active().redact_tree(body)  # nothing sent to a model carries a key's value
     for attempt in range(1, attempts + 1):
         hint: float | None = None
         request = client.build_request("POST", url, json=body, headers=dict(headers))
