@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.lsp.harness import server_env, session_files
+from tests.lsp.harness import running_editor, server_env, session_files
 
 CORPUS = Path(__file__).parents[1] / "hostile"
 
@@ -36,6 +36,11 @@ def user_config(tmp_path: Path, text: str = "") -> Path:
 
 def env_with(data_dir: Path, user_dir: Path, **extra: str) -> dict[str, str]:
     return server_env(data_dir, MEMENTO_CONFIG_DIR=str(user_dir), **extra)
+
+
+def editor_in(workspace: Path, data_dir: Path, tmp_path: Path, options: dict[str, Any] | None = None):
+    """`running_editor` with an empty user config dir of the test's own."""
+    return running_editor(workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path)))
 
 
 def provider_toml(url: str, **extra: str) -> str:

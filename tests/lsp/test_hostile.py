@@ -15,6 +15,7 @@ from lsprotocol import types
 from tests.fakes.model_server import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor
 from tests.lsp.hostile_kit import (
+    editor_in,
     env_with,
     plant,
     provider_toml,
@@ -211,9 +212,7 @@ async def test_an_unanswered_permission_request_ends_in_a_deny(
         Reply(ToolCallStep("b1", "bash", {"command": "sh build.sh"})), Reply(Text("Skipped."))
     )
     options = {**only_provider(model_server.openai_base_url), "security": {"permissionTimeout": 0.5}}
-    async with running_editor(
-        workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path))
-    ) as editor:
+    async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         editor.on_permission = asyncio.Event().wait  # the user never answers
         end = await editor.turn_end(await editor.prompt("build"))
         assert end["state"] == "finished"
@@ -237,9 +236,7 @@ async def test_abort_ends_a_pending_permission_request_at_once(
             raise
 
     options = only_provider(model_server.openai_base_url)  # the default wait: 10 minutes
-    async with running_editor(
-        workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path))
-    ) as editor:
+    async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         editor.on_permission = never
         turn = await editor.prompt("build")
         await editor.until(lambda: editor.permission_requests)
@@ -266,9 +263,7 @@ async def test_a_malformed_permission_answer_is_a_deny(
         Reply(ToolCallStep("b1", "bash", {"command": "sh build.sh > built.txt"})), Reply(Text("Skipped."))
     )
     options = only_provider(model_server.openai_base_url)
-    async with running_editor(
-        workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path))
-    ) as editor:
+    async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         editor.permission_reply = reply
         end = await editor.turn_end(await editor.prompt("build"))
         assert end["state"] == "finished"
@@ -287,9 +282,7 @@ async def test_a_backtracking_grep_never_holds_the_server(
         Reply(ToolCallStep("g1", "grep", {"pattern": "(a+)+$", "path": "data.txt"})), Reply(Text("Too slow."))
     )
     options = {**only_provider(model_server.openai_base_url), "tools": {"grepTimeout": limit}}
-    async with running_editor(
-        workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path))
-    ) as editor:
+    async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         turn = await editor.prompt("find it")
         await model_server.wait_for_requests_async(1)
         await editor.until(lambda: any(s["stream"] == "tool" for s in editor.streams))
@@ -322,9 +315,7 @@ async def test_context_files_linked_out_of_the_workspace_are_not_read(
     (workspace / ".memento" / "rules").symlink_to(outside / "rules")
     model_server.enqueue(Reply(Text("hello")))
     options = only_provider(model_server.openai_base_url)
-    async with running_editor(
-        workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path))
-    ) as editor:
+    async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         agents_uri = (workspace / "AGENTS.md").as_uri()
         rules_uri = (workspace / ".memento" / "rules").as_uri()
         await editor.until(

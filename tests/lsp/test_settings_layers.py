@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor
-from tests.lsp.hostile_kit import env_with, provider_toml, result_text, tool_results, user_config
+from tests.lsp.hostile_kit import editor_in, env_with, provider_toml, result_text, tool_results, user_config
 
 pytestmark = pytest.mark.asyncio
 
@@ -49,9 +49,7 @@ async def test_the_editors_deny_survives_a_push_that_omits_it(
     model_server.enqueue(Reply(ToolCallStep("b1", "bash", {"command": "touch ran"})), Reply(Text("ok")))
     options = provider_options(model_server.openai_base_url)
     options["tools"] = {"bash": "deny"}
-    async with running_editor(
-        workspace, data_dir, options=options, env=env_with(data_dir, user_config(tmp_path))
-    ) as editor:
+    async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         push(editor, {"memento": {"compaction": {"keepRecentTokens": 6000}, "advisor": {"enabled": False}}})
         push(editor, {"memento": {"provider": {"readTimeout": 30}}})
         turn = await editor.prompt("go")
