@@ -21,26 +21,29 @@ Keys are accepted in camelCase (as editors send them) or snake_case (as TOML oft
 from __future__ import annotations
 
 import copy
-import stat
-import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
-from memento.config import USER_LEVEL_KEYS, MementoConfig, user_config_dir
+from memento.config import USER_LEVEL_KEYS, MementoConfig
+from memento.configfile import (
+    ConfigFile,
+    normalize,
+    read_config_file,
+    user_config_file,
+    workspace_config_file,
+)
 from memento.security import secrets
 from memento.security.confine import Confinement
-from memento.security.trust import TrustStore, digest
+from memento.security.trust import TrustStore
 
 LayerName = Literal[
     "default", "user", "workspace", "initializationOptions", "didChangeConfiguration", "commandLine"
 ]
 DEFAULT: LayerName = "default"
-CONFIG_FILE = "config.toml"
-MAX_CONFIG_BYTES = 1024 * 1024
 TRUST_HINT = (
     "read the file, then run `memento trust` in the workspace (or use your editor's "
     '"Memento: Trust Workspace Settings") to apply them'
@@ -49,26 +52,7 @@ TRUST_HINT = (
 _USER_LEVEL = tuple(tuple(to_snake(part) for part in key.split(".")) for key in USER_LEVEL_KEYS)
 
 
-def user_config_file() -> Path:
-    return user_config_dir() / CONFIG_FILE
-
-
-def workspace_config_file(root: Path) -> Path:
-    return root / ".memento" / CONFIG_FILE
-
-
 # -- values -------------------------------------------------------------------------------
-
-
-def normalize(raw: Any) -> dict[str, Any]:
-    """`raw` with every key in snake_case (camelCase and snake_case both name a field)."""
-    if not isinstance(raw, dict):
-        return {}
-    out: dict[str, Any] = {}
-    for key, value in raw.items():  # pyright: ignore[reportUnknownVariableType]
-        name = to_snake(key) if isinstance(key, str) else str(key)  # pyright: ignore[reportUnknownArgumentType]
-        out[name] = normalize(value) if isinstance(value, dict) else value
-    return out
 
 
 def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -124,59 +108,6 @@ def _without(values: dict[str, Any], drop: Any, prefix: tuple[str, ...] = ()) ->
         else:
             out[key] = value
     return out
-
-
-# -- files --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConfigFile:
-    path: Path
-    values: dict[str, Any] = field(default_factory=dict[str, Any])
-    """Normalized (snake_case) settings; empty when absent or unreadable."""
-    sha256: str | None = None
-    """Of the file's bytes, when it could be read (what trust pins)."""
-    problem: str | None = None
-    exists: bool = False
-
-
-def read_config_file(path: Path, confinement: Confinement | None = None) -> ConfigFile:
-    """The settings in a TOML file; never raises (what went wrong is `problem`)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return ConfigFile(path)
-    except OSError as exc:
-        return ConfigFile(path, problem=f"cannot read {path}: {exc.strerror or exc}", exists=True)
-    if not stat.S_ISREG(info.st_mode):
-        return ConfigFile(path, problem=f"cannot read {path}: not a regular file", exists=True)
-    if confinement is not None and (why := confinement.refusal(path)):
-        return ConfigFile(path, problem=why, exists=True)
-    if info.st_size > MAX_CONFIG_BYTES:
-        return ConfigFile(
-            path,
-            problem=f"cannot read {path}: {info.st_size} bytes (the limit is {MAX_CONFIG_BYTES})",
-            exists=True,
-        )
-    try:
-        data = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
-    except OSError as exc:
-        return ConfigFile(path, problem=f"cannot read {path}: {exc.strerror or exc}", exists=True)
-    sha = digest(data)
-    try:
-        text = data.decode("utf-8")
-        raw = tomllib.loads(text)
-    except UnicodeDecodeError as exc:
-        reason = f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        return ConfigFile(path, sha256=sha, problem=f"cannot read {path}: {reason}", exists=True)
-    except tomllib.TOMLDecodeError as exc:
-        return ConfigFile(path, sha256=sha, problem=f"cannot read {path}: invalid TOML: {exc}", exists=True)
-    except RecursionError:
-        reason = "its tables or arrays are nested too deeply"
-        return ConfigFile(path, sha256=sha, problem=f"cannot read {path}: {reason}", exists=True)
-    except MemoryError:
-        return ConfigFile(path, sha256=sha, problem=f"cannot read {path}: out of memory", exists=True)
-    return ConfigFile(path, values=normalize(raw), sha256=sha, exists=True)
 
 
 # -- resolution ---------------------------------------------------------------------------
@@ -351,18 +282,27 @@ class SettingsLayers:
         """The editor's own trust state (VS Code's `workspace.isTrusted`); False vetoes."""
         self.extra: list[Layer] = []
         """More layers on top (`memento chat`'s command-line flags)."""
+        self._refused: list[str] = []
+        """Editor settings that could not even be read, reported by the next `resolve`."""
 
     def initialize(self, options: Any) -> None:
-        self.initialization, trusted = editor_section(options)
+        self.initialization, trusted = self._section(options, "initializationOptions")
         if trusted is not None:
             self.client_trusted = trusted
 
     def push(self, settings: Any) -> None:
         """Merge one `didChangeConfiguration` (or pulled section) on top; empty changes nothing."""
-        values, trusted = editor_section(settings)
+        values, trusted = self._section(settings, "workspace/didChangeConfiguration")
         if trusted is not None:
             self.client_trusted = trusted
         self.pushes = deep_merge(self.pushes, values)
+
+    def _section(self, raw: Any, label: str) -> tuple[dict[str, Any], bool | None]:
+        try:
+            return editor_section(raw)
+        except RecursionError:
+            self._refused.append(f"Memento: invalid settings in {label}: nested too deeply (ignored)")
+            return {}, None
 
     def record_trust(self) -> tuple[ConfigFile, str | None]:
         """Trust the workspace file as it is now (its sha256); why not, when it cannot be."""
@@ -404,10 +344,11 @@ class SettingsLayers:
         file_problems = [
             f"Memento: {f.problem}; using the defaults for it" for f in (user, workspace) if f.problem
         ]
+        refused, self._refused = self._refused, []
         return Resolved(
             config=config,
             sources=sources,
-            problems=file_problems + problems,
+            problems=file_problems + refused + problems,
             ignored=ignored,
             trusted=trusted and workspace.exists,
             user_file=user,

@@ -211,3 +211,19 @@ def test_interactive_chat_streams_asks_and_stops_a_turn_on_ctrl_c(
     aborted = [m for m in messages if m.get("stopReason") == "aborted"]
     assert len(aborted) == 1
     assert json.dumps(aborted[0]).count("Partial thoughts") == 1
+
+
+def test_a_workspace_file_cannot_allow_bash_in_the_chat_either(
+    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    configure(workspace, model_server.openai_base_url)
+    (workspace / ".memento").mkdir()
+    (workspace / ".memento" / "config.toml").write_text('[tools]\nbash = "allow"\n')
+    model_server.enqueue(
+        Reply(ToolCallStep("b1", "bash", {"command": "touch made-by-bash"})), Reply(Text("Could not."))
+    )
+    done = run_chat(["make a file"], workspace, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ignored because the workspace is not trusted: tools.bash" in done.stderr
+    assert "memento trust" in done.stderr
+    assert not (workspace / "made-by-bash").exists()

@@ -10,15 +10,8 @@ import pytest
 from pydantic import BaseModel
 
 from memento.config import USER_LEVEL_KEYS, MementoConfig
-from memento.layers import (
-    SettingsLayers,
-    deep_merge,
-    dotted,
-    is_user_level,
-    normalize,
-    read_config_file,
-    split_user_level,
-)
+from memento.configfile import normalize, read_config_file
+from memento.layers import SettingsLayers, deep_merge, dotted, is_user_level, split_user_level
 from memento.security.confine import Confinement
 from memento.security.trust import TrustStore
 
@@ -214,3 +207,18 @@ def test_the_user_file_is_a_layer_below_the_workspace(dirs: tuple[Path, Path]) -
         3000,
         2000,
     )
+
+
+def test_editor_settings_nested_too_deeply_are_refused_not_fatal(dirs: tuple[Path, Path]) -> None:
+    root, _ = dirs
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):
+        node["x"] = {}
+        node = node["x"]
+    layers = SettingsLayers(root)
+    layers.initialize({"tools": {"bash": "deny"}})
+    layers.push({"memento": deep})
+    result = layers.resolve()
+    assert result.config.tools.bash == "deny"
+    assert any("nested too deeply" in p for p in result.problems)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import MementoConfig
-from memento.layers import Layer, Resolved, SettingsLayers, normalize
+from memento.configfile import normalize
+from memento.layers import Layer, Resolved, SettingsLayers
 
 
 class ChatError(Exception):
