@@ -99,6 +99,8 @@ class LspEditor:
                 types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
             )
         except asyncio.CancelledError:
+            # Forget the request (a late answer is then ignored) and withdraw the prompt.
+            protocol._request_futures.pop(msg_id, None)  # pyright: ignore[reportPrivateUsage]
             with contextlib.suppress(Exception):
                 protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
