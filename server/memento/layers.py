@@ -45,8 +45,8 @@ LayerName = Literal[
 ]
 DEFAULT: LayerName = "default"
 TRUST_HINT = (
-    "read the file, then run `memento trust` in the workspace (or use your editor's "
-    '"Memento: Trust Workspace Settings") to apply them'
+    "read the file, then run `memento trust` in the workspace (or your editor's Memento "
+    "trust action) to apply them"
 )
 
 _USER_LEVEL = tuple(tuple(to_snake(part) for part in key.split(".")) for key in USER_LEVEL_KEYS)

@@ -182,6 +182,11 @@ async def test_the_key_goes_only_where_the_user_said(
             view = await settings_of(editor)
             assert view["workspaceTrusted"] is False and "provider.baseUrl" in view["ignoredKeys"]
 
+            assert (await editor.request("memento/trust"))["trusted"] is True  # the new content
+            revoked = await editor.request("memento/trust", {"revoke": True})
+            assert revoked["trusted"] is False and revoked["reason"] == "revoked"
+            assert (await settings_of(editor))["sources"]["provider.baseUrl"] == "user"
+
 
 async def test_an_untrusted_editor_vetoes_a_recorded_trust(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path, tmp_path: Path
