@@ -63,6 +63,8 @@ class Editor:
         """Runs while the server waits for an applyEdit answer (a tool call is paused there)."""
         self.diagnostic_updates: list[types.PublishDiagnosticsParams] = []
         self.compactions: list[dict[str, Any]] = []
+        self.sessions: list[dict[str, Any]] = []
+        """`memento/session` notifications (another session became active)."""
         self.progress: list[tuple[Any, dict[str, Any]]] = []
         """`$/progress` notifications as (token, value)."""
         self.registrations: list[types.Registration] = []
@@ -94,6 +96,7 @@ class Editor:
         client.feature("memento/advisor")(record(self.advisor_notes))
         client.feature("memento/checkpoints")(record(self.checkpoint_changes))
         client.feature("memento/compaction")(record(self.compactions))
+        client.feature("memento/session")(record(self.sessions))
 
         @client.feature(types.PROGRESS)
         def progress(params: types.ProgressParams) -> None:

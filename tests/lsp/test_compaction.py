@@ -91,8 +91,14 @@ async def test_crossing_the_threshold_compacts_with_progress_and_keeps_the_tail(
         kinds = [value["kind"] for _, value in editor.progress]
         assert kinds[0] == "begin" and kinds[-1] == "end"
         assert len({token for token, _ in editor.progress}) == 1
-        # The meter followed the compaction.
+        # The meter followed the compaction, and knows where the threshold is.
         assert editor.contexts[-1]["tokens"] == finished[0]["tokensAfter"]
+        assert editor.contexts[-1]["thresholdTokens"] == 6000
+        # The session's compactions, for an editor's sidebar: when, why, before → after, summary.
+        [listed] = (await editor.request("memento/compaction/list"))["compactions"]
+        assert (listed["level"], listed["reason"], listed["summarizer"]) == ("compact", "threshold", "model")
+        assert listed["tokensAfter"] == finished[0]["tokensAfter"] < listed["tokensBefore"]
+        assert "MODEL-SUMMARY" in listed["summary"] and listed["at"].endswith("Z")
 
         assert (await _finished(editor, "And now?"))["state"] == "finished"
 
@@ -216,6 +222,11 @@ async def test_a_superseded_read_becomes_a_notice_but_protected_reads_stay(
         ]
         assert "Focus on the loader" in json.dumps(_body(model_server, 4))
         await editor.until(lambda: editor.contexts and editor.contexts[-1]["tokens"] == result["tokensAfter"])
+        # Both steps are listed for the sidebar, newest first: the housekeeping prune too.
+        listed = (await editor.request("memento/compaction/list"))["compactions"]
+        assert [(c["level"], c["reason"]) for c in listed] == [("compact", "manual"), ("prune", "turn")]
+        assert listed[1]["entries"] == 1 and listed[1]["tokensAfter"] < listed[1]["tokensBefore"]
+        assert "summary" not in listed[1] and listed[0]["summary"].strip()
 
     # Within the turn nothing was rewritten (the cache stays warm)…
     during = {

@@ -129,9 +129,14 @@ class CheckpointEngine(Hooks):
         return entry
 
     async def create_locked(
-        self, label: str, kind: CheckpointKind, entry_id: object = _KEEP_POSITION
+        self,
+        label: str,
+        kind: CheckpointKind,
+        entry_id: object = _KEEP_POSITION,
+        extra: dict[str, object] | None = None,
     ) -> tuple[CheckpointEntry, str]:
-        """`create` for a caller that holds `lock`; also returns the snapshot tree."""
+        """`create` for a caller that holds `lock`; also returns the snapshot tree. `extra`
+        fields are stored on the entry (a rewind's undo checkpoint records its mode there)."""
         snapshot = await self.shadow.snapshot()
         checkpoint_id = secrets.token_hex(4)
         commit = await self.shadow.commit(snapshot.tree, label, checkpoint_id)
@@ -154,6 +159,7 @@ class CheckpointEngine(Hooks):
         }
         if snapshot.skipped:
             fields["skipped"] = snapshot.skipped
+        fields.update(extra or {})
         entry = CheckpointEntry.model_validate(fields)
         self.session.append(entry)
         self.session.events.publish(events.CheckpointCreated(checkpoint_id=checkpoint_id, label=label))
@@ -171,6 +177,16 @@ class CheckpointEngine(Hooks):
             if entry.checkpoint_id == checkpoint_id:
                 return entry
         raise CheckpointError(f"no checkpoint {checkpoint_id!r} in this session")
+
+    async def file_content(self, checkpoint_id: str, path: str) -> bytes | None:
+        """`path` (workspace-relative, posix) as the checkpoint's snapshot holds it; None when
+        the snapshot has no such file (it did not exist then, or was left out)."""
+        entry = self.find(checkpoint_id)
+        if entry.commit is None:
+            raise CheckpointError(f"checkpoint {checkpoint_id} has no workspace snapshot")
+        if not path or "\n" in path or path.startswith("/") or ".." in path.split("/"):
+            raise CheckpointError(f"not a workspace-relative path: {path!r}")
+        return await self.shadow.read_path(entry.commit, path)
 
     async def list(self) -> list[CheckpointInfo]:
         """The session's checkpoints, newest first, with the files changed since each."""

@@ -190,6 +190,16 @@ class ShadowRepo:
             pos += size + 1
         return found
 
+    async def read_path(self, commit: str, path: str) -> bytes | None:
+        """The content of `path` (relative, posix) in `commit`; None when it has no such file."""
+        await self.ensure()
+        out = await self._git("cat-file", "--batch", stdin=f"{commit}:{path}\n".encode())
+        header, _, rest = out.partition(b"\n")
+        parts = header.decode("utf-8", "replace").split()
+        if len(parts) < 3 or parts[1] != "blob":
+            return None
+        return rest[: int(parts[2])]
+
     # -- trees ------------------------------------------------------------------------
     async def list_tree(self, tree: str) -> dict[str, str]:
         """Regular files of `tree`: path → blob id."""

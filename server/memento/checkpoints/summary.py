@@ -25,7 +25,12 @@ def abandoned_entries(store: SessionStore, old_leaf: str | None, target: str | N
 
 
 def rewind_summary(
-    entries: Sequence[Entry], *, created_at: str, restored: Sequence[str], conflicts: Sequence[str]
+    entries: Sequence[Entry],
+    *,
+    created_at: str,
+    restored: Sequence[str],
+    conflicts: Sequence[str],
+    files_rewound: bool = True,
 ) -> str:
     prompts = replies = 0
     tools: Counter[str] = Counter()
@@ -38,9 +43,18 @@ def rewind_summary(
         elif isinstance(message, AssistantMessage):
             replies += 1
             tools.update(call.name for call in message.tool_calls())
+    if files_rewound:
+        head = (
+            f"The user rewound the conversation and the workspace to a checkpoint taken at {created_at}. "
+            "Everything on the abandoned path was undone and is no longer in effect."
+        )
+    else:
+        head = (
+            f"The user rewound the conversation to a checkpoint taken at {created_at}, leaving the "
+            "files as they are: changes made on the abandoned path are still in the workspace."
+        )
     lines = [
-        f"The user rewound the conversation and the workspace to a checkpoint taken at {created_at}. "
-        "Everything on the abandoned path was undone and is no longer in effect.",
+        head,
         f"The abandoned path had {prompts} prompt(s) and {replies} assistant repl(ies)"
         + (
             "; tool calls: " + ", ".join(f"{name} ×{n}" for name, n in sorted(tools.items())) + "."

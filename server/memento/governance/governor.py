@@ -175,6 +175,7 @@ class Governor(Hooks):
             context_window=window,
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
+            threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
         )
 
     # -- gates ----------------------------------------------------------------------------

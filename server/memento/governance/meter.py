@@ -99,6 +99,13 @@ class ContextMeter:
                 self.usage_stale = False
         self._leaf = store.leaf_id if store is not None else None
 
+    async def count_path(self, path: Sequence[Entry]) -> int:
+        """What `tokens` would read for a context made of `path` (counted off the event loop);
+        a step records its result with it before the entry that makes it is appended."""
+        counter, stale, _leaf = await asyncio.to_thread(self._recount, path)
+        local = counter.local_tokens + self.prefix_tokens
+        return local if stale else max(counter.estimate.tokens, local)
+
     async def refresh(self, session: Session) -> None:
         """A full recount, tokenizing off the event loop."""
         store = session.store

@@ -103,6 +103,8 @@ class Relief:
             custom_type=EDIT_RECORD,
             data=record_data(level, reason, edits, before, now_ms()),
         )
+        after = await self.meter.count_path([*session.branch_path(), record])
+        record.data = {**record.data, "tokensAfter": after}
         session.append(record)
         self.meter.invalidate()
         await self.meter.refresh(session)
@@ -237,9 +239,13 @@ class Relief:
                 events.CompactionProgress(level="compact", message="Summarizing without a model", percent=60)
             )
             result = self._structured(preparation, path, str(exc))
-        details = {**result.details, "summarizer": summarizer}
+        details = {**result.details, "summarizer": summarizer, "reason": reason}
         entry = compaction_entry(result, entry_id=store.new_id(), parent_id=store.leaf_id)
         entry.details = details
+        entry.details = {
+            **details,
+            "tokensAfter": await self.meter.count_path([*session.branch_path(), entry]),
+        }
         session.append(entry)
         await self.meter.refresh(session)
         after = self.meter.tokens

@@ -178,6 +178,8 @@ class MementoApp:
                 self.notify(p.CONTEXT_NOTIFICATION, context_params(event))
             case events.Error(message=message):
                 self.show(types.MessageType.Warning, message)
+            case events.SessionChanged(session_id=session_id):
+                self.notify(p.SESSION_NOTIFICATION, p.SessionParams(id=session_id))
             case _:
                 pass  # mechanism events are mapped by their own feature modules (`on_start`)
 
@@ -188,4 +190,5 @@ def context_params(usage: events.ContextUsage) -> p.ContextParams:
         context_window=usage.context_window,
         percent=usage.percent,
         stable_prefix_tokens=usage.stable_prefix_tokens,
+        threshold_tokens=usage.threshold_tokens,
     )

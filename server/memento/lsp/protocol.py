@@ -24,11 +24,13 @@ STREAM = "memento/stream"
 TURN = "memento/turn"
 TOOL = "memento/tool"
 CONTEXT_NOTIFICATION = "memento/context"
+SESSION_NOTIFICATION = "memento/session"
 
 CMD_ABORT = "memento.abort"
 
 COMPACT = "memento/compact"
 COMPACTION_NOTIFICATION = "memento/compaction"
+COMPACTION_LIST = "memento/compaction/list"
 CMD_COMPACT = "memento.compact"
 
 ADVISOR_NOTIFICATION = "memento/advisor"
@@ -38,9 +40,12 @@ CMD_ADVISOR_DISMISS = "memento.advisor.dismiss"
 CMD_ADVISOR_TO_RULE = "memento.advisor.toRule"
 
 CHECKPOINT_LIST = "memento/checkpoint/list"
+CHECKPOINT_PREVIEW = "memento/checkpoint/preview"
+CHECKPOINT_FILE = "memento/checkpoint/file"
 CHECKPOINTS_NOTIFICATION = "memento/checkpoints"
 CMD_CHECKPOINT_CREATE = "memento.checkpoint.create"
 CMD_CHECKPOINT_REWIND = "memento.checkpoint.rewind"
+CMD_CHECKPOINT_UNDO_REWIND = "memento.checkpoint.undoRewind"
 
 SETTINGS = "memento/settings"
 TRUST = "memento/trust"
@@ -147,6 +152,14 @@ class ContextParams(Model):
     context_window: int
     percent: float
     stable_prefix_tokens: int
+    threshold_tokens: int | None = None
+    """Governance relieves the context above this (absent: compaction is off)."""
+
+
+class SessionParams(Model):
+    """`memento/session`: another session is now the active one (new, opened)."""
+
+    id: str
 
 
 class AdvisorParams(Model):
@@ -198,14 +211,62 @@ class CheckpointCreateResult(Model):
     id: str
 
 
+RewindMode = Literal["all", "conversation", "files"]
+
+
 class CheckpointRewindParams(Model):
     checkpoint_id: str = Field(min_length=1)
     force: bool = False
+    mode: RewindMode = "all"
+    """`all`: conversation and files; `conversation`: the files stay; `files`: the conversation stays."""
 
 
 class CheckpointRewindResult(Model):
     restored: list[str]
     conflicts: list[str]
+    mode: RewindMode = "all"
+    checkpoint_id: str | None = None
+    """The checkpoint rewound to."""
+    undo_checkpoint_id: str | None = None
+    """The checkpoint of the present taken first (`memento.checkpoint.undoRewind` returns to it)."""
+
+
+class UndoRewindParams(Model):
+    force: bool = False
+
+
+class CheckpointRef(Model):
+    checkpoint_id: str = Field(min_length=1)
+
+
+class CheckpointFilePlan(Model):
+    path: str
+    action: Literal["restore", "conflict", "unchanged", "unavailable"]
+    """`restore`: a rewind puts it back; `conflict`: the user changed it too (put back only
+    with `force`); `unchanged`: already as at the checkpoint; `unavailable`: cannot be put back."""
+
+
+class CheckpointPreviewResult(Model):
+    checkpoint_id: str
+    files: list[CheckpointFilePlan]
+    moves_conversation: bool
+    messages_dropped: int
+    """Messages after the checkpoint on the active path (gone from the context after a
+    conversation rewind; a branch summary says what they did)."""
+
+
+class CheckpointFileParams(Model):
+    checkpoint_id: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    """Workspace-relative, `/`-separated."""
+
+
+class CheckpointFileResult(Model):
+    exists: bool
+    """False: the snapshot has no such file (it did not exist at the checkpoint)."""
+    content: str | None = None
+    binary: bool = False
+    """Not UTF-8 text: `content` is absent."""
 
 
 class CompactParams(Model):
@@ -230,6 +291,27 @@ class CompactionParams(Model):
     tokens_after: int | None = None
     summarizer: Literal["model", "structured"] | None = None
     error: str | None = None
+
+
+class CompactionItem(Model):
+    """One relief step on the active path (`memento/compaction/list`)."""
+
+    id: str
+    at: str
+    level: Literal["prune", "shake", "compact"]
+    reason: str | None = None
+    """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
+    tokens_before: int
+    tokens_after: int | None = None
+    summarizer: Literal["model", "structured"] | None = None
+    summary: str | None = None
+    entries: int | None = None
+    """Entries a prune or shake rewrote."""
+
+
+class CompactionListResult(Model):
+    compactions: list[CompactionItem]
+    """Newest first."""
 
 
 class RuleItem(Model):

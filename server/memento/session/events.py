@@ -70,6 +70,8 @@ class ContextUsage(BaseModel):
     context_window: int
     percent: float
     stable_prefix_tokens: int
+    threshold_tokens: int | None = None
+    """Governance relieves the context above this many tokens (None: not governed)."""
 
 
 class Error(BaseModel):

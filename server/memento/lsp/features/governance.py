@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from memento.governance.governor import Governor
+from memento.governance.history import relief_history
 from memento.lsp import protocol as p
 from memento.session import events
 
@@ -155,6 +156,13 @@ def register(server: MementoServer) -> None:
         async with session.turn_lock:
             before, after = await views[0].governor.compact_now(args.instructions, args.aggressive)
         return p.CompactResult(tokens_before=before, tokens_after=after).wire()
+
+    @server.feature(p.COMPACTION_LIST)
+    def compaction_list(params: Any) -> dict[str, Any]:
+        records = relief_history(app.session.branch_path())
+        return p.CompactionListResult(
+            compactions=[p.CompactionItem.model_validate(r.model_dump()) for r in records]
+        ).wire()
 
     @server.feature(p.COMPACT)
     async def compact(params: Any) -> dict[str, Any]:

@@ -1,0 +1,88 @@
+"""The relief steps a session's active path went through, for editors' compaction views.
+
+Read back from what the steps leave in the session: a `compaction` entry per compaction
+(its summary, and in `details` the summarizer, reason and tokens after) and a rewrite
+record per prune or shake (`edits.EDIT_RECORD`). Sessions written before the tokens
+after were recorded (or by pi) simply lack them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from memento.governance.edits import is_record
+from memento.session.entries import CompactionEntry, CustomEntry, Entry
+
+ReliefLevel = Literal["prune", "shake", "compact"]
+
+
+class ReliefRecord(BaseModel):
+    id: str
+    """The entry that records the step."""
+    at: str
+    level: ReliefLevel
+    reason: str | None = None
+    """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
+    tokens_before: int
+    tokens_after: int | None = None
+    summarizer: Literal["model", "structured"] | None = None
+    summary: str | None = None
+    """A compaction's summary text (what the model sees in place of the history)."""
+    entries: int | None = None
+    """How many entries a prune or shake rewrote."""
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _compaction(entry: CompactionEntry) -> ReliefRecord:
+    details = entry.details or {}
+    summarizer = details.get("summarizer")
+    reason = details.get("reason")
+    return ReliefRecord(
+        id=entry.id,
+        at=entry.timestamp,
+        level="compact",
+        reason=reason if isinstance(reason, str) else None,
+        tokens_before=entry.tokens_before,
+        tokens_after=_int(details.get("tokensAfter")),
+        summarizer=summarizer if summarizer in ("model", "structured") else "model",
+        summary=entry.summary,
+    )
+
+
+def _rewrite(entry: CustomEntry) -> ReliefRecord | None:
+    data = entry.data if isinstance(entry.data, dict) else {}
+    level = data.get("level")
+    before = _int(data.get("tokensBefore"))
+    if level not in ("prune", "shake") or before is None:
+        return None
+    reason = data.get("reason")
+    ids = data.get("entryIds")
+    return ReliefRecord(
+        id=entry.id,
+        at=entry.timestamp,
+        level=level,
+        reason=reason if isinstance(reason, str) else None,
+        tokens_before=before,
+        tokens_after=_int(data.get("tokensAfter")),
+        entries=len(ids) if isinstance(ids, list) else None,
+    )
+
+
+def relief_history(path: Sequence[Entry]) -> list[ReliefRecord]:
+    """Every prune, shake and compaction on `path`, newest first."""
+    found: list[ReliefRecord] = []
+    for entry in path:
+        if isinstance(entry, CompactionEntry):
+            found.append(_compaction(entry))
+        elif isinstance(entry, CustomEntry) and is_record(entry):
+            record = _rewrite(entry)
+            if record is not None:
+                found.append(record)
+    found.reverse()
+    return found

@@ -1,0 +1,119 @@
+"""The three rewinds (conversation and files, conversation only, files only), the preview an
+editor shows before one, undo as a stack, and a checkpoint's file content for diffs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.lsp.harness import Editor, provider_options, running_editor
+
+PROMPT = "Make it two"
+
+
+async def asked(model_server: ScriptedModelServer, editor: Editor, text: str) -> str:
+    """The next request's body, after a one-reply turn."""
+    model_server.enqueue(Reply(Text("ok")))
+    await editor.turn_end(await editor.prompt(text))
+    return json.dumps(model_server.requests[-1].body)
+
+
+async def execute(editor: Editor, command: str, argument: dict[str, Any] | None = None) -> Any:
+    return await editor.execute(command, argument or {})
+
+
+@pytest.mark.asyncio
+async def test_files_only_and_conversation_only_rewinds_each_undo_in_their_mode(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    target = workspace / "a.txt"
+    target.write_text("one\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("e1", "edit", {"path": "a.txt", "oldText": "one", "newText": "two"})),
+        Reply(Text("Now two.")),
+    )
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        await editor.turn_end(await editor.prompt(PROMPT))
+        assert target.read_text() == "two\n"
+        [auto] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
+
+        # The confirmation's facts: which files change, how much conversation goes.
+        preview = await editor.request("memento/checkpoint/preview", {"checkpointId": auto["id"]})
+        assert preview["files"] == [{"path": "a.txt", "action": "restore"}]
+        assert preview["movesConversation"] is True and preview["messagesDropped"] == 4
+        assert target.read_text() == "two\n"  # a preview changes nothing
+
+        # The checkpoint's content of a file, for a diff against the workspace.
+        shown = await editor.request("memento/checkpoint/file", {"checkpointId": auto["id"], "path": "a.txt"})
+        assert shown == {"exists": True, "content": "one\n", "binary": False}
+        absent = await editor.request(
+            "memento/checkpoint/file", {"checkpointId": auto["id"], "path": "b.txt"}
+        )
+        assert absent["exists"] is False
+        with pytest.raises(Exception, match="not a workspace-relative path"):
+            await editor.request("memento/checkpoint/file", {"checkpointId": auto["id"], "path": "../x"})
+
+        # Files only: the file goes back, the conversation keeps the turn.
+        files = await execute(
+            editor, "memento.checkpoint.rewind", {"checkpointId": auto["id"], "mode": "files"}
+        )
+        assert (files["mode"], files["restored"], files["conflicts"]) == ("files", ["a.txt"], [])
+        assert target.read_text() == "one\n"
+        assert PROMPT in await asked(model_server, editor, "Still there?")
+        undone = await execute(editor, "memento.checkpoint.undoRewind")
+        assert undone["mode"] == "files" and target.read_text() == "two\n"
+
+        # Conversation only: the file stays as it is, the turn leaves the context.
+        talk = await execute(
+            editor, "memento.checkpoint.rewind", {"checkpointId": auto["id"], "mode": "conversation"}
+        )
+        assert (talk["mode"], talk["restored"]) == ("conversation", [])
+        assert target.read_text() == "two\n"
+        body = await asked(model_server, editor, "Gone?")
+        assert PROMPT not in body and "files as they are" in body
+        await execute(editor, "memento.checkpoint.undoRewind")
+        assert target.read_text() == "two\n"
+        body = await asked(model_server, editor, "Back?")
+        assert PROMPT in body and "Gone?" not in body
+
+        # Undos stack: both rewinds are undone, nothing is left to undo.
+        with pytest.raises(Exception, match="no rewind to undo"):
+            await execute(editor, "memento.checkpoint.undoRewind")
+        with pytest.raises(Exception, match="mode"):
+            await execute(editor, "memento.checkpoint.rewind", {"checkpointId": auto["id"], "mode": "both"})
+
+
+@pytest.mark.asyncio
+async def test_a_full_rewind_lists_conflicts_in_the_preview_and_a_new_session_is_announced(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("e1", "edit", {"path": "a.txt", "oldText": "one", "newText": "two"})),
+        Reply(Text("Now two.")),
+    )
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        await editor.turn_end(await editor.prompt(PROMPT))
+        [auto] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
+        (workspace / "a.txt").write_text("two\nthe user's line\n")
+        preview = await editor.request("memento/checkpoint/preview", {"checkpointId": auto["id"]})
+        assert preview["files"] == [{"path": "a.txt", "action": "conflict"}]
+        forced = await execute(
+            editor, "memento.checkpoint.rewind", {"checkpointId": auto["id"], "force": True}
+        )
+        assert forced["restored"] == ["a.txt"] and (workspace / "a.txt").read_text() == "one\n"
+        assert forced["undoCheckpointId"] and forced["checkpointId"] == auto["id"]
+
+        new = await editor.request("memento/session/new")
+        await editor.until(lambda: editor.sessions and editor.sessions[-1]["id"] == new["id"])
+        assert (await editor.request("memento/compaction/list"))["compactions"] == []
+        with pytest.raises(Exception, match="no rewind to undo"):
+            await execute(editor, "memento.checkpoint.undoRewind")
