@@ -60,6 +60,8 @@ class Editor:
         self.advisor_notes: list[dict[str, Any]] = []
         self.checkpoint_changes: list[Any] = []
         self.on_apply_edit: Callable[[], None] | None = None
+        self.change_after_reply = False
+        """Send the `didChange` of an applied edit after answering applyEdit, as VS Code does."""
         """Runs while the server waits for an applyEdit answer (a tool call is paused there)."""
         self.diagnostic_updates: list[types.PublishDiagnosticsParams] = []
         self.compactions: list[dict[str, Any]] = []
@@ -131,12 +133,14 @@ class Editor:
                 ):
                     text = _apply(text, edit)
                 self.buffers[uri] = (version + 1, text)
-                client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(
-                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
-                        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-                    )
+                change = types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
                 )
+                if self.change_after_reply:  # runs once this handler's answer is on its way
+                    asyncio.get_running_loop().call_soon(client.text_document_did_change, change)
+                else:
+                    client.text_document_did_change(change)
             self._changed.set()
             return types.ApplyWorkspaceEditResult(applied=True)
 

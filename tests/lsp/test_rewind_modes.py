@@ -117,3 +117,27 @@ async def test_a_full_rewind_lists_conflicts_in_the_preview_and_a_new_session_is
         assert (await editor.request("memento/compaction/list"))["compactions"] == []
         with pytest.raises(Exception, match="no rewind to undo"):
             await execute(editor, "memento.checkpoint.undoRewind")
+
+
+@pytest.mark.asyncio
+async def test_an_edit_the_editor_reports_after_answering_is_still_recorded(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    """VS Code answers `workspace/applyEdit` before it sends the `didChange` with the edit."""
+    (workspace / "open.py").write_text("x = 1\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("e1", "edit", {"path": "open.py", "oldText": "x = 1", "newText": "x = 2"})),
+        Reply(ToolCallStep("e2", "edit", {"path": "open.py", "oldText": "x = 2", "newText": "x = 3"})),
+        Reply(Text("Edited twice.")),
+    )
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        uri = editor.open("open.py", "x = 1\n")
+        editor.change_after_reply = True
+        end = await editor.turn_end(await editor.prompt("Bump x twice"))
+        assert end["state"] == "finished" and editor.buffers[uri][1] == "x = 3\n"
+        [auto] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
+        assert auto["files"] == ["open.py"]
+        preview = await editor.request("memento/checkpoint/preview", {"checkpointId": auto["id"]})
+        assert preview["files"] == [{"path": "open.py", "action": "restore"}]

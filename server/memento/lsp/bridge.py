@@ -13,10 +13,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
+from memento.lsp.documents import documents
 from memento.session.editor import Permission
 
 log = logging.getLogger(__name__)
 
+SETTLE_SECONDS = 5.0
+"""How long an applied edit may take to come back as `didChange` before we go on without it."""
 ALLOW_ONCE = "Allow once"
 ALLOW_ALWAYS = "Always for this command"
 DENY = "Deny"
@@ -71,7 +74,30 @@ class LspEditor:
             return False
         if not result.applied:
             log.warning("the editor refused the edit to %s: %s", path, result.failure_reason)
-        return bool(result.applied)
+            return False
+        await self._settled(path, new_text)
+        return True
+
+    async def _settled(self, path: Path, text: str) -> None:
+        """Wait until our copy of the document has the edit: VS Code answers applyEdit before
+        it sends the `didChange` that carries it, and whoever reads the buffer next (the
+        checkpoint tracker, the next tool) must see the new text."""
+        changed = asyncio.Event()
+        hub = documents(self.server)
+
+        def listener(uri: str) -> None:
+            changed.set()
+
+        hub.on_change(listener)
+        try:
+            async with asyncio.timeout(SETTLE_SECONDS):
+                while (document := self._open_document(path)) is not None and document.source != text:
+                    changed.clear()
+                    await changed.wait()
+        except TimeoutError:
+            log.warning("the editor applied the edit to %s but did not report it within %ss", path, SETTLE_SECONDS)
+        finally:
+            hub.changed.remove(listener)
 
     def _encoding(self) -> str:
         try:

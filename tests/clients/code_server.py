@@ -1,0 +1,124 @@
+"""code-server (the real VS Code workbench and extension host) for tests: a fresh user-data
+and extensions folder per run, the packaged extension installed, bound to 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "vscode-client"
+ENTRY = CLIENT / "e2e/.harness/code-server/node_modules/code-server/out/node/entry.js"
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+OUTPUT = CLIENT / "e2e" / "output"
+"""Screenshots and logs of the last run, for a person to look at (ignored by git)."""
+PORT = int(os.environ.get("MEMENTO_E2E_PORT", "18181"))
+
+WORKBENCH_SETTINGS: dict[str, Any] = {
+    "telemetry.telemetryLevel": "off",
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "workbench.enableExperiments": False,
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "extensions.ignoreRecommendations": True,
+    "update.mode": "none",
+    "git.enabled": False,
+    "npm.fetchOnlinePackageInfo": False,
+    "typescript.disableAutomaticTypeAcquisition": True,
+    "files.autoSave": "off",
+}
+
+
+def missing() -> list[str]:
+    found: list[str] = []
+    if not ENTRY.is_file():
+        found.append("code-server (vscode-client/e2e/install.sh)")
+    if not (CLIENT / "node_modules" / "playwright-core").is_dir():
+        found.append("the extension's node modules (npm ci in vscode-client)")
+    if not CHROMIUM.is_file():
+        found.append(f"chromium ({CHROMIUM}; vscode-client/e2e/install.sh installs Debian's)")
+    return found
+
+
+def package_extension() -> Path:
+    """Build the .vsix from the sources as they are now."""
+    subprocess.run(["npm", "run", "package"], cwd=CLIENT, check=True, capture_output=True, timeout=300)
+    return CLIENT / "memento.vsix"
+
+
+class _Log(threading.Thread):
+    """Copies code-server's output to `log` as it comes; `listening` is set once it serves."""
+
+    def __init__(self, process: subprocess.Popen[bytes], log: Path) -> None:
+        super().__init__(daemon=True)
+        self.process, self.log = process, log
+        self.listening = threading.Event()
+        self.tail = b""
+
+    def run(self) -> None:
+        assert self.process.stdout is not None
+        with self.log.open("ab") as sink:
+            for line in self.process.stdout:
+                sink.write(line)
+                sink.flush()
+                self.tail = (self.tail + line)[-4000:]
+                if b"HTTP server listening on" in line:
+                    self.listening.set()
+
+
+@contextmanager
+def code_server(
+    home: Path, workspace: Path, vsix: Path, settings: dict[str, Any], env: dict[str, str]
+) -> Iterator[str]:
+    """A running code-server with `vsix` installed; yields the workbench URL."""
+    user = home / "user-data" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text(json.dumps(WORKBENCH_SETTINGS | settings, indent=2))
+    extensions = home / "extensions"
+    common = ["--user-data-dir", str(home / "user-data"), "--extensions-dir", str(extensions)]
+    base_env = env | {
+        "XDG_CONFIG_HOME": str(home / "xdg-config"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+        "XDG_CACHE_HOME": str(home / "xdg-cache"),
+        "EXTENSIONS_GALLERY": "{}",
+        "VSCODE_CLI_TELEMETRY_OPTOUT": "1",
+    }
+    subprocess.run(
+        ["node", str(ENTRY), *common, "--force", "--install-extension", str(vsix)],
+        env=base_env, check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    log = OUTPUT / "code-server.log"
+    process = subprocess.Popen(
+        [
+            "node", str(ENTRY), *common, "--bind-addr", f"127.0.0.1:{PORT}", "--auth", "none",
+            "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+            "--disable-getting-started-override", str(workspace),
+        ],
+        env=base_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: stopped as one below
+    )  # fmt: skip
+    output = _Log(process, log)
+    output.start()
+    try:
+        if not output.listening.wait(timeout=60):
+            raise RuntimeError(f"code-server did not start:\n{output.tail.decode(errors='replace')}")
+        yield f"http://127.0.0.1:{PORT}/?folder={workspace}"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):  # what is left of its group (extension host, server)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+        output.join(timeout=15)

@@ -1,0 +1,95 @@
+"""Memento in a real VS Code: code-server runs the workbench and the extension host with the
+packaged extension, which starts the real `memento lsp` from this environment; a scripted
+model server plays the agent's model and the advisor's. `vscode-client/e2e/memento-e2e.mjs`
+walks the workbench in headless chromium — a prompt moves the context meter, Create
+Checkpoint adds a tree item, a turn edits the open file, the advisor's note is in Problems
+with its quick fixes, Rewind restores the file, Compact Context adds a compaction — and
+leaves a screenshot per step in vscode-client/e2e/output/shots."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clients.code_server import CLIENT, OUTPUT, code_server, package_extension
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
+
+pytestmark = pytest.mark.vscode
+
+MAIN, ADVISOR = "main-model", "advisor-model"
+NOTE = "The greeting goodbye has no test."
+LONG_REPLY = "Hello! " + " ".join(f"Here is a friendly sentence number {i} about greetings." for i in range(60))
+
+
+def script(server: ScriptedModelServer) -> None:
+    """The replies, in the order the walk asks for them."""
+    server.enqueue(
+        Reply(Text(LONG_REPLY), Usage(input=6000, output=20)),  # "Say hello"
+        Reply(  # "Say goodbye instead": an edit of the open file
+            ToolCallStep("e1", "edit", {"path": "app.py", "oldText": "hello", "newText": "goodbye"}),
+            Usage(input=6100, output=20),
+        ),
+        Reply(Text("Changed the greeting."), Usage(input=6200, output=10)),
+        # Compact Context: the summary (and the turn-prefix summary when the cut splits a turn).
+        Reply(Text("## Goal\nGreet the user (E2E-SUMMARY)")),
+        Reply(Text("## Turn prefix\nThe user asked for a greeting (E2E-SUMMARY)")),
+        model=MAIN,
+    )
+    server.enqueue(
+        Reply(Text("")),  # nothing to say about the first turn
+        Reply(ToolCallStep("a1", "advise", {"note": NOTE, "severity": "concern", "path": "app.py", "line": 1})),
+        *[Reply(Text(""))] * 6,
+        model=ADVISOR,
+    )
+
+
+def settings(server: ScriptedModelServer) -> dict[str, Any]:
+    provider = {"kind": "openai", "baseUrl": server.openai_base_url, "retry.attempts": 1}
+    return {
+        "memento.server.command": str(Path(sys.executable).with_name("memento")),
+        "memento.provider.kind": "openai",
+        "memento.provider.baseUrl": server.openai_base_url,
+        "memento.provider.model": MAIN,
+        "memento.provider.contextWindow": 100_000,
+        "memento.provider.retry.attempts": 2,
+        "memento.tools.bash": "deny",
+        "memento.compaction.keepRecentTokens": 100,
+        "memento.advisor.enabled": True,
+        "memento.advisor.provider": provider | {"model": ADVISOR, "retry": {"attempts": 1}},
+    }
+
+
+@pytest.fixture
+def output() -> Iterator[Path]:
+    shutil.rmtree(OUTPUT, ignore_errors=True)
+    (OUTPUT / "shots").mkdir(parents=True)
+    yield OUTPUT
+
+
+def test_the_extension_in_a_real_vscode(tmp_path: Path, output: Path) -> None:
+    vsix = package_extension()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "app.py").write_text('print("hello")\n')
+    env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
+    with ScriptedModelServer() as model:
+        script(model)
+        with code_server(tmp_path / "code-server", workspace, vsix, settings(model), env) as url:
+            walk = subprocess.run(
+                ["node", str(CLIENT / "e2e" / "memento-e2e.mjs")],
+                env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(output / "shots")},
+                capture_output=True, text=True, timeout=400,
+            )  # fmt: skip
+    (output / "walk.log").write_text(walk.stdout + walk.stderr)
+    print(walk.stdout)
+    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {output})"
+    assert "7 passed, 0 failed" in walk.stdout
+    assert (workspace / "app.py").read_text() == 'print("hello")\n'
+    assert not model.errors

@@ -1,0 +1,215 @@
+// A small driver for the real VS Code workbench that code-server serves, from Debian's
+// headless chromium through playwright-core (no browser download). Every wait is bounded.
+// The browser may only reach loopback: other host names do not resolve, other requests are
+// aborted (`blocked` lists them).
+
+import fs from "node:fs";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const text = (s) => (s ?? "").replace(/\u00a0/g, " ").replace(/\s+/g, " ").trim();
+
+export class Workbench {
+  constructor({ url, shots, timeout = 60000, executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium" }) {
+    Object.assign(this, { url, shots, timeout, executablePath });
+    this.shotCount = 0;
+    this.blocked = [];
+    this.consoleErrors = [];
+  }
+
+  async open() {
+    const started = Date.now();
+    this.browser = await chromium.launch({
+      executablePath: this.executablePath,
+      headless: true,
+      timeout: this.timeout,
+      args: [
+        "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+      ],
+    });
+    const context = await this.browser.newContext({ viewport: { width: 1400, height: 900 } });
+    await context.route(
+      (u) => { try { const x = new URL(u); return /^(https?|wss?):$/.test(x.protocol) && !LOOPBACK.has(x.hostname); } catch { return false; } },
+      (route) => { this.blocked.push(route.request().url()); return route.abort("blockedbyclient"); },
+    );
+    this.page = await context.newPage();
+    this.page.setDefaultTimeout(this.timeout);
+    this.page.on("pageerror", (e) => this.consoleErrors.push(String(e)));
+    await this.page.goto(this.url, { waitUntil: "domcontentloaded" });
+    await this.page.locator(".monaco-workbench .part.statusbar").waitFor({ state: "visible" });
+    await this.page.waitForFunction(() => performance.getEntriesByName("code/didLoadExtensions").length > 0);
+    return Date.now() - started;
+  }
+
+  async close() {
+    await this.browser?.close().catch(() => {});
+  }
+
+  async screenshot(name) {
+    fs.mkdirSync(this.shots, { recursive: true });
+    const file = path.join(this.shots, `${String(++this.shotCount).padStart(2, "0")}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** Poll `probe` until it returns a truthy value (bounded); throws with `what` and the last value. */
+  async until(what, probe, timeout = this.timeout) {
+    const deadline = Date.now() + timeout;
+    let last;
+    while (Date.now() < deadline) {
+      last = await probe().catch((e) => `(${e.message})`);
+      if (last && !(typeof last === "string" && last.startsWith("("))) return last;
+      await this.page.waitForTimeout(200);
+    }
+    throw new Error(`${what}: not within ${timeout} ms (last: ${JSON.stringify(last)})`);
+  }
+
+  // -- quick input: the command palette, input boxes, quick picks ------------------------
+  get quickInput() {
+    return this.page.locator(".quick-input-widget");
+  }
+
+  async escapeQuickInput() {
+    if (await this.quickInput.isVisible().catch(() => false)) {
+      await this.page.keyboard.press("Escape");
+      await this.quickInput.waitFor({ state: "hidden", timeout: 5000 }).catch(() => {});
+    }
+  }
+
+  /** Close whatever modal, picker or widget is open. */
+  async dismissAll() {
+    for (let i = 0; i < 3; i++) await this.page.keyboard.press("Escape");
+    await this.page.locator(".monaco-dialog-box").waitFor({ state: "hidden", timeout: 5000 }).catch(() => {});
+    await this.escapeQuickInput();
+  }
+
+  async openQuickInput(value) {
+    await this.escapeQuickInput();
+    const input = this.page.locator(".quick-input-widget .quick-input-box input");
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await this.page.keyboard.press(attempt === 1 ? "Control+Shift+P" : "F1");
+      if (await input.waitFor({ state: "visible", timeout: 5000 }).then(() => true, () => false)) break;
+      await this.page.locator(".part.editor").first().click({ position: { x: 5, y: 5 } }).catch(() => {});
+    }
+    await input.fill(value);
+    return input;
+  }
+
+  rows() {
+    return this.page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+  }
+
+  async pickRow(label) {
+    const row = this.rows().filter({ has: this.page.locator(".label-name", { hasText: label }) }).first();
+    try {
+      await row.waitFor({ state: "visible" });
+    } catch {
+      const seen = await this.rows().evaluateAll((rs) => rs.map((r) => r.getAttribute("aria-label")));
+      throw new Error(`no quick pick row ${label}; saw ${JSON.stringify(seen)}`);
+    }
+    await row.click();
+  }
+
+  /** Run a command by its exact palette title. */
+  async runCommand(title) {
+    await this.openQuickInput(">" + title);
+    await this.pickRow(new RegExp(`^\\s*${escapeRe(title)}\\s*$`));
+  }
+
+  /** Type into the input box that is open (showInputBox) and press Enter. */
+  async answerInput(value) {
+    const input = this.page.locator(".quick-input-widget .quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(value);
+    await input.press("Enter");
+    await this.quickInput.waitFor({ state: "hidden" }).catch(() => {});
+  }
+
+  async openFile(name) {
+    await this.openQuickInput(name);
+    await this.pickRow(new RegExp(`^\\s*${escapeRe(name)}\\s*$`));
+    await this.page.locator(`.tabs-container .tab[aria-label^=${JSON.stringify(name)}]`).first().waitFor();
+  }
+
+  // -- dialogs, notifications, status bar ----------------------------------------------------
+  async dialog() {
+    const box = this.page.locator(".monaco-dialog-box");
+    await box.waitFor({ state: "visible" });
+    return {
+      message: text(await box.locator(".dialog-message-text").innerText()),
+      detail: text(await box.locator(".dialog-message-detail").innerText().catch(() => "")),
+      buttons: (await box.locator(".dialog-buttons .monaco-button").allInnerTexts()).map(text),
+    };
+  }
+
+  async clickDialogButton(title) {
+    const box = this.page.locator(".monaco-dialog-box");
+    await box.locator(".dialog-buttons .monaco-button", { hasText: new RegExp(`^\\s*${escapeRe(title)}\\s*$`) }).click();
+    await box.waitFor({ state: "hidden" });
+  }
+
+  async notifications() {
+    return (await this.page.locator(".notifications-toasts .notification-list-item-message").allInnerTexts()).map(text);
+  }
+
+  async statusBarItem(id) {
+    const item = this.page.locator(`.part.statusbar [id=${JSON.stringify(id)}]`);
+    return (await item.count()) ? text(await item.innerText()) : null;
+  }
+
+  // -- views, trees, editors -------------------------------------------------------------
+  async openContainer(id) {
+    const link = this.page.locator(`.part.activitybar a.action-label[class*=${JSON.stringify(`activity-workbench-view-extension-${id}-`)}]`).first();
+    const li = link.locator("xpath=..");
+    if ((await li.getAttribute("aria-selected")) !== "true") await link.click();
+    await this.page.locator(".part.sidebar").waitFor({ state: "visible" });
+  }
+
+  /** The rows of a tree view in the side bar, by the view's name. */
+  async treeRows(viewName) {
+    const pane = this.page.locator(".part.sidebar .pane").filter({
+      has: this.page.locator(`.pane-header[aria-label=${JSON.stringify(`${viewName} Section`)}]`),
+    });
+    const header = pane.locator(".pane-header").first();
+    if ((await header.getAttribute("aria-expanded")) === "false") await header.click();
+    return (await pane.locator(".pane-body .monaco-list-row").allInnerTexts()).map(text);
+  }
+
+  async clickTreeRow(viewName, label) {
+    const pane = this.page.locator(".part.sidebar .pane").filter({
+      has: this.page.locator(`.pane-header[aria-label=${JSON.stringify(`${viewName} Section`)}]`),
+    });
+    await pane.locator(".pane-body .monaco-list-row", { hasText: label }).first().click();
+  }
+
+  async editorText() {
+    return text(await this.page.locator(".part.editor .editor-instance .monaco-editor .view-lines").first().innerText());
+  }
+
+  async activeEditorTitle() {
+    return text(await this.page.locator(".part.editor .tabs-container .tab.active").first().innerText());
+  }
+
+  async problems() {
+    const item = this.page.locator(".part.statusbar [id='status.problems']");
+    const panel = this.page.locator(".markers-panel");
+    if (!(await panel.isVisible().catch(() => false))) await item.click();
+    await panel.waitFor({ state: "visible" });
+    return (await panel.locator(".monaco-list-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label") || r.innerText)))
+      .map(text);
+  }
+
+  /** The quick fixes offered on `line` (1-based) of the active editor. */
+  async quickFixes(line) {
+    const lines = this.page.locator(".part.editor .editor-instance .monaco-editor .view-lines .view-line");
+    await lines.nth(line - 1).click({ position: { x: 2, y: 5 } });
+    await this.page.keyboard.press("Control+.");
+    const widget = this.page.locator(".action-widget");
+    await widget.waitFor({ state: "visible" });
+    return (await widget.locator(".monaco-list-row").allInnerTexts()).map(text).filter(Boolean);
+  }
+}

@@ -1,0 +1,132 @@
+// Memento in a real VS Code, step by step, as a user would go: the workbench is code-server
+// with the packaged extension, the real `memento lsp` and a scripted model server (set up
+// by tests/clients/test_vscode_e2e.py, which also scripts the replies this walk expects).
+// Prints one PASS/FAIL line per step and "N passed, N failed"; a screenshot per step.
+//
+// Environment: MEMENTO_E2E_URL (the workbench), MEMENTO_E2E_SHOTS (screenshot folder).
+
+import { Workbench } from "./driver.mjs";
+
+const METER = "memento.memento.contextMeter";
+const wb = new Workbench({ url: process.env.MEMENTO_E2E_URL, shots: process.env.MEMENTO_E2E_SHOTS || "shots", timeout: 30000 });
+let passed = 0;
+let failed = 0;
+
+async function step(name, work) {
+  const started = Date.now();
+  try {
+    const value = await work();
+    passed++;
+    console.log(`PASS ${name} (${Date.now() - started} ms)${value === undefined ? "" : `: ${JSON.stringify(value)}`}`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name}: ${error.message}`);
+    await wb.screenshot(`failed-${name.replace(/[^\w]+/g, "-").toLowerCase()}`).catch(() => {});
+    await wb.dismissAll().catch(() => {}); // a dialog or picker left open would block the next steps
+    return;
+  }
+  await wb.screenshot(name.replace(/[^\w]+/g, "-").toLowerCase()).catch(() => {});
+}
+
+const overall = setTimeout(() => {
+  console.log("FAIL the walk did not finish within 5 minutes");
+  process.exit(3);
+}, 300000);
+
+try {
+  await step("workbench loads with Memento", async () => {
+    const ms = await wb.open();
+    const meter = await wb.until("the context meter", () => wb.statusBarItem(METER));
+    return { loadedMs: ms, meter };
+  });
+
+  await step("the meter shows the context after a prompt", async () => {
+    await wb.runCommand("Memento: Send Prompt");
+    await wb.answerInput("Say hello");
+    // The scripted reply reports 6,000 input and 20 output tokens of a 100k window.
+    return wb.until("meter with the reply's usage", async () => {
+      const meter = await wb.statusBarItem(METER);
+      return meter && /6k\/100k · 6\.0%/.test(meter) && meter;
+    });
+  });
+
+  await step("Create Checkpoint from the palette adds a tree item", async () => {
+    await wb.openContainer("memento");
+    await wb.runCommand("Memento: Create Checkpoint");
+    await wb.answerInput("before the edit");
+    return wb.until("the checkpoint in the tree", async () => {
+      const rows = await wb.treeRows("Checkpoints");
+      return rows.some((r) => r.includes("before the edit")) && rows;
+    });
+  });
+
+  await step("a scripted turn edits the open file", async () => {
+    await wb.openFile("app.py");
+    const before = await wb.editorText();
+    if (!before.includes('print("hello")')) throw new Error(`unexpected app.py: ${before}`);
+    await wb.runCommand("Memento: Send Prompt");
+    await wb.answerInput("Say goodbye instead");
+    return wb.until("the agent's edit in the editor", async () => {
+      const now = await wb.editorText();
+      return now.includes('print("goodbye")') && now;
+    });
+  });
+
+  await step("the advisor's note is in the Problems view with its quick fixes", async () => {
+    const rows = await wb.until("the note in Problems", async () => {
+      const found = await wb.problems();
+      return found.some((r) => r.includes("goodbye has no test")) && found;
+    });
+    const fixes = await wb.until("the quick fixes", async () => {
+      const offered = await wb.quickFixes(1);
+      return offered.some((f) => f.includes("Advisor: apply")) && offered;
+    });
+    await wb.screenshot("quick-fixes");
+    await wb.page.keyboard.press("Escape");
+    for (const wanted of ["Advisor: apply", "Advisor: dismiss", "Advisor: make a rule"]) {
+      if (!fixes.some((f) => f.includes(wanted))) throw new Error(`no quick fix ${wanted}: ${JSON.stringify(fixes)}`);
+    }
+    return { problems: rows.filter((r) => r.includes("goodbye")), fixes };
+  });
+
+  await step("Rewind to Checkpoint restores the file in the editor", async () => {
+    await wb.runCommand("Memento: Rewind to Checkpoint…");
+    await wb.pickRow(/before the edit/);
+    const question = await wb.dialog();
+    for (const button of ["Conversation and Files", "Conversation Only", "Files Only"]) {
+      if (!question.buttons.includes(button)) throw new Error(`no ${button} in ${JSON.stringify(question)}`);
+    }
+    if (!question.detail.includes("Files that will change: app.py")) throw new Error(`detail: ${question.detail}`);
+    await wb.screenshot("rewind-confirmation");
+    await wb.clickDialogButton("Conversation and Files");
+    const restored = await wb.until("the file back in the editor", async () => {
+      const now = await wb.editorText();
+      return now.includes('print("hello")') && now;
+    });
+    return { question: question.message, restored };
+  });
+
+  await step("Compact Context adds a compaction to the sidebar", async () => {
+    await wb.openContainer("memento");
+    await wb.runCommand("Memento: Compact Context");
+    const rows = await wb.until("the compaction in the tree", async () => {
+      const found = await wb.treeRows("Compactions");
+      return found.some((r) => /^Compacted /.test(r)) && found;
+    });
+    await wb.clickTreeRow("Compactions", "Compacted");
+    const title = await wb.until("the summary document", async () => {
+      const active = await wb.activeEditorTitle();
+      return active.startsWith("compaction-") && active;
+    });
+    const summary = await wb.editorText();
+    if (!summary.includes("E2E-SUMMARY")) throw new Error(`summary document: ${summary.slice(0, 300)}`);
+    return { rows, title };
+  });
+
+  console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));
+} finally {
+  await wb.close();
+  clearTimeout(overall);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,201 @@
+// The language client: starts `memento lsp` over stdio with the settings the user set,
+// restarts it when the server settings or workspace trust change, and is the extension's
+// `MementoServer` (requests, server commands, notifications that survive restarts).
+
+import * as fs from "node:fs";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  type LanguageClientOptions,
+  type NotificationHandler,
+  type ProgressType,
+  RevealOutputChannelOn,
+  State,
+} from "vscode-languageclient/node";
+import { errorMessage, type MementoServer } from "./ports";
+import { describe, findOnPath, resolveServerCommand, type ServerCommand } from "./serverCommand";
+import { contributedSettings, explicitSettings, type SettingInfo } from "./settings";
+
+export interface ProgressValue {
+  token: string | number;
+  value: { kind?: string; title?: string; message?: string; percentage?: number };
+}
+
+/** A LanguageClient that also tells listeners about every work-done progress value (the
+ * built-in progress notification keeps working; the Compactions view shows the same steps). */
+class MementoLanguageClient extends LanguageClient {
+  readonly progress = new vscode.EventEmitter<ProgressValue>();
+
+  override onProgress<P>(type: ProgressType<P>, token: string | number, handler: NotificationHandler<P>): vscode.Disposable {
+    return super.onProgress(type, token, (value: P) => {
+      this.progress.fire({ token, value: value as ProgressValue["value"] });
+      handler(value);
+    });
+  }
+}
+
+const OPEN_SETTINGS = "Open Settings";
+const SHOW_LOG = "Show Server Log";
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export type Middleware = NonNullable<LanguageClientOptions["middleware"]>;
+
+export class MementoClient implements MementoServer, vscode.Disposable {
+  private client: MementoLanguageClient | undefined;
+  private readonly handlers: { method: string; handler: (params: unknown) => void }[] = [];
+  private readonly attached: vscode.Disposable[] = [];
+  private readonly settings: SettingInfo[];
+  private readonly running = new vscode.EventEmitter<boolean>();
+  private readonly progressEvents = new vscode.EventEmitter<ProgressValue>();
+  readonly onDidChangeRunning = this.running.event;
+  readonly onProgress = this.progressEvents.event;
+  /** Why the last start failed, for the status bar. */
+  startError: string | undefined;
+
+  constructor(
+    readonly output: vscode.LogOutputChannel,
+    packageJson: unknown,
+    private readonly middleware: Middleware = {},
+  ) {
+    this.settings = contributedSettings(packageJson);
+  }
+
+  get isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** What the server gets: the settings the user set (see settings.ts). */
+  serverSettings(): Record<string, unknown> {
+    const config = vscode.workspace.getConfiguration("memento");
+    return explicitSettings(this.settings, (key) => config.inspect(key));
+  }
+
+  serverCommand(): ServerCommand {
+    const config = vscode.workspace.getConfiguration("memento");
+    return resolveServerCommand(
+      { command: config.get<string>("server.command", ""), args: config.get<string[]>("server.args", ["lsp"]) },
+      (name) => findOnPath(name, process.env.PATH, isExecutable),
+    );
+  }
+
+  async start(): Promise<boolean> {
+    const command = this.serverCommand();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const client = new MementoLanguageClient(
+      "memento",
+      "Memento",
+      { command: command.command, args: command.args, options: { cwd: folder, env: process.env } },
+      {
+        documentSelector: [{ scheme: "file" }],
+        outputChannel: this.output,
+        revealOutputChannelOn: RevealOutputChannelOn.Never,
+        initializationOptions: () => ({ memento: this.serverSettings(), workspaceTrusted: vscode.workspace.isTrusted }),
+        middleware: {
+          ...this.middleware,
+          workspace: {
+            configuration: async (params, token, next) => {
+              const answers = await next(params, token);
+              if (!Array.isArray(answers)) return answers;
+              return params.items.map((item, i) => (item.section === "memento" ? this.serverSettings() : answers[i]));
+            },
+          },
+        },
+      },
+    );
+    this.client = client;
+    client.progress.event((value) => this.progressEvents.fire(value));
+    for (const { method, handler } of this.handlers) this.attached.push(client.onNotification(method, handler));
+    this.output.info(`starting ${describe(command)}`);
+    try {
+      await client.start();
+    } catch (error) {
+      this.startError = `${describe(command)}: ${errorMessage(error)}`;
+      this.output.error(`the server did not start: ${this.startError}`);
+      this.running.fire(false);
+      void vscode.window
+        .showErrorMessage(
+          `Memento: the language server did not start (${describe(command)}): ${errorMessage(error)}. Set "memento.server.command" to the program that runs \`memento lsp\`.`,
+          OPEN_SETTINGS,
+          SHOW_LOG,
+        )
+        .then((action) => {
+          if (action === OPEN_SETTINGS) void vscode.commands.executeCommand("workbench.action.openSettings", "memento.server");
+          if (action === SHOW_LOG) this.output.show(true);
+        });
+      return false;
+    }
+    this.startError = undefined;
+    client.onDidChangeState((change) => this.running.fire(change.newState === State.Running));
+    this.running.fire(true);
+    return true;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    for (const d of this.attached.splice(0)) d.dispose();
+    if (client === undefined) return;
+    try {
+      if (client.state !== State.Stopped) await client.stop(5000);
+    } catch (error) {
+      this.output.warn(`stopping the server: ${errorMessage(error)}`);
+    }
+    client.progress.dispose();
+    this.running.fire(false);
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    return this.start();
+  }
+
+  /** Tell the running server the settings changed (`workspace/didChangeConfiguration`). */
+  async pushSettings(): Promise<void> {
+    if (!this.isRunning || this.client === undefined) return;
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { memento: this.serverSettings() },
+    });
+  }
+
+  private live(): MementoLanguageClient {
+    if (this.client === undefined || !this.isRunning) {
+      throw new Error("the Memento server is not running (Memento: Show Server Log says why)");
+    }
+    return this.client;
+  }
+
+  request<R>(method: string, params: object = {}): Promise<R> {
+    return this.live().sendRequest<R>(method, params);
+  }
+
+  execute<R>(command: string, argument: object = {}): Promise<R> {
+    // Straight to the server: the middleware's interception is for commands the workbench runs.
+    return this.live().sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] }) as Promise<R>;
+  }
+
+  onNotification<P>(method: string, handler: (params: P) => void): vscode.Disposable {
+    const entry = { method, handler: handler as (params: unknown) => void };
+    this.handlers.push(entry);
+    if (this.client !== undefined) this.attached.push(this.client.onNotification(method, entry.handler));
+    return new vscode.Disposable(() => {
+      const index = this.handlers.indexOf(entry);
+      if (index >= 0) this.handlers.splice(index, 1);
+    });
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.running.dispose();
+    this.progressEvents.dispose();
+  }
+}

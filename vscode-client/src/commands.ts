@@ -1,0 +1,242 @@
+// The command palette's handlers. Each takes the server and the window as ports, so the
+// flows (quick pick → preview → confirmation → command → report) are unit tested.
+
+import { rewindPickItems, rewindQuestion, rewindReport } from "./checkpointModel";
+import { relativeTime, tokens } from "./format";
+import { errorMessage, type MementoServer, type Ui } from "./ports";
+import type {
+  AbortResult,
+  AdvisorToggleResult,
+  CheckpointListResult,
+  CheckpointPreviewResult,
+  CheckpointRewindResult,
+  CompactResult,
+  OmfgResult,
+  PromptResult,
+  SessionListResult,
+  SessionRef,
+} from "./protocol";
+import * as names from "./protocolNames";
+
+export const UNDO = "Undo";
+
+export interface Deps {
+  server: MementoServer;
+  ui: Ui;
+  now?: () => Date;
+}
+
+const clock = (deps: Deps) => (deps.now ?? (() => new Date()))();
+
+async function guarded<T>(deps: Deps, what: string, work: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await work();
+  } catch (error) {
+    await deps.ui.error(`Memento: ${what}: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
+export async function sendPrompt(deps: Deps, text?: string): Promise<string | undefined> {
+  const prompt = text ?? (await deps.ui.input({ title: "Memento: Send Prompt", prompt: "What should the agent do?" }));
+  if (!prompt?.trim()) return undefined;
+  const result = await guarded(deps, "the prompt was not sent", () =>
+    deps.server.request<PromptResult>(names.PROMPT, { text: prompt }),
+  );
+  return result?.turnId;
+}
+
+export async function createCheckpoint(deps: Deps): Promise<string | undefined> {
+  const label = await deps.ui.input({
+    title: "Memento: Create Checkpoint",
+    prompt: "A label for the checkpoint (optional)",
+    placeholder: "e.g. before the refactoring",
+  });
+  if (label === undefined) return undefined;
+  const created = await guarded(deps, "cannot create a checkpoint", () =>
+    deps.server.execute<{ id: string }>(names.CMD_CHECKPOINT_CREATE, label.trim() ? { label: label.trim() } : {}),
+  );
+  if (created) void deps.ui.info(`Memento: checkpoint ${label.trim() ? `“${label.trim()}”` : created.id} created.`);
+  return created?.id;
+}
+
+/** Rewind: pick a checkpoint (unless given), see what would change, choose how far back. */
+export async function rewind(deps: Deps, checkpointId?: string): Promise<CheckpointRewindResult | undefined> {
+  const { server, ui } = deps;
+  const now = clock(deps);
+  const list = await guarded(deps, "cannot list the checkpoints", () =>
+    server.request<CheckpointListResult>(names.CHECKPOINT_LIST),
+  );
+  if (!list) return undefined;
+  let item = checkpointId ? list.checkpoints.find((c) => c.id === checkpointId) : undefined;
+  if (checkpointId && !item) {
+    await ui.error(`Memento: there is no checkpoint ${checkpointId} in this session.`);
+    return undefined;
+  }
+  if (!item) {
+    if (!list.checkpoints.length) {
+      await ui.info("Memento: this session has no checkpoints yet.");
+      return undefined;
+    }
+    item = await ui.pick(rewindPickItems(list.checkpoints, now), {
+      title: "Memento: Rewind to Checkpoint",
+      placeholder: "The checkpoint to go back to",
+    });
+    if (!item) return undefined;
+  }
+  const target = item;
+  const preview = await guarded(deps, "cannot preview the rewind", () =>
+    server.request<CheckpointPreviewResult>(names.CHECKPOINT_PREVIEW, { checkpointId: target.id }),
+  );
+  if (!preview) return undefined;
+  const question = rewindQuestion(target, preview, now);
+  const answer = await ui.confirm(
+    question.message,
+    question.detail,
+    question.choices.map((c) => c.title),
+  );
+  const choice = question.choices.find((c) => c.title === answer);
+  if (!choice) return undefined;
+  const result = await guarded(deps, "cannot rewind", () =>
+    server.execute<CheckpointRewindResult>(names.CMD_CHECKPOINT_REWIND, {
+      checkpointId: target.id,
+      mode: choice.mode,
+      force: choice.force,
+    }),
+  );
+  if (result) {
+    void ui.info(`Memento: ${rewindReport(result.restored, result.conflicts, choice.mode)}`, UNDO).then((action) => {
+      if (action === UNDO) void undoRewind(deps);
+    });
+  }
+  return result;
+}
+
+export async function undoRewind(deps: Deps): Promise<CheckpointRewindResult | undefined> {
+  const result = await guarded(deps, "cannot undo the rewind", () =>
+    deps.server.execute<CheckpointRewindResult>(names.CMD_CHECKPOINT_UNDO_REWIND, {}),
+  );
+  if (result) void deps.ui.info(`Memento: rewind undone. ${rewindReport(result.restored, result.conflicts, result.mode ?? "all")}`);
+  return result;
+}
+
+export async function compactContext(deps: Deps, instructions?: string): Promise<CompactResult | undefined> {
+  const result = await guarded(deps, "cannot compact", () =>
+    deps.server.request<CompactResult>(names.COMPACT, instructions ? { instructions } : {}),
+  );
+  if (result) {
+    void deps.ui.info(`Memento: context compacted, ${tokens(result.tokensBefore)} → ${tokens(result.tokensAfter)} tokens.`);
+  }
+  return result;
+}
+
+export async function stop(deps: Deps): Promise<boolean> {
+  const result = await guarded(deps, "cannot stop the turn", () => deps.server.request<AbortResult>(names.ABORT));
+  if (result && !result.aborted) void deps.ui.info("Memento: no turn is running.");
+  return result?.aborted ?? false;
+}
+
+export async function newSession(deps: Deps): Promise<string | undefined> {
+  const ref = await guarded(deps, "cannot start a new session", () => deps.server.request<SessionRef>(names.SESSION_NEW));
+  if (ref) void deps.ui.info("Memento: new session started.");
+  return ref?.id;
+}
+
+export async function openSession(deps: Deps): Promise<string | undefined> {
+  const now = clock(deps);
+  const list = await guarded(deps, "cannot list the sessions", () =>
+    deps.server.request<SessionListResult>(names.SESSION_LIST),
+  );
+  if (!list) return undefined;
+  if (!list.sessions.length) {
+    await deps.ui.info("Memento: there are no sessions for this workspace yet.");
+    return undefined;
+  }
+  const id = await deps.ui.pick(
+    list.sessions.map((s) => ({ label: s.title?.trim() || s.id, description: relativeTime(s.updatedAt, now), detail: s.path, value: s.id })),
+    { title: "Memento: Open Session", placeholder: "The session to continue" },
+  );
+  if (!id) return undefined;
+  const ref = await guarded(deps, "cannot open the session", () =>
+    deps.server.request<SessionRef>(names.SESSION_OPEN, { id }),
+  );
+  return ref?.id;
+}
+
+export async function toggleAdvisor(deps: Deps): Promise<boolean | undefined> {
+  // The server says "Advisor on/off" itself (window/showMessage).
+  const result = await guarded(deps, "cannot toggle the advisor", () =>
+    deps.server.request<AdvisorToggleResult>(names.ADVISOR_TOGGLE, {}),
+  );
+  return result?.enabled;
+}
+
+export const SAVE = "Save Rule";
+export const OVERWRITE = "Overwrite";
+
+/** /omfg: a complaint becomes a candidate rule; the user reads it and saves it, or not. */
+export async function makeRule(deps: Deps, complaint?: string): Promise<string | undefined> {
+  const text =
+    complaint ??
+    (await deps.ui.input({
+      title: "Memento: Make Rule from Complaint (/omfg)",
+      prompt: "What did the agent do that it should never do again?",
+      placeholder: "e.g. it keeps using bare except clauses",
+    }));
+  if (!text?.trim()) return undefined;
+  const result = await guarded(deps, "/omfg failed", () =>
+    deps.server.request<OmfgResult>(names.OMFG, { complaint: text.trim() }),
+  );
+  return result ? saveCandidate(deps, result) : undefined;
+}
+
+/** Show a candidate rule and write it once the user confirms; returns the written path. */
+export async function saveCandidate(deps: Deps, result: OmfgResult): Promise<string | undefined> {
+  const { server, ui } = deps;
+  const rule = result.rule;
+  if (!rule) {
+    await ui.error(`Memento: no usable rule came back (${result.attempts} attempts). ${(result.feedback ?? []).join(" ")}`.trim());
+    return undefined;
+  }
+  await ui.showText(`${rule.name}.md`, rule.content, "markdown");
+  const checked = result.validated
+    ? "It matches the conversation that prompted it."
+    : `It did not match the conversation that prompted it. ${(result.feedback ?? []).join(" ")}`.trim();
+  if ((await ui.confirm(`Save the rule “${rule.name}”?`, checked, [SAVE])) !== SAVE) return undefined;
+  const write = (overwrite: boolean) =>
+    server.request<OmfgResult>(names.OMFG, { rule: { name: rule.name, content: rule.content }, write: true, overwrite });
+  let saved: OmfgResult;
+  try {
+    saved = await write(false);
+  } catch (error) {
+    const message = errorMessage(error);
+    if (!/exists/.test(message)) {
+      await ui.error(`Memento: the rule was not saved: ${message}`);
+      return undefined;
+    }
+    if ((await ui.confirm(`Replace the existing rule “${rule.name}”?`, message, [OVERWRITE])) !== OVERWRITE) return undefined;
+    const again = await guarded(deps, "the rule was not saved", () => write(true));
+    if (!again) return undefined;
+    saved = again;
+  }
+  void ui.info(`Memento: rule saved to ${saved.rule?.path ?? rule.name}.`);
+  return saved.rule?.path;
+}
+
+/** Not in protocolNames until the server's protocol.py names it. */
+export const TRUST = "memento/trust";
+
+/** `memento/trust`: trust the workspace's `.memento/config.toml` as it is now. */
+export async function trustWorkspace(deps: Deps): Promise<unknown> {
+  const answer = await deps.ui.confirm(
+    "Trust this workspace's Memento settings?",
+    "Memento will then apply the program, provider and tool settings of .memento/config.toml in this workspace, as its content is now; a later change to the file needs trust again.",
+    ["Trust"],
+  );
+  if (answer !== "Trust") return undefined;
+  return guarded(deps, "the server did not record trust", async () => {
+    const result = await deps.server.request<unknown>(TRUST, {});
+    void deps.ui.info("Memento: this workspace's settings are trusted.");
+    return result;
+  });
+}

@@ -1,0 +1,122 @@
+// What the Compactions view shows: the step running now (from `memento/compaction` and its
+// work-done progress), the last failure, and the session's compactions, newest first.
+
+import { relativeTime, tokens } from "./format";
+import type { CompactionItem, CompactionParams } from "./protocol";
+
+export interface LivePhase {
+  level: CompactionParams["level"];
+  reason: CompactionParams["reason"];
+  tokensBefore: number;
+  message?: string;
+  percent?: number;
+}
+
+export interface TreeNode {
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  icon: string;
+  contextValue: string;
+  /** For a compaction: its id, to open its summary. */
+  itemId?: string;
+}
+
+const RUNNING: Record<CompactionParams["level"], string> = {
+  prune: "Pruning stale tool results…",
+  shake: "Shaking heavy content…",
+  compact: "Compacting the context…",
+};
+
+const DONE: Record<CompactionParams["level"], string> = { prune: "Pruned", shake: "Shook", compact: "Compacted" };
+
+export class CompactionState {
+  live: LivePhase | undefined;
+  failure: { level: CompactionParams["level"]; error: string } | undefined;
+  items: CompactionItem[] = [];
+
+  /** Applies a `memento/compaction` notification; true when the list should be fetched again. */
+  onCompaction(params: CompactionParams): boolean {
+    if (params.phase === "started") {
+      this.live = { level: params.level, reason: params.reason, tokensBefore: params.tokensBefore };
+      this.failure = undefined;
+      return false;
+    }
+    this.live = undefined;
+    if (params.phase === "failed") this.failure = { level: params.level, error: params.error ?? "unknown error" };
+    return true;
+  }
+
+  onProgress(message: string | undefined, percent: number | undefined): void {
+    if (this.live === undefined) return;
+    if (message !== undefined) this.live.message = message;
+    if (percent !== undefined) this.live.percent = percent;
+  }
+
+  find(id: string): CompactionItem | undefined {
+    return this.items.find((item) => item.id === id);
+  }
+}
+
+export function itemNode(item: CompactionItem, now: Date): TreeNode {
+  const after = item.tokensAfter === undefined ? "?" : tokens(item.tokensAfter);
+  const parts = [relativeTime(item.at, now)];
+  if (item.reason) parts.push(item.reason);
+  if (item.level === "compact") parts.push(item.summarizer === "structured" ? "summary by code" : "summary by the model");
+  else if (item.entries !== undefined) parts.push(`${item.entries} entr${item.entries === 1 ? "y" : "ies"}`);
+  return {
+    id: `compaction:${item.id}`,
+    label: `${DONE[item.level]} ${tokens(item.tokensBefore)} → ${after}`,
+    description: parts.join(" · "),
+    tooltip: `${DONE[item.level]} at ${item.at}: ${item.tokensBefore} → ${item.tokensAfter ?? "?"} tokens`,
+    icon: item.level === "compact" ? "fold" : item.level === "prune" ? "trash" : "filter",
+    contextValue: "compaction",
+    itemId: item.id,
+  };
+}
+
+export function compactionNodes(state: CompactionState, now: Date): TreeNode[] {
+  const nodes: TreeNode[] = [];
+  if (state.live !== undefined) {
+    const { live } = state;
+    const progress = [live.message, live.percent === undefined ? undefined : `${live.percent}%`].filter(Boolean);
+    nodes.push({
+      id: "live",
+      label: RUNNING[live.level],
+      description: [`${tokens(live.tokensBefore)} tokens`, live.reason, ...progress].join(" · "),
+      icon: "sync~spin",
+      contextValue: "live",
+    });
+  } else if (state.failure !== undefined) {
+    nodes.push({
+      id: "failure",
+      label: `${DONE[state.failure.level]} failed`,
+      description: state.failure.error,
+      tooltip: state.failure.error,
+      icon: "error",
+      contextValue: "failure",
+    });
+  }
+  return nodes.concat(state.items.map((item) => itemNode(item, now)));
+}
+
+/** The read-only document a compaction opens to. */
+export function summaryDocument(item: CompactionItem): string {
+  const after = item.tokensAfter === undefined ? "unknown" : item.tokensAfter.toLocaleString("en-US");
+  const head = [
+    `# ${DONE[item.level]} at ${item.at}`,
+    "",
+    `- Tokens: ${item.tokensBefore.toLocaleString("en-US")} → ${after}`,
+    `- Reason: ${item.reason ?? "unknown"}`,
+  ];
+  if (item.level === "compact") {
+    head.push(`- Summary: ${item.summarizer === "structured" ? "built by code (no model answered)" : "by the model"}`);
+    return [...head, "", "---", "", item.summary ?? "(no summary text)", ""].join("\n");
+  }
+  const what =
+    item.level === "prune"
+      ? "Stale tool results were replaced by one-line notices"
+      : "Heavy blocks were replaced by placeholders (the originals are saved next to the session file)";
+  return [...head, `- Entries rewritten: ${item.entries ?? "unknown"}`, "", `${what}.`, ""].join("\n");
+}

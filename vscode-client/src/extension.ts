@@ -1,0 +1,122 @@
+// Memento for VS Code: the language client, the command palette, the context meter and the
+// Checkpoints and Compactions views in Memento's activity-bar container (`memento`; the
+// chat panel joins it).
+
+import * as vscode from "vscode";
+import { CheckpointDocuments, CHECKPOINT_SCHEME, type CheckpointNode, CheckpointTree } from "./checkpointTree";
+import { MementoClient, type Middleware } from "./client";
+import * as commands from "./commands";
+import { CompactionTree } from "./compactionTree";
+import type { TreeNode } from "./compactionModel";
+import { ContextMeter } from "./meter";
+import type { MementoServer } from "./ports";
+import type { OmfgResult } from "./protocol";
+import * as names from "./protocolNames";
+import { Transcript } from "./transcript";
+import { TEXT_SCHEME, TextDocuments, vscodeUi } from "./vscodeUi";
+
+/** What `memento.openContextView` (the meter's click) does; the chat panel replaces it. */
+let openContextView: () => Thenable<unknown> = () =>
+  vscode.commands.executeCommand("workbench.view.extension.memento");
+
+export interface MementoApi {
+  server: MementoServer;
+  /** The chat panel takes over the meter's click with its context view. */
+  setContextViewOpener(open: () => Thenable<unknown>): void;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<MementoApi> {
+  const output = vscode.window.createOutputChannel("Memento", { log: true });
+  const chat = vscode.window.createOutputChannel("Memento Chat");
+  const texts = new TextDocuments();
+  const ui = vscodeUi(texts);
+  let deps: commands.Deps | undefined;
+  const middleware: Middleware = {
+    // Quick fixes run server commands; two of them need the user's say first.
+    executeCommand: async (command, args, next) => {
+      if (deps !== undefined && command === names.CMD_CHECKPOINT_REWIND) {
+        const argument = args[0] as { checkpointId?: string } | undefined;
+        return commands.rewind(deps, argument?.checkpointId);
+      }
+      const result = await next(command, args);
+      if (deps !== undefined && command === names.CMD_ADVISOR_TO_RULE) return commands.saveCandidate(deps, result as OmfgResult);
+      return result;
+    },
+  };
+  const client = new MementoClient(output, context.extension.packageJSON, middleware);
+  deps = { server: client, ui };
+  const live = deps;
+  const transcript = new Transcript(client, chat);
+  const compactions = new CompactionTree(client, ui, client.onProgress);
+  const checkpoints = new CheckpointTree(client, () => vscode.workspace.workspaceFolders?.[0]?.uri);
+  const meter = new ContextMeter(client, compactions.state);
+
+  const register = (id: string, run: (...args: never[]) => unknown) =>
+    vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown);
+  context.subscriptions.push(
+    output,
+    chat,
+    client,
+    transcript,
+    compactions,
+    checkpoints,
+    meter,
+    vscode.workspace.registerTextDocumentContentProvider(TEXT_SCHEME, texts),
+    vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointDocuments(client)),
+    vscode.window.createTreeView("memento.checkpoints", { treeDataProvider: checkpoints, showCollapseAll: true }),
+    vscode.window.createTreeView("memento.compactions", { treeDataProvider: compactions }),
+    register("memento.sendPrompt", async (text?: string) => {
+      const prompt = typeof text === "string" ? text : await ui.input({ title: "Memento: Send Prompt", prompt: "What should the agent do?" });
+      if (!prompt?.trim()) return undefined;
+      transcript.prompt(prompt);
+      return commands.sendPrompt(live, prompt);
+    }),
+    register("memento.createCheckpoint", () => commands.createCheckpoint(live)),
+    register("memento.rewind", (id?: string) => commands.rewind(live, typeof id === "string" ? id : undefined)),
+    register("memento.undoRewind", () => commands.undoRewind(live)),
+    register("memento.compactContext", () => commands.compactContext(live)),
+    register("memento.stop", () => commands.stop(live)),
+    register("memento.newSession", () => commands.newSession(live)),
+    register("memento.openSession", () => commands.openSession(live)),
+    register("memento.toggleAdvisor", () => commands.toggleAdvisor(live)),
+    register("memento.makeRule", () => commands.makeRule(live)),
+    register("memento.trustWorkspace", () => commands.trustWorkspace(live)),
+    register("memento.showServerLog", () => output.show(true)),
+    register("memento.restartServer", () => client.restart()),
+    register("memento.openContextView", () => openContextView()),
+    register("memento.checkpoints.refresh", () => checkpoints.refresh()),
+    register("memento.checkpoints.rewindItem", (node: CheckpointNode) => commands.rewind(live, node.item.id)),
+    register("memento.checkpoints.diffItem", (node: CheckpointNode) => checkpoints.diff(node)),
+    register("memento.compactions.refresh", () => compactions.refresh()),
+    register("memento.compactions.openSummary", (node: TreeNode) =>
+      node.itemId === undefined ? undefined : compactions.openSummary(node.itemId),
+    ),
+    client.onDidChangeRunning((running) => {
+      if (running) {
+        void meter.connected();
+        void checkpoints.refresh();
+        void compactions.refresh();
+      } else {
+        meter.stopped(client.startError);
+      }
+    }),
+    compactions.onDidRefresh.event(() => meter.render()),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration("memento.server")) void client.restart();
+      else if (event.affectsConfiguration("memento")) void client.pushSettings();
+    }),
+    // The server reads `workspaceTrusted` at initialize: start it again with the new answer.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void client.restart()),
+  );
+  void client.start();
+  return {
+    server: client,
+    setContextViewOpener(open) {
+      openContextView = open;
+    },
+  };
+}
+
+export function deactivate(): void {
+  // The client is in the context's subscriptions: VS Code disposes (stops) it.
+}

@@ -1,0 +1,142 @@
+// The shapes of Memento's requests, results and notifications as the extension uses them
+// (camelCase on the wire; the models are in server/memento/lsp/protocol.py).
+
+export interface ContextParams {
+  tokens: number;
+  contextWindow: number;
+  percent: number;
+  stablePrefixTokens: number;
+  /** Governance relieves the context above this; absent when compaction is off. */
+  thresholdTokens?: number;
+}
+
+export type CompactionLevel = "prune" | "shake" | "compact";
+
+export interface CompactionParams {
+  phase: "started" | "finished" | "failed";
+  level: CompactionLevel;
+  reason: "threshold" | "overflow" | "manual";
+  tokensBefore: number;
+  tokensAfter?: number;
+  summarizer?: "model" | "structured";
+  error?: string;
+}
+
+export interface CompactionItem {
+  id: string;
+  at: string;
+  level: CompactionLevel;
+  reason?: string;
+  tokensBefore: number;
+  tokensAfter?: number;
+  summarizer?: "model" | "structured";
+  summary?: string;
+  entries?: number;
+}
+
+export interface CompactionListResult {
+  compactions: CompactionItem[];
+}
+
+export interface CompactResult {
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export interface CheckpointItem {
+  id: string;
+  label: string;
+  createdAt: string;
+  entryId?: string;
+  files: string[];
+  messageCount?: number;
+  kind?: string;
+}
+
+export interface CheckpointListResult {
+  checkpoints: CheckpointItem[];
+}
+
+export type RewindMode = "all" | "conversation" | "files";
+
+export interface CheckpointFilePlan {
+  path: string;
+  action: "restore" | "conflict" | "unchanged" | "unavailable";
+}
+
+export interface CheckpointPreviewResult {
+  checkpointId: string;
+  files: CheckpointFilePlan[];
+  movesConversation: boolean;
+  messagesDropped: number;
+}
+
+export interface CheckpointRewindResult {
+  restored: string[];
+  conflicts: string[];
+  mode?: RewindMode;
+  checkpointId?: string;
+  undoCheckpointId?: string;
+}
+
+export interface CheckpointFileResult {
+  exists: boolean;
+  content?: string;
+  binary?: boolean;
+}
+
+export interface SessionItem {
+  id: string;
+  path: string;
+  title?: string;
+  updatedAt: string;
+}
+
+export interface SessionListResult {
+  sessions: SessionItem[];
+}
+
+export interface SessionRef {
+  id: string;
+}
+
+export interface PromptResult {
+  turnId: string;
+}
+
+export interface AbortResult {
+  aborted: boolean;
+}
+
+export interface AdvisorToggleResult {
+  enabled: boolean;
+}
+
+export interface OmfgRule {
+  name: string;
+  path?: string;
+  content: string;
+}
+
+export interface OmfgResult {
+  rule: OmfgRule | null;
+  validated: boolean;
+  attempts: number;
+  feedback?: string[];
+}
+
+export interface TurnParams {
+  turnId: string;
+  state: "started" | "retrying" | "finished" | "aborted" | "error";
+  rules?: string[];
+  attempt?: number;
+  error?: string;
+}
+
+export interface StreamParams {
+  turnId: string;
+  stream: "text" | "thinking" | "tool";
+  delta: string;
+  toolCallId?: string;
+  toolName?: string;
+}
