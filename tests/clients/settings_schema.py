@@ -44,7 +44,11 @@ def _types(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[frozenset[str]
 
 
 def _walk(
-    schema: dict[str, Any], defs: dict[str, Any], defaults: dict[str, Any], prefix: str, out: list[ServerSetting]
+    schema: dict[str, Any],
+    defs: dict[str, Any],
+    defaults: dict[str, Any],
+    prefix: str,
+    out: list[ServerSetting],
 ) -> None:
     for key, prop in schema["properties"].items():
         name = f"{prefix}{key}"

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.vscode
 
 MAIN, ADVISOR = "main-model", "advisor-model"
 NOTE = "The greeting goodbye has no test."
-LONG_REPLY = "Hello! " + " ".join(f"Here is a friendly sentence number {i} about greetings." for i in range(60))
+LONG_REPLY = "Hello! " + " ".join(
+    f"Here is a friendly sentence number {i} about greetings." for i in range(60)
+)
 
 
 def script(server: ScriptedModelServer) -> None:
@@ -44,7 +46,9 @@ def script(server: ScriptedModelServer) -> None:
     )
     server.enqueue(
         Reply(Text("")),  # nothing to say about the first turn
-        Reply(ToolCallStep("a1", "advise", {"note": NOTE, "severity": "concern", "path": "app.py", "line": 1})),
+        Reply(
+            ToolCallStep("a1", "advise", {"note": NOTE, "severity": "concern", "path": "app.py", "line": 1})
+        ),
         *[Reply(Text(""))] * 6,
         model=ADVISOR,
     )

@@ -95,7 +95,9 @@ class LspEditor:
                     changed.clear()
                     await changed.wait()
         except TimeoutError:
-            log.warning("the editor applied the edit to %s but did not report it within %ss", path, SETTLE_SECONDS)
+            log.warning(
+                "the editor applied the edit to %s but did not report it within %ss", path, SETTLE_SECONDS
+            )
         finally:
             hub.changed.remove(listener)
 

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { CHOICES } from "../src/checkpointModel";
+import * as commands from "../src/commands";
+import type { CheckpointItem, CheckpointPreviewResult } from "../src/protocol";
+import * as names from "../src/protocolNames";
+import { FakeServer, FakeUi } from "./fakes";
+
+const NOW = new Date("2026-12-01T10:00:00Z");
+const CHECKPOINTS: CheckpointItem[] = [
+  { id: "c2", label: "Make it two", createdAt: "2026-12-01T09:55:00Z", files: ["a.txt"], kind: "auto" },
+  { id: "c1", label: "before the edit", createdAt: "2026-12-01T09:00:00Z", files: ["a.txt", "b.py"], kind: "manual" },
+];
+
+function preview(files: CheckpointPreviewResult["files"], movesConversation = true): CheckpointPreviewResult {
+  return { checkpointId: "c1", files, movesConversation, messagesDropped: 4 };
+}
+
+function deps(server: FakeServer, ui: FakeUi) {
+  return { server, ui, now: () => NOW };
+}
+
+describe("Rewind to Checkpoint…", () => {
+  it("picks a checkpoint, names the files that will change and rewinds in the mode chosen", async () => {
+    const server = new FakeServer()
+      .answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS })
+      .answer(names.CHECKPOINT_PREVIEW, preview([{ path: "a.txt", action: "restore" }, { path: "b.py", action: "conflict" }]))
+      .answer(names.CMD_CHECKPOINT_REWIND, { restored: ["a.txt"], conflicts: [], mode: "files" });
+    const ui = new FakeUi("before the edit", CHOICES.files);
+    const result = await commands.rewind(deps(server, ui));
+
+    const [pick] = ui.picks;
+    expect(pick.items.map((i) => [i.label, i.description, i.detail])).toEqual([
+      ["Make it two", "5 minutes ago · before the agent's edits", "1 file changed since: a.txt"],
+      ["before the edit", "1 hour ago · by hand", "2 files changed since: a.txt, b.py"],
+    ]);
+    const [question] = ui.questions;
+    expect(question.message).toBe("Rewind to “before the edit” (1 hour ago)?");
+    expect(question.detail).toContain("Files that will change: a.txt.");
+    expect(question.detail).toContain("Changed by you too, left as they are: b.py.");
+    expect(question.detail).toContain("4 messages after it leave the context");
+    expect(question.buttons).toEqual([CHOICES.all, CHOICES.conversation, CHOICES.files, CHOICES.overwrite]);
+    expect(server.named(names.CHECKPOINT_PREVIEW)[0].params).toEqual({ checkpointId: "c1" });
+    expect(server.named(names.CMD_CHECKPOINT_REWIND)[0].params).toEqual({ checkpointId: "c1", mode: "files", force: false });
+    expect(result?.restored).toEqual(["a.txt"]);
+    expect(ui.messages).toEqual([{ kind: "info", message: "Memento: Files rewound; restored a.txt.", actions: [commands.UNDO] }]);
+  });
+
+  it("offers only the rewinds that change something, and overwriting only when the user edited too", async () => {
+    const server = new FakeServer()
+      .answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS })
+      .answer(names.CHECKPOINT_PREVIEW, preview([{ path: "a.txt", action: "unchanged" }], false));
+    const ui = new FakeUi(undefined); // the user cancels
+    expect(await commands.rewind(deps(server, ui), "c2")).toBeUndefined();
+    expect(ui.picks).toEqual([]); // the tree's inline action gave the checkpoint
+    expect(ui.questions[0].buttons).toEqual([CHOICES.all]);
+    expect(ui.questions[0].detail).toContain("No file will change.");
+    expect(server.named(names.CMD_CHECKPOINT_REWIND)).toEqual([]);
+  });
+
+  it("overwrites the user's edits only when asked, and Undo from the report undoes", async () => {
+    const server = new FakeServer()
+      .answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS })
+      .answer(names.CHECKPOINT_PREVIEW, preview([{ path: "b.py", action: "conflict" }]))
+      .answer(names.CMD_CHECKPOINT_REWIND, { restored: ["b.py"], conflicts: [] })
+      .answer(names.CMD_CHECKPOINT_UNDO_REWIND, { restored: ["b.py"], conflicts: [], mode: "all" });
+    const ui = new FakeUi(CHOICES.overwrite);
+    ui.notificationAction = commands.UNDO;
+    await commands.rewind(deps(server, ui), "c1");
+    expect(server.named(names.CMD_CHECKPOINT_REWIND)[0].params).toMatchObject({ mode: "all", force: true });
+    await expect.poll(() => server.named(names.CMD_CHECKPOINT_UNDO_REWIND).length).toBe(1);
+  });
+
+  it("says so when the checkpoint is unknown or the server refuses", async () => {
+    const server = new FakeServer().answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS });
+    const ui = new FakeUi();
+    await commands.rewind(deps(server, ui), "nope");
+    server.answer(names.CHECKPOINT_PREVIEW, new Error("cannot preview the rewind: a turn is running"));
+    await commands.rewind(deps(server, ui), "c1");
+    expect(ui.messages.map((m) => m.message)).toEqual([
+      "Memento: there is no checkpoint nope in this session.",
+      "Memento: cannot preview the rewind: cannot preview the rewind: a turn is running",
+    ]);
+  });
+});
+
+describe("the other palette commands", () => {
+  it("Create Checkpoint sends the label, or none; Escape creates nothing", async () => {
+    const server = new FakeServer().answer(names.CMD_CHECKPOINT_CREATE, { id: "c9" });
+    const ui = new FakeUi("  before the refactoring ", "", undefined);
+    expect(await commands.createCheckpoint(deps(server, ui))).toBe("c9");
+    await commands.createCheckpoint(deps(server, ui));
+    expect(await commands.createCheckpoint(deps(server, ui))).toBeUndefined();
+    expect(server.named(names.CMD_CHECKPOINT_CREATE).map((c) => c.params)).toEqual([{ label: "before the refactoring" }, {}]);
+  });
+
+  it("Send Prompt sends the text and ignores an empty one", async () => {
+    const server = new FakeServer().answer(names.PROMPT, { turnId: "t1" });
+    expect(await commands.sendPrompt(deps(server, new FakeUi("Fix the test")))).toBe("t1");
+    expect(await commands.sendPrompt(deps(server, new FakeUi("   ")))).toBeUndefined();
+    expect(server.named(names.PROMPT).map((c) => c.params)).toEqual([{ text: "Fix the test" }]);
+  });
+
+  it("Compact Context and Stop report what happened", async () => {
+    const server = new FakeServer()
+      .answer(names.COMPACT, { tokensBefore: 52_000, tokensAfter: 9_400 })
+      .answer(names.ABORT, { aborted: false });
+    const ui = new FakeUi();
+    await commands.compactContext(deps(server, ui));
+    expect(await commands.stop(deps(server, ui))).toBe(false);
+    expect(ui.messages.map((m) => m.message)).toEqual([
+      "Memento: context compacted, 52k → 9.4k tokens.",
+      "Memento: no turn is running.",
+    ]);
+  });
+
+  it("Open Session lists sessions by title and opens the one picked", async () => {
+    const server = new FakeServer()
+      .answer(names.SESSION_LIST, {
+        sessions: [
+          { id: "s1", path: "/d/s1.jsonl", title: "Fix the loader", updatedAt: "2026-12-01T08:00:00Z" },
+          { id: "s2", path: "/d/s2.jsonl", updatedAt: "2026-11-30T10:00:00Z" },
+        ],
+      })
+      .answer(names.SESSION_OPEN, ({ id }: { id?: string }) => ({ id }));
+    const ui = new FakeUi("s2");
+    expect(await commands.openSession(deps(server, ui))).toBe("s2");
+    expect(ui.picks[0].items.map((i) => [i.label, i.description])).toEqual([
+      ["Fix the loader", "2 hours ago"],
+      ["s2", "1 day ago"],
+    ]);
+  });
+
+  it("/omfg shows the candidate, saves it once confirmed, and asks before overwriting", async () => {
+    const rule = { name: "no-bare-except", content: "---\ncondition: except:\n---\nNever." };
+    const server = new FakeServer()
+      .answer(names.OMFG, { rule, validated: true, attempts: 1 })
+      .answer(names.OMFG, new Error("/omfg: .memento/rules/no-bare-except.md exists; confirm overwriting it"))
+      .answer(names.OMFG, { rule: { ...rule, path: ".memento/rules/no-bare-except.md" }, validated: true, attempts: 0 });
+    const ui = new FakeUi("it keeps using bare except", commands.SAVE, commands.OVERWRITE);
+    expect(await commands.makeRule(deps(server, ui))).toBe(".memento/rules/no-bare-except.md");
+    expect(ui.texts).toEqual([{ title: "no-bare-except.md", content: rule.content, language: "markdown" }]);
+    expect(server.named(names.OMFG).map((c) => c.params)).toEqual([
+      { complaint: "it keeps using bare except" },
+      { rule, write: true, overwrite: false },
+      { rule, write: true, overwrite: true },
+    ]);
+  });
+
+  it("Trust shows the server's error when the server has no memento/trust", async () => {
+    const server = new FakeServer();
+    const ui = new FakeUi("Trust");
+    await commands.trustWorkspace(deps(server, ui));
+    expect(ui.messages).toEqual([
+      { kind: "error", message: "Memento: the server did not record trust: Unhandled method memento/trust", actions: [] },
+    ]);
+  });
+});

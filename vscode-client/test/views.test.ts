@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { CompactionState, compactionNodes, summaryDocument } from "../src/compactionModel";
+import { fileList, relativeTime, tokens } from "../src/format";
+import { meterLevel, meterView } from "../src/meterModel";
+import type { CompactionItem, ContextParams } from "../src/protocol";
+
+const NOW = new Date("2026-12-01T10:00:00Z");
+const COMPACTED: CompactionItem = {
+  id: "e1", at: "2026-12-01T09:58:00Z", level: "compact", reason: "manual",
+  tokensBefore: 52_000, tokensAfter: 9_400, summarizer: "model", summary: "## Goal\nShip it",
+};
+
+describe("format", () => {
+  it("shortens token counts and says how long ago", () => {
+    expect([950, 1_220, 12_345, 128_000, 1_500_000].map(tokens)).toEqual(["950", "1.2k", "12.3k", "128k", "1.5M"]);
+    expect(relativeTime("2026-12-01T09:59:58Z", NOW)).toBe("just now");
+    expect(relativeTime("2026-12-01T09:59:00Z", NOW)).toBe("1 minute ago");
+    expect(relativeTime("2026-11-28T10:00:00Z", NOW)).toBe("3 days ago");
+    expect(fileList(["a", "b", "c", "d", "e"])).toBe("a, b, c and 2 more");
+  });
+});
+
+describe("the context meter", () => {
+  const context = (tokens: number, thresholdTokens?: number): ContextParams => ({
+    tokens, contextWindow: 100_000, percent: tokens / 1000, stablePrefixTokens: 3_000, thresholdTokens,
+  });
+
+  it("turns to warning near the threshold and to error past it", () => {
+    expect(meterLevel(context(60_000, 80_000))).toBe("ok");
+    expect(meterLevel(context(70_000, 80_000))).toBe("warning");
+    expect(meterLevel(context(80_000, 80_000))).toBe("error");
+    expect(meterLevel(context(70_000))).toBe("ok"); // compaction off: 90% of the window is the limit
+    expect(meterLevel(context(80_000))).toBe("warning");
+    expect(meterLevel(context(91_000))).toBe("error");
+  });
+
+  it("shows tokens / window and percent, and spins while a turn runs", () => {
+    expect(meterView(context(6_020, 83_616), undefined, false, NOW).text).toBe("$(dashboard) 6k/100k · 6.0%");
+    expect(meterView(context(45_500), undefined, true, NOW).text).toBe("$(loading~spin) 45.5k/100k · 46%");
+    expect(meterView(undefined, undefined, false, NOW).text).toBe("$(dashboard) Memento");
+  });
+
+  it("explains the stable prefix and the last compaction in the tooltip", () => {
+    const { tooltip } = meterView(context(12_000, 83_616), COMPACTED, false, NOW);
+    expect(tooltip).toContain("12,000 of 100,000 tokens");
+    expect(tooltip).toContain("Compacts above 83,616 tokens");
+    expect(tooltip).toContain("Stable prefix: 3000 tokens (25% of the context");
+    expect(tooltip).toContain("Last compaction: 2 minutes ago: compaction (manual), 52k → 9.4k tokens, summary by the model");
+  });
+});
+
+describe("the Compactions view", () => {
+  it("shows the running step with its progress, then the list once it finished", () => {
+    const state = new CompactionState();
+    expect(state.onCompaction({ phase: "started", level: "compact", reason: "threshold", tokensBefore: 84_000 })).toBe(false);
+    state.onProgress("Summarizing the conversation", 10);
+    const [live] = compactionNodes(state, NOW);
+    expect([live.label, live.description, live.icon]).toEqual([
+      "Compacting the context…", "84k tokens · threshold · Summarizing the conversation · 10%", "sync~spin",
+    ]);
+    expect(state.onCompaction({ phase: "finished", level: "compact", reason: "threshold", tokensBefore: 84_000, tokensAfter: 9_000 })).toBe(true);
+    state.items = [COMPACTED, { id: "e0", at: "2026-12-01T09:00:00Z", level: "prune", reason: "turn", tokensBefore: 30_000, tokensAfter: 28_000, entries: 2 }];
+    expect(compactionNodes(state, NOW).map((n) => [n.label, n.description])).toEqual([
+      ["Compacted 52k → 9.4k", "2 minutes ago · manual · summary by the model"],
+      ["Pruned 30k → 28k", "1 hour ago · turn · 2 entries"],
+    ]);
+  });
+
+  it("keeps a failure on top until the next step starts", () => {
+    const state = new CompactionState();
+    state.onCompaction({ phase: "failed", level: "compact", reason: "overflow", tokensBefore: 99_000, error: "nothing left to compact" });
+    expect(compactionNodes(state, NOW)[0]).toMatchObject({ label: "Compacted failed", description: "nothing left to compact" });
+    state.onCompaction({ phase: "started", level: "prune", reason: "threshold", tokensBefore: 90_000 });
+    expect(compactionNodes(state, NOW)[0].label).toBe("Pruning stale tool results…");
+  });
+
+  it("opens a compaction as a markdown document with its summary", () => {
+    const doc = summaryDocument({ ...COMPACTED, summarizer: "structured" });
+    expect(doc).toContain("- Tokens: 52,000 → 9,400");
+    expect(doc).toContain("built by code (no model answered)");
+    expect(doc.endsWith("## Goal\nShip it\n")).toBe(true);
+  });
+});
