@@ -94,6 +94,6 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, output: Path) -> None:
     (output / "walk.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {output})"
-    assert "7 passed, 0 failed" in walk.stdout
+    assert "8 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors

@@ -4,6 +4,8 @@ editor shows before one, undo as a stack, and a checkpoint's file content for di
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,23 @@ async def asked(model_server: ScriptedModelServer, editor: Editor, text: str) ->
     return json.dumps(model_server.requests[-1].body)
 
 
+@asynccontextmanager
+async def edited(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> AsyncIterator[tuple[Editor, dict[str, Any]]]:
+    """An editor after one turn that changed a.txt from "one" to "two", and its checkpoint."""
+    (workspace / "a.txt").write_text("one\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("e1", "edit", {"path": "a.txt", "oldText": "one", "newText": "two"})),
+        Reply(Text("Now two.")),
+    )
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        await editor.turn_end(await editor.prompt(PROMPT))
+        [auto] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
+        yield editor, auto
+
+
 async def execute(editor: Editor, command: str, argument: dict[str, Any] | None = None) -> Any:
     return await editor.execute(command, argument or {})
 
@@ -31,17 +50,8 @@ async def test_files_only_and_conversation_only_rewinds_each_undo_in_their_mode(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     target = workspace / "a.txt"
-    target.write_text("one\n")
-    model_server.enqueue(
-        Reply(ToolCallStep("e1", "edit", {"path": "a.txt", "oldText": "one", "newText": "two"})),
-        Reply(Text("Now two.")),
-    )
-    async with running_editor(
-        workspace, data_dir, options=provider_options(model_server.openai_base_url)
-    ) as editor:
-        await editor.turn_end(await editor.prompt(PROMPT))
+    async with edited(model_server, workspace, data_dir) as (editor, auto):
         assert target.read_text() == "two\n"
-        [auto] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
 
         # The confirmation's facts: which files change, how much conversation goes.
         preview = await editor.request("memento/checkpoint/preview", {"checkpointId": auto["id"]})
@@ -93,16 +103,7 @@ async def test_files_only_and_conversation_only_rewinds_each_undo_in_their_mode(
 async def test_a_full_rewind_lists_conflicts_in_the_preview_and_a_new_session_is_announced(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
-    (workspace / "a.txt").write_text("one\n")
-    model_server.enqueue(
-        Reply(ToolCallStep("e1", "edit", {"path": "a.txt", "oldText": "one", "newText": "two"})),
-        Reply(Text("Now two.")),
-    )
-    async with running_editor(
-        workspace, data_dir, options=provider_options(model_server.openai_base_url)
-    ) as editor:
-        await editor.turn_end(await editor.prompt(PROMPT))
-        [auto] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
+    async with edited(model_server, workspace, data_dir) as (editor, auto):
         (workspace / "a.txt").write_text("two\nthe user's line\n")
         preview = await editor.request("memento/checkpoint/preview", {"checkpointId": auto["id"]})
         assert preview["files"] == [{"path": "a.txt", "action": "conflict"}]

@@ -183,11 +183,22 @@ export class Workbench {
     const pane = this.page.locator(".part.sidebar .pane").filter({
       has: this.page.locator(`.pane-header[aria-label=${JSON.stringify(`${viewName} Section`)}]`),
     });
-    await pane.locator(".pane-body .monaco-list-row", { hasText: label }).first().click();
+    const rows = pane.locator(".pane-body .monaco-list-row");
+    const row = label instanceof RegExp
+      ? rows.filter({ has: this.page.locator(".label-name", { hasText: label }) }).first()
+      : rows.filter({ hasText: label }).first();
+    await row.click();
   }
 
   async editorText() {
     return text(await this.page.locator(".part.editor .editor-instance .monaco-editor .view-lines").first().innerText());
+  }
+
+  /** The two sides of the diff editor in front. */
+  async diffSides() {
+    const diff = this.page.locator(".part.editor .monaco-diff-editor").first();
+    const side = async (which) => text(await diff.locator(`.editor.${which} .view-lines`).first().innerText());
+    return { original: await side("original"), modified: await side("modified") };
   }
 
   async activeEditorTitle() {

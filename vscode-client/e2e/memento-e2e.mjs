@@ -89,7 +89,20 @@ try {
     return { problems: rows.filter((r) => r.includes("goodbye")), fixes };
   });
 
+  await step("a checkpoint's file opens as a diff against the workspace", async () => {
+    await wb.openContainer("memento");
+    await wb.clickTreeRow("Checkpoints", "before the edit");
+    await wb.until("the changed file under the checkpoint", async () => (await wb.treeRows("Checkpoints")).includes("app.py"));
+    await wb.clickTreeRow("Checkpoints", /^app\.py$/);
+    const sides = await wb.until("the diff editor", async () => {
+      const diff = await wb.diffSides();
+      return diff.original.includes('print("hello")') && diff.modified.includes('print("goodbye")') && diff;
+    });
+    return { title: await wb.activeEditorTitle(), ...sides };
+  });
+
   await step("Rewind to Checkpoint restores the file in the editor", async () => {
+    await wb.openFile("app.py");
     await wb.runCommand("Memento: Rewind to Checkpoint…");
     await wb.pickRow(/before the edit/);
     const question = await wb.dialog();
