@@ -132,7 +132,8 @@ export class Workbench {
   async openFile(name) {
     await this.openQuickInput(name);
     await this.pickRow(new RegExp(`^\\s*${escapeRe(name)}\\s*$`));
-    await this.page.locator(`.tabs-container .tab[aria-label^=${JSON.stringify(name)}]`).first().waitFor();
+    await this.page.locator(`.tabs-container .tab.active[aria-label^=${JSON.stringify(name)}]`).first().waitFor();
+    await this.until(`${name}'s text rendered`, async () => (await this.editorText()).length > 0);
   }
 
   // -- dialogs, notifications, status bar ----------------------------------------------------

@@ -62,8 +62,7 @@ try {
 
   await step("a scripted turn edits the open file", async () => {
     await wb.openFile("app.py");
-    const before = await wb.editorText();
-    if (!before.includes('print("hello")')) throw new Error(`unexpected app.py: ${before}`);
+    await wb.until("app.py in the editor", async () => (await wb.editorText()).includes('print("hello")'));
     await wb.runCommand("Memento: Send Prompt");
     await wb.answerInput("Say goodbye instead");
     return wb.until("the agent's edit in the editor", async () => {

@@ -10,8 +10,7 @@ import { CompactionTree } from "./compactionTree";
 import type { TreeNode } from "./compactionModel";
 import { ContextMeter } from "./meter";
 import type { MementoServer } from "./ports";
-import type { OmfgResult } from "./protocol";
-import * as names from "./protocolNames";
+import { interceptCommand } from "./quickFixes";
 import { Transcript } from "./transcript";
 import { TEXT_SCHEME, TextDocuments, vscodeUi } from "./vscodeUi";
 
@@ -31,18 +30,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
   const texts = new TextDocuments();
   const ui = vscodeUi(texts);
   let deps: commands.Deps | undefined;
-  const middleware: Middleware = {
-    // Quick fixes run server commands; two of them need the user's say first.
-    executeCommand: async (command, args, next) => {
-      if (deps !== undefined && command === names.CMD_CHECKPOINT_REWIND) {
-        const argument = args[0] as { checkpointId?: string } | undefined;
-        return commands.rewind(deps, argument?.checkpointId);
-      }
-      const result = await next(command, args);
-      if (deps !== undefined && command === names.CMD_ADVISOR_TO_RULE) return commands.saveCandidate(deps, result as OmfgResult);
-      return result;
-    },
-  };
+  // Quick fixes run server commands; two of them need the user's say first.
+  const middleware: Middleware = { executeCommand: interceptCommand(() => deps) };
   const client = new MementoClient(output, context.extension.packageJSON, middleware);
   deps = { server: client, ui };
   const live = deps;
