@@ -44,6 +44,8 @@ def missing() -> list[str]:
         found.append("code-server (vscode-client/e2e/install.sh)")
     if not (CLIENT / "node_modules" / "playwright-core").is_dir():
         found.append("the extension's node modules (npm ci in vscode-client)")
+    if not (CLIENT / "webview" / "node_modules").is_dir():
+        found.append("the chat panel's node modules (npm ci in vscode-client/webview)")
     if not CHROMIUM.is_file():
         found.append(f"chromium ({CHROMIUM}; vscode-client/e2e/install.sh installs Debian's)")
     return found

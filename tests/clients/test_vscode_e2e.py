@@ -1,7 +1,8 @@
 """Memento in a real VS Code: code-server runs the workbench and the extension host with the
 packaged extension, which starts the real `memento lsp` from this environment; a scripted
 model server plays the agent's model and the advisor's. `vscode-client/e2e/memento-e2e.mjs`
-walks the workbench in headless chromium — a prompt moves the context meter, Create
+walks the workbench in headless chromium — a prompt moves the context meter, its click
+opens the chat panel, Create
 Checkpoint adds a tree item, a turn edits the open file, the advisor's note is in Problems
 with its quick fixes, Rewind restores the file, Compact Context adds a compaction — and
 leaves a screenshot per step in vscode-client/e2e/output/shots."""
@@ -94,6 +95,6 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, output: Path) -> None:
     (output / "walk.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {output})"
-    assert "8 passed, 0 failed" in walk.stdout
+    assert "9 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors

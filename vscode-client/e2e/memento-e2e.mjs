@@ -50,6 +50,15 @@ try {
     });
   });
 
+  await step("clicking the meter opens the chat panel", async () => {
+    await wb.page.locator(`.part.statusbar [id=${JSON.stringify(METER)}]`).click();
+    return wb.until("the chat view in the Memento side bar", async () => {
+      const header = wb.page.locator('.part.sidebar .pane-header[aria-label="Chat Section"]');
+      const page = wb.page.locator(".part.sidebar iframe.webview, iframe.webview");
+      return (await header.count()) > 0 && (await page.count()) > 0 && (await page.first().isVisible()) && "shown";
+    });
+  });
+
   await step("Create Checkpoint from the palette adds a tree item", async () => {
     await wb.openContainer("memento");
     await wb.runCommand("Memento: Create Checkpoint");

@@ -52,7 +52,9 @@ export type Middleware = NonNullable<LanguageClientOptions["middleware"]>;
 
 export class MementoClient implements MementoServer, vscode.Disposable {
   private client: MementoLanguageClient | undefined;
-  private readonly handlers: { method: string; handler: (params: unknown) => void }[] = [];
+  /** Listeners per notification. The client keeps one handler per method (a second
+   * registration replaces the first), so each method gets one that fans out to all. */
+  private readonly handlers = new Map<string, Set<(params: unknown) => void>>();
   private readonly attached: vscode.Disposable[] = [];
   private readonly settings: SettingInfo[];
   private readonly running = new vscode.EventEmitter<boolean>();
@@ -114,7 +116,7 @@ export class MementoClient implements MementoServer, vscode.Disposable {
     );
     this.client = client;
     client.progress.event((value) => this.progressEvents.fire(value));
-    for (const { method, handler } of this.handlers) this.attached.push(client.onNotification(method, handler));
+    for (const method of this.handlers.keys()) this.attach(client, method);
     this.output.info(`starting ${describe(command)}`);
     try {
       await client.start();
@@ -183,14 +185,30 @@ export class MementoClient implements MementoServer, vscode.Disposable {
     return this.live().sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] }) as Promise<R>;
   }
 
+  private attach(client: MementoLanguageClient, method: string): void {
+    this.attached.push(
+      client.onNotification(method, (params: unknown) => {
+        for (const handler of [...(this.handlers.get(method) ?? [])]) {
+          try {
+            handler(params);
+          } catch (error) {
+            this.output.error(`a ${method} listener failed: ${errorMessage(error)}`);
+          }
+        }
+      }),
+    );
+  }
+
   onNotification<P>(method: string, handler: (params: P) => void): vscode.Disposable {
-    const entry = { method, handler: handler as (params: unknown) => void };
-    this.handlers.push(entry);
-    if (this.client !== undefined) this.attached.push(this.client.onNotification(method, entry.handler));
-    return new vscode.Disposable(() => {
-      const index = this.handlers.indexOf(entry);
-      if (index >= 0) this.handlers.splice(index, 1);
-    });
+    const listener = handler as (params: unknown) => void;
+    let listeners = this.handlers.get(method);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.handlers.set(method, listeners);
+      if (this.client !== undefined) this.attach(this.client, method);
+    }
+    listeners.add(listener);
+    return new vscode.Disposable(() => listeners.delete(listener));
   }
 
   dispose(): void {

@@ -1,6 +1,5 @@
 // Memento for VS Code: the language client, the command palette, the context meter and the
-// Checkpoints and Compactions views in Memento's activity-bar container (`memento`; the
-// chat panel joins it).
+// Chat, Checkpoints and Compactions views in Memento's activity-bar container (`memento`).
 
 import * as vscode from "vscode";
 import { CheckpointDocuments, CHECKPOINT_SCHEME, type CheckpointNode, CheckpointTree } from "./checkpointTree";
@@ -9,12 +8,13 @@ import * as commands from "./commands";
 import { CompactionTree } from "./compactionTree";
 import type { TreeNode } from "./compactionModel";
 import { ContextMeter } from "./meter";
+import { registerChatPanel } from "./panel";
 import type { MementoServer } from "./ports";
 import { interceptCommand } from "./quickFixes";
-import { Transcript } from "./transcript";
 import { TEXT_SCHEME, TextDocuments, vscodeUi } from "./vscodeUi";
 
-/** What `memento.openContextView` (the meter's click) does; the chat panel replaces it. */
+/** What `memento.openContextView` (the meter's click) does: the chat panel's context view
+ * once the panel is registered, the Memento side bar before. */
 let openContextView: () => Thenable<unknown> = () =>
   vscode.commands.executeCommand("workbench.view.extension.memento");
 
@@ -26,7 +26,6 @@ export interface MementoApi {
 
 export async function activate(context: vscode.ExtensionContext): Promise<MementoApi> {
   const output = vscode.window.createOutputChannel("Memento", { log: true });
-  const chat = vscode.window.createOutputChannel("Memento Chat");
   const texts = new TextDocuments();
   const ui = vscodeUi(texts);
   let deps: commands.Deps | undefined;
@@ -35,18 +34,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
   const client = new MementoClient(output, context.extension.packageJSON, middleware);
   deps = { server: client, ui };
   const live = deps;
-  const transcript = new Transcript(client, chat);
   const compactions = new CompactionTree(client, ui, client.onProgress);
   const checkpoints = new CheckpointTree(client, () => vscode.workspace.workspaceFolders?.[0]?.uri);
   const meter = new ContextMeter(client, compactions.state);
+  const panel = registerChatPanel(
+    context,
+    {
+      sendRequest: <R>(method: string, param: unknown) => client.request<R>(method, (param ?? {}) as object),
+      onNotification: (method, handler) => client.onNotification(method, handler),
+    },
+    output,
+  );
+  openContextView = panel.openContextView;
 
   const register = (id: string, run: (...args: never[]) => unknown) =>
     vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown);
   context.subscriptions.push(
     output,
-    chat,
     client,
-    transcript,
     compactions,
     checkpoints,
     meter,
@@ -57,8 +62,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.sendPrompt", async (text?: string) => {
       const prompt = typeof text === "string" ? text : await ui.input({ title: "Memento: Send Prompt", prompt: "What should the agent do?" });
       if (!prompt?.trim()) return undefined;
-      transcript.prompt(prompt);
-      return commands.sendPrompt(live, prompt);
+      const turnId = await commands.sendPrompt(live, prompt);
+      // The reply streams into the chat panel: bring it into view.
+      if (turnId !== undefined) void vscode.commands.executeCommand("memento.chat.focus");
+      return turnId;
     }),
     register("memento.createCheckpoint", () => commands.createCheckpoint(live)),
     register("memento.rewind", (id?: string) => commands.rewind(live, typeof id === "string" ? id : undefined)),

@@ -12,6 +12,7 @@ export const SESSION_OPEN = "memento/session/open";
 export const CONTEXT = "memento/context";
 export const STREAM = "memento/stream";
 export const TURN = "memento/turn";
+export const TOOL = "memento/tool";
 export const CONTEXT_NOTIFICATION = "memento/context";
 export const SESSION_NOTIFICATION = "memento/session";
 export const CMD_ABORT = "memento.abort";
