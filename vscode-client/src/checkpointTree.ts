@@ -110,8 +110,9 @@ export class CheckpointTree implements vscode.TreeDataProvider<CheckpointNode>, 
       void vscode.window.showInformationMessage(`Memento: no file changed since “${label}”.`);
       return;
     }
-    if (pairs.length === 1) {
-      const [{ path, left, right }] = pairs;
+    const [only] = pairs;
+    if (pairs.length === 1 && only !== undefined) {
+      const { path, left, right } = only;
       await vscode.commands.executeCommand("vscode.diff", left, right, `${path} (checkpoint “${label}” ↔ workspace)`);
       return;
     }

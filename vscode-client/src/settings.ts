@@ -50,12 +50,13 @@ export function explicitSettings(
     const value = effectiveValue(info, inspect(info.key));
     if (value === undefined) continue;
     const path = info.key.split(".");
+    const leaf = path.pop() ?? info.key;
     let node = out;
-    for (const part of path.slice(0, -1)) {
+    for (const part of path) {
       const next = node[part];
       node = (typeof next === "object" && next !== null ? next : (node[part] = {})) as Record<string, unknown>;
     }
-    node[path[path.length - 1]] = value;
+    node[leaf] = value;
   }
   return out;
 }

@@ -7,16 +7,11 @@
  */
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
+import { checkpointUri } from "../checkpointTree";
 import { PanelBridge } from "./bridge";
 import type { EditorActions, PanelClient } from "./host";
 import { ChatPanelProvider, VIEW_ID } from "./provider";
 
-export const CHECKPOINT_SCHEME = "memento-checkpoint";
-
-/** `memento-checkpoint:/<path>?<checkpoint id>`: the checkpoint's copy of a workspace file. */
-export function checkpointUri(path: string, checkpointId: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query: checkpointId });
-}
 
 function workspaceFile(path: string): vscode.Uri | undefined {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -33,7 +28,7 @@ export const vscodeEditor: EditorActions = {
     }
     await vscode.commands.executeCommand(
       "vscode.diff",
-      checkpointUri(path, checkpointId),
+      checkpointUri(checkpointId, path), // served by the extension's CheckpointDocuments
       file,
       `${path} (checkpoint ↔ now)`,
     );
