@@ -98,6 +98,7 @@ def code_server(
         ["node", str(ENTRY), *common, "--force", "--install-extension", str(vsix)],
         env=base_env, check=True, capture_output=True, timeout=180,
     )  # fmt: skip
+    OUTPUT.mkdir(parents=True, exist_ok=True)
     log = OUTPUT / "code-server.log"
     process = subprocess.Popen(
         [

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +70,21 @@ def settings(server: ScriptedModelServer) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def output() -> Iterator[Path]:
-    shutil.rmtree(OUTPUT, ignore_errors=True)
-    (OUTPUT / "shots").mkdir(parents=True)
-    yield OUTPUT
+@pytest.fixture(scope="module")
+def vsix() -> Path:
+    """The .vsix built from the sources as they are now, once for this module."""
+    return package_extension()
 
 
-def test_the_extension_in_a_real_vscode(tmp_path: Path, output: Path) -> None:
-    vsix = package_extension()
+def fresh(folder: Path) -> Path:
+    """An emptied folder under vscode-client/e2e/output for a test's screenshots."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_the_extension_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
+    shots = fresh(OUTPUT / "shots")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "app.py").write_text('print("hello")\n')
@@ -89,12 +94,28 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, output: Path) -> None:
         with code_server(tmp_path / "code-server", workspace, vsix, settings(model), env) as url:
             walk = subprocess.run(
                 ["node", str(CLIENT / "e2e" / "memento-e2e.mjs")],
-                env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(output / "shots")},
+                env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots)},
                 capture_output=True, text=True, timeout=400,
             )  # fmt: skip
-    (output / "walk.log").write_text(walk.stdout + walk.stderr)
+    (OUTPUT / "walk.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
-    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {output})"
+    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
     assert "9 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors
+
+
+def test_a_server_that_cannot_start_is_reported_with_a_way_to_fix_it(tmp_path: Path, vsix: Path) -> None:
+    shots = fresh(OUTPUT / "no-server")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    missing = {"memento.server.command": str(tmp_path / "no-such-program")}
+    with code_server(tmp_path / "code-server", workspace, vsix, missing, dict(os.environ)) as url:
+        walk = subprocess.run(
+            ["node", str(CLIENT / "e2e" / "no-server.mjs")],
+            env=dict(os.environ) | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots)},
+            capture_output=True, text=True, timeout=200,
+        )  # fmt: skip
+    print(walk.stdout)
+    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots: {shots})"
+    assert "2 passed, 0 failed" in walk.stdout
