@@ -176,6 +176,14 @@ export class MementoClient implements MementoServer, vscode.Disposable {
     return this.client;
   }
 
+  /** A notification to the server; dropped while it is not running. */
+  notify(method: string, params: object): void {
+    if (this.client === undefined || !this.isRunning) return;
+    void this.client.sendNotification(method, params).catch((error: unknown) => {
+      this.output.warn(`${method}: ${errorMessage(error)}`);
+    });
+  }
+
   request<R>(method: string, params: object = {}): Promise<R> {
     return this.live().sendRequest<R>(method, params);
   }

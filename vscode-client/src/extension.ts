@@ -10,6 +10,7 @@ import type { TreeNode } from "./compactionModel";
 import { ContextMeter } from "./meter";
 import { registerChatPanel } from "./panel";
 import type { MementoServer } from "./ports";
+import * as names from "./protocolNames";
 import { interceptCommand } from "./quickFixes";
 import { TEXT_SCHEME, TextDocuments, vscodeUi } from "./vscodeUi";
 
@@ -87,8 +88,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.compactions.openSummary", (node: TreeNode) =>
       node.itemId === undefined ? undefined : compactions.openSummary(node.itemId),
     ),
+    // Glob rules follow the file in front of the user.
+    vscode.window.onDidChangeActiveTextEditor((editor) => sendActiveDocument(client, editor)),
     client.onDidChangeRunning((running) => {
       if (running) {
+        sendActiveDocument(client, vscode.window.activeTextEditor);
         void meter.connected();
         void checkpoints.refresh();
         void compactions.refresh();
@@ -111,6 +115,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
       openContextView = open;
     },
   };
+}
+
+function sendActiveDocument(client: MementoClient, editor: vscode.TextEditor | undefined): void {
+  const uri = editor?.document.uri;
+  // An output channel or a diff's checkpoint side is not "the file in front": keep the last one.
+  if (uri !== undefined && uri.scheme !== "file") return;
+  client.notify(names.ACTIVE_DOCUMENT, { uri: uri?.toString() ?? null });
 }
 
 export function deactivate(): void {

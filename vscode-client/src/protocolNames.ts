@@ -33,5 +33,6 @@ export const CMD_CHECKPOINT_CREATE = "memento.checkpoint.create";
 export const CMD_CHECKPOINT_REWIND = "memento.checkpoint.rewind";
 export const CMD_CHECKPOINT_UNDO_REWIND = "memento.checkpoint.undoRewind";
 export const RULES_LIST = "memento/rules/list";
+export const ACTIVE_DOCUMENT = "memento/activeDocument";
 export const OMFG = "memento/omfg";
 export const CMD_OMFG = "memento.omfg";
