@@ -11,22 +11,16 @@ from typing import Any
 
 import pytest
 
+from memento.config import USER_LEVEL_KEYS
 from memento.lsp import protocol
 from tests.clients.code_server import CLIENT
 from tests.clients.settings_schema import server_settings
 
 CLIENT_ONLY = ("memento.server.", "memento.trace.")
 """The extension's own settings (how to start the server, tracing), never sent to it."""
-USER_ONLY = (
-    "memento.server.",
-    "memento.provider.",
-    "memento.tools.",
-    "memento.advisor.provider",
-    "memento.compaction.summaryProvider",
-    "memento.dataDir",
-    "memento.ttsr.userRulesDir",
-)
-"""A workspace's .vscode/settings.json must not set these (the trust boundary)."""
+USER_ONLY = ("memento.server.", *(f"memento.{key}" for key in USER_LEVEL_KEYS))
+"""The server's user-level keys and the server command: a workspace's .vscode/settings.json
+must not set them (the trust boundary)."""
 
 
 def contributed() -> dict[str, dict[str, Any]]:
@@ -59,7 +53,9 @@ def test_a_setting_has_the_servers_type_default_and_enum(name: str) -> None:
 
 def test_programs_providers_paths_and_permissions_are_user_settings_only() -> None:
     for name, spec in contributed().items():
-        user_only = name.startswith(USER_ONLY)
+        user_only = any(
+            name == key or name.startswith(key if key.endswith(".") else key + ".") for key in USER_ONLY
+        )
         assert (spec.get("scope") in ("machine", "application")) == user_only, name
 
 

@@ -15,6 +15,7 @@ import type {
   PromptResult,
   SessionListResult,
   SessionRef,
+  TrustResult,
 } from "./protocol";
 import * as names from "./protocolNames";
 
@@ -223,20 +224,31 @@ export async function saveCandidate(deps: Deps, result: OmfgResult): Promise<str
   return saved.rule?.path;
 }
 
-/** Not in protocolNames until the server's protocol.py names it. */
-export const TRUST = "memento/trust";
-
-/** `memento/trust`: trust the workspace's `.memento/config.toml` as it is now. */
-export async function trustWorkspace(deps: Deps): Promise<unknown> {
+/** `memento/trust`: trust the workspace's `.memento/config.toml` as it is now (its sha256). */
+export async function trustWorkspace(deps: Deps): Promise<TrustResult | undefined> {
   const answer = await deps.ui.confirm(
     "Trust this workspace's Memento settings?",
-    "Memento will then apply the program, provider and tool settings of .memento/config.toml in this workspace, as its content is now; a later change to the file needs trust again.",
+    "Memento will then apply the program, provider, path and permission settings of .memento/config.toml in this workspace, as its content is now; a later change to the file needs trust again.",
     ["Trust"],
   );
   if (answer !== "Trust") return undefined;
-  return guarded(deps, "the server did not record trust", async () => {
-    const result = await deps.server.request<unknown>(TRUST, {});
-    void deps.ui.info("Memento: this workspace's settings are trusted.");
-    return result;
-  });
+  const result = await guarded(deps, "the server did not record trust", () =>
+    deps.server.request<TrustResult>(names.TRUST, {}),
+  );
+  if (result === undefined) return undefined;
+  if (result.trusted) {
+    const applied = result.ignoredKeys?.length ? ` Still ignored: ${result.ignoredKeys.join(", ")}.` : "";
+    void deps.ui.info(`Memento: ${result.configPath} is trusted as it is now.${applied}`);
+  } else {
+    void deps.ui.warn(`Memento: ${result.configPath} is not trusted: ${result.reason ?? "the server did not say why"}.`);
+  }
+  return result;
+}
+
+/** `memento/settings`: every effective setting, where it came from, and what was ignored. */
+export async function showSettings(deps: Deps): Promise<void> {
+  const result = await guarded(deps, "cannot read the settings", () =>
+    deps.server.request<Record<string, unknown>>(names.SETTINGS, {}),
+  );
+  if (result !== undefined) await deps.ui.showText("memento-settings.json", `${JSON.stringify(result, null, 2)}\n`, "json");
 }

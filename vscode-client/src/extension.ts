@@ -78,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.toggleAdvisor", () => commands.toggleAdvisor(live)),
     register("memento.makeRule", () => commands.makeRule(live)),
     register("memento.trustWorkspace", () => commands.trustWorkspace(live)),
+    register("memento.showSettings", () => commands.showSettings(live)),
     register("memento.showServerLog", () => output.show(true)),
     register("memento.restartServer", () => client.restart()),
     register("memento.openContextView", () => openContextView()),

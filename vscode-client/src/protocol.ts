@@ -140,3 +140,12 @@ export interface StreamParams {
   toolCallId?: string;
   toolName?: string;
 }
+
+export interface TrustResult {
+  trusted: boolean;
+  configPath: string;
+  sha256?: string;
+  ignoredKeys?: string[];
+  /** Why it is not trusted, when it is not. */
+  reason?: string;
+}

@@ -146,12 +146,29 @@ describe("the other palette commands", () => {
     ]);
   });
 
-  it("Trust shows the server's error when the server has no memento/trust", async () => {
-    const server = new FakeServer();
-    const ui = new FakeUi("Trust");
+  it("Trust asks, records trust through memento/trust and says what came of it", async () => {
+    const server = new FakeServer()
+      .answer(names.TRUST, { trusted: true, configPath: ".memento/config.toml", sha256: "ab12" })
+      .answer(names.TRUST, { trusted: false, configPath: ".memento/config.toml", reason: "VS Code reports the workspace untrusted" })
+      .answer(names.TRUST, new Error("Unhandled method memento/trust"));
+    const ui = new FakeUi("Trust", "Trust", undefined, "Trust");
+    expect((await commands.trustWorkspace(deps(server, ui)))?.trusted).toBe(true);
     await commands.trustWorkspace(deps(server, ui));
-    expect(ui.messages).toEqual([
-      { kind: "error", message: "Memento: the server did not record trust: Unhandled method memento/trust", actions: [] },
+    expect(await commands.trustWorkspace(deps(server, ui))).toBeUndefined(); // the user said no
+    await commands.trustWorkspace(deps(server, ui));
+    expect(server.named(names.TRUST)).toHaveLength(3);
+    expect(ui.messages.map((m) => [m.kind, m.message])).toEqual([
+      ["info", "Memento: .memento/config.toml is trusted as it is now."],
+      ["warn", "Memento: .memento/config.toml is not trusted: VS Code reports the workspace untrusted."],
+      ["error", "Memento: the server did not record trust: Unhandled method memento/trust"],
     ]);
+  });
+
+  it("Show Effective Settings opens what memento/settings answers", async () => {
+    const settings = { settings: { tools: { bash: "ask" } }, sources: { "tools.bash": "default" }, ignoredKeys: ["tools.bash"] };
+    const server = new FakeServer().answer(names.SETTINGS, settings);
+    const ui = new FakeUi();
+    await commands.showSettings(deps(server, ui));
+    expect(ui.texts).toEqual([{ title: "memento-settings.json", content: `${JSON.stringify(settings, null, 2)}\n`, language: "json" }]);
   });
 });
