@@ -44,6 +44,7 @@ def _run_lsp(args: argparse.Namespace) -> int:
     from memento.lsp.server import create_server
 
     server = create_server()
+    server.max_message_bytes = args.max_message_bytes
     to_editor = LogMessageHandler(server)
     to_editor.addFilter(_Redact())
     logging.getLogger("memento").addHandler(to_editor)
@@ -185,6 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     lsp.add_argument(
         "--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)"
+    )
+    lsp.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        metavar="N",
+        help="larger messages from the client are refused without being read into memory (default 64 MiB)",
     )
     lsp.set_defaults(run=_run_lsp)
     _add_chat(sub)

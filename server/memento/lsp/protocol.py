@@ -410,11 +410,16 @@ class TrustResult(Model):
 
 
 def parse(model: type[M], params: Any) -> M:
-    """Validate request params; invalid ones become a -32602 error response."""
+    """Validate request params or a command's arguments; invalid ones become a -32602 error.
+
+    "No arguments" has many spellings (omitted, null, `{}`, `[]`, `[{}]`: Lua's `{}` is
+    sent as `[]`); a command's arguments are its single argument object, or none."""
+    if isinstance(params, list | tuple):
+        if len(params) > 1:
+            raise JsonRpcInvalidParams(f"invalid params: expected one argument object, got {len(params)}")
+        params = params[0] if params else None
     if params is None:
         params = {}
-    if isinstance(params, list) and len(params) == 1:  # executeCommand passes one object argument
-        params = params[0]
     try:
         return model.model_validate(params)
     except ValidationError as exc:

@@ -170,4 +170,4 @@ def register(server: MementoServer) -> None:
 
     @server.command(p.CMD_COMPACT)
     async def compact_command(*args: Any) -> dict[str, Any]:
-        return await run(args[0] if args else {})
+        return await run(args)

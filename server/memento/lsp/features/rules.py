@@ -308,4 +308,4 @@ def register(server: MementoServer) -> None:
 
     @server.command(p.CMD_OMFG)
     async def omfg_command(*args: Any) -> dict[str, Any]:
-        return await view().omfg(args[0] if args else {})
+        return await view().omfg(args)

@@ -1,0 +1,92 @@
+"""What makes a JSON value a JSON-RPC message, checked before pygls sees it, and the
+leniency editors need ("no arguments" spelt five ways).
+
+pygls drops what it cannot read (batches, a bad `jsonrpc`, object ids, a missing method)
+without an answer, and answers some of the rest with a traceback in `data`. Here every
+invalid request is named (`Invalid`) so that `rpc.MementoProtocol` answers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+
+
+@dataclass
+class Invalid:
+    reason: str
+    request_id: int | str | None
+    """The id to answer with; None answers with id null (the id itself was unusable)."""
+    answer: bool = True
+    """False for what looks like the client's reply to one of ours: it is only logged."""
+
+
+def valid_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def check(message: Any) -> Invalid | None:
+    """Why `message` is not a JSON-RPC 2.0 request, notification or response (None: it is)."""
+    if isinstance(message, list):
+        return Invalid("batches are not supported (LSP has none); send one message per frame", None)
+    if not isinstance(message, dict):
+        return Invalid("a message must be a JSON object", None)
+    has_id = "id" in message
+    raw_id: Any = message.get("id")
+    if has_id and not valid_id(raw_id):
+        if raw_id is None and "error" in message and "method" not in message:
+            return Invalid("the client reported an error about a message it could not read", None, False)
+        return Invalid(f"invalid id {_shown(raw_id)}: an id is a string or an integer", None)
+    request_id: int | str | None = raw_id if has_id else None
+    if message.get("jsonrpc") != "2.0":
+        return Invalid(f'"jsonrpc" must be "2.0", not {_shown(message.get("jsonrpc"))}', request_id)
+    if "method" not in message:
+        if has_id and ("result" in message or "error" in message):
+            return None  # the client's answer to one of our requests
+        return Invalid("the message has no method", request_id)
+    method = message["method"]
+    if not isinstance(method, str) or not method:
+        return Invalid(f"the method must be a non-empty string, not {_shown(method)}", request_id)
+    params = message.get("params")
+    if params is not None and not isinstance(params, dict | list):
+        return Invalid(f"params must be an object or an array, not {_shown(params)}", request_id)
+    return None
+
+
+def is_request(message: dict[str, Any]) -> bool:
+    return "method" in message and "id" in message
+
+
+def normalize(message: dict[str, Any]) -> None:
+    """Editors' ways of saying "no arguments" made one (in place): omitted params, null,
+    `[]` and `[{}]` become `{}` for our own methods; an executeCommand's `arguments` may be
+    the single argument object itself, or `{}` for none."""
+    method = message.get("method")
+    if method == "workspace/executeCommand" and isinstance(params := message.get("params"), dict):
+        arguments = params.get("arguments")
+        if arguments == {} or arguments == [{}] or arguments == [None]:
+            params["arguments"] = []
+        elif isinstance(arguments, dict):
+            params["arguments"] = [arguments]
+    if isinstance(method, str) and method.startswith("memento/") and is_empty(message.get("params")):
+        message["params"] = {}
+
+
+def is_empty(params: Any) -> bool:
+    return params is None or params == {} or params == [] or params == [{}] or params == [None]
+
+
+def empty_alternatives(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """For a typed LSP method, the other spellings of "no arguments" to try when the one
+    sent does not fit its params type (`{}` for a struct of optional fields, null for none)."""
+    if not is_empty(message.get("params")):
+        return []
+    return [message | {"params": {}}, message | {"params": None}]
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,279 @@
+"""Memento's JSON-RPC protocol: pygls' `LanguageServerProtocol` behind a gate that answers
+every message it should and never leaks a traceback.
+
+`receive` takes each frame the transport read: bad frames and invalid messages are
+answered here (`envelope.check`), requests the session state forbids (a second
+`initialize`, anything before the first or after `shutdown`) too; the rest is structured
+without pygls' logging and dispatched by pygls. Errors go out without `data` (pygls puts
+tracebacks there) and bad input is logged one line per message, rate-limited.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from concurrent.futures import Future
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
+from pygls.protocol.language_server import lsp_method
+
+from memento.lsp import envelope
+from memento.lsp.buffers import BufferSync
+from memento.lsp.framing import BadFrame, Frame
+from memento.security import secrets
+
+log = logging.getLogger(__name__)
+
+SERVER_NOT_INITIALIZED = -32002
+INTERNAL_ERROR = -32603
+
+
+class RateLimitedLog:
+    """At most `burst` lines per `seconds`; the rest are counted and the count is added to
+    the next line that gets through (so a fuzzer cannot fill the disk)."""
+
+    def __init__(self, logger: logging.Logger, *, burst: int = 20, seconds: float = 10.0) -> None:
+        self.logger = logger
+        self.burst = burst
+        self.seconds = seconds
+        self._tokens = float(burst)
+        self._last = time.monotonic()
+        self.suppressed = 0
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.burst / self.seconds)
+        self._last = now
+        if self._tokens < 1:
+            self.suppressed += 1
+            return False
+        self._tokens -= 1
+        return True
+
+    def warning(self, text: str, *, exc_info: BaseException | None = None) -> None:
+        if not self.allow():
+            return
+        if self.suppressed:
+            text += f" ({self.suppressed} similar lines not logged)"
+            self.suppressed = 0
+        self.logger.warning("%s", text, exc_info=exc_info)
+
+
+class _QuietPygls(logging.Filter):
+    """pygls' own warnings and errors about bad input: one line each, no traceback,
+    through the same rate limit."""
+
+    def __init__(self, limit: RateLimitedLog) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        record.exc_info = None
+        record.exc_text = None
+        return self.limit.allow()
+
+
+class Malformed(Exception):
+    """A message whose params (or result) do not fit the types of its method."""
+
+
+class MementoProtocol(LanguageServerProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bad_input = RateLimitedLog(log)
+        self._initialize_id: MsgId | None = None
+        """The id of the `initialize` that is (being) answered; None until one is."""
+        self.buffers: BufferSync | None = None
+        """Set by the server: keeps the documents' copies true to the editor's buffers."""
+        quiet = _QuietPygls(self.bad_input)
+        for name, logger in logging.Logger.manager.loggerDict.items():
+            if name.startswith("pygls") and isinstance(logger, logging.Logger):
+                logger.addFilter(quiet)
+
+    # -- receiving --------------------------------------------------------------------
+    def receive(self, item: Frame | BadFrame) -> None:
+        """Handle one frame off the wire (the transport's read loop calls this)."""
+        if isinstance(item, BadFrame):
+            self.bad_input.warning(f"bad message from the client: {item.reason}")
+            self.answer_error(item.request_id, item.code, item.reason)
+            return
+        message = item.message
+        invalid = envelope.check(message)
+        if invalid is not None:
+            self.bad_input.warning(f"invalid message from the client: {invalid.reason}")
+            if invalid.answer:
+                self.answer_error(invalid.request_id, envelope.INVALID_REQUEST, invalid.reason)
+            return
+        method = message.get("method")
+        if method is not None and self._refused(message, method):
+            return
+        envelope.normalize(message)
+        try:
+            structured = self.structure(message)
+        except Malformed as exc:
+            self._malformed(message, str(exc))
+            return
+        if method == types.INITIALIZE:
+            self._initialize_id = message["id"]
+        self.handle_message(structured)
+
+    def _refused(self, message: dict[str, Any], method: str) -> bool:
+        """Answer (or drop) what this moment of the session does not allow; True if so."""
+        request = "id" in message
+        problem: tuple[int, str] | None = None
+        if method == types.EXIT:
+            return False
+        if method == types.INITIALIZE and self._initialize_id is not None:
+            problem = envelope.INVALID_REQUEST, "the server is already initialized"
+        elif self._shutdown:
+            problem = envelope.INVALID_REQUEST, "the server is shutting down"
+        elif self._initialize_id is None and method != types.INITIALIZE:
+            problem = SERVER_NOT_INITIALIZED, "the server is not initialized yet"
+        if problem is None:
+            return False
+        if request:
+            self.answer_error(message["id"], *problem)
+        else:
+            log.debug("dropped %s: %s", method, problem[1])
+        return True
+
+    def _malformed(self, message: dict[str, Any], reason: str) -> None:
+        method = message.get("method")
+        self.bad_input.warning(f"malformed {method or 'response'} from the client: {reason}")
+        if method is None:
+            # A reply to one of ours whose result does not fit its type (a malformed
+            # permission answer): hand it over raw, so the waiting request ends and its
+            # caller decides (a deny) instead of waiting forever.
+            if "error" in message:
+                error = types.ResponseError(
+                    code=INTERNAL_ERROR, message=f"malformed error response: {reason}"
+                )
+                self._handle_response(message["id"], None, error)
+            else:
+                self._handle_response(message["id"], message.get("result"))
+        elif "id" in message:
+            self.answer_error(
+                message["id"], envelope.INVALID_PARAMS, f"invalid params for {method}: {reason}"
+            )
+
+    def structure(self, data: dict[str, Any]) -> Any:
+        """pygls' `structure_message` for one top-level message, without its tracebacks in
+        the log; typed methods get a second try with the other spellings of no params."""
+        try:
+            return self._structure(data)
+        except Exception as first:
+            if "method" in data:
+                for alternative in envelope.empty_alternatives(data):
+                    try:
+                        return self._structure(alternative)
+                    except Exception:
+                        pass
+            raise Malformed(_describe(first)) from None
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        converter = self._converter
+        if "method" not in data:
+            if "error" in data:
+                return converter.structure(data, types.ResponseErrorMessage)
+            result_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+            return converter.structure(data, result_type)
+        if "id" in data:
+            return converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
+        return converter.structure(data, self.get_message_type(data["method"]) or JsonRPCNotification)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        """pygls' handler with the buffer-truth bookkeeping around the update."""
+        uri = params.text_document.uri
+        if self.buffers is not None:
+            self.buffers.before_change(uri)
+        for change in params.content_changes:
+            self.workspace.update_text_document(params.text_document, change)
+        if self.buffers is not None:
+            self.buffers.after_change(uri)
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
+
+    # -- answering --------------------------------------------------------------------
+    def _send_data(self, data: Any) -> None:
+        """Every message to the editor passes the redaction step (`security.secrets`)."""
+        active = secrets.active()
+        if data and active.values:
+            body = json.dumps(data, default=self._serialize_message)
+            clean = active.redact_json(body)
+            if clean != body:
+                try:
+                    data = json.loads(clean)
+                except ValueError:
+                    log.error("a message could not be redacted; it was not sent")
+                    return
+        super()._send_data(data)
+
+    def answer_error(self, request_id: MsgId | None, code: int, message: str) -> None:
+        self._send_response(request_id, error=types.ResponseError(code=code, message=message))  # pyright: ignore[reportArgumentType]
+
+    def _send_response(
+        self, msg_id: MsgId, result: Any | None = None, error: types.ResponseError | None = None
+    ) -> None:
+        if error is not None:
+            # pygls puts tracebacks (server paths included) in `data`; the editor gets none.
+            error = types.ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
+        """pygls logs a traceback for every error a handler raises, invalid params included;
+        here an error the handler meant is just answered, and an unexpected one is logged
+        once (rate-limited) and answered without its traceback."""
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            cancelled = JsonRpcRequestCancelled(f"request {msg_id!r} was cancelled")
+            self._send_response(msg_id, error=cancelled.to_response_error())
+            return
+        exc = future.exception()
+        if exc is not None and msg_id == self._initialize_id:
+            self._initialize_id = None  # a failed initialize may be tried again
+        if exc is None:
+            self._send_response(msg_id, result=future.result())
+        elif isinstance(exc, JsonRpcException):
+            log.debug("request %r answered with error %s: %s", msg_id, exc.code, exc.message)
+            self._send_response(msg_id, error=types.ResponseError(code=exc.code, message=exc.message))
+        else:
+            self.bad_input.warning(f"request {msg_id!r} failed", exc_info=exc)
+            text = f"internal error: {type(exc).__name__}: {exc}"[:500]
+            self._send_response(msg_id, error=types.ResponseError(code=INTERNAL_ERROR, message=text))
+
+
+def raw_params_converter() -> cattrs.Converter:
+    """Our own methods keep their params as plain dicts (`protocol.parse` validates them);
+    omitted params are None, not a structuring error."""
+    from pygls.protocol import default_converter
+
+    converter = default_converter()
+
+    def request(obj: Any, cls: type) -> Any:
+        return cls(id=obj["id"], method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params"))
+
+    def notification(obj: Any, cls: type) -> Any:
+        return cls(method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params"))
+
+    converter.register_structure_hook(JsonRPCRequestMessage, request)
+    converter.register_structure_hook(JsonRPCNotification, notification)
+    return converter
+
+
+def _describe(exc: Exception) -> str:
+    """What did not fit, by JSON path (cattrs' own wording), without Python internals."""
+    if isinstance(exc, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        details = cattrs.transform_error(exc)
+        text = "; ".join(details[:5]) + ("; …" if len(details) > 5 else "")
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:297] + "..."
