@@ -41,9 +41,20 @@ def _raw_converter():
 
 
 class Editor:
-    def __init__(self, client: LanguageClient, root: Path) -> None:
+    def __init__(self, client: LanguageClient, root: Path, *, debounce: float | None = None) -> None:
         self.client = client
         self.root = root
+        self.encoding: str = types.PositionEncodingKind.Utf16
+        """The position encoding the server chose (set once initialized)."""
+        self.debounce = debounce
+        """None: a `didChange` with the whole text right after each applied edit. A number:
+        as Neovim, the edits' own ranges are collected and sent that many seconds later."""
+        self.hold_changes = False
+        """With `debounce`: keep the collected changes until `flush_changes()` (a late client)."""
+        self.stale_edits: list[types.ApplyWorkspaceEditParams] = []
+        """Edits against an older version, ignored (and still answered `applied`), as Neovim does."""
+        self._unsent: dict[str, list[types.TextDocumentContentChangeEvent]] = {}
+        self._flush_timer: asyncio.TimerHandle | None = None
         self.streams: list[dict[str, Any]] = []
         self.turns: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] = []
@@ -126,23 +137,46 @@ class Editor:
             self.applied.append(params)
             if self.on_apply_edit is not None:
                 self.on_apply_edit()
-            for uri, edits in _edits_by_uri(params.edit).items():
-                version, text = self.buffers[uri]
-                for edit in sorted(
-                    edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-                ):
-                    text = _apply(text, edit)
-                self.buffers[uri] = (version + 1, text)
-                change = types.DidChangeTextDocumentParams(
-                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
-                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-                )
-                if self.change_after_reply:  # runs once this handler's answer is on its way
-                    asyncio.get_running_loop().call_soon(client.text_document_did_change, change)
-                else:
-                    client.text_document_did_change(change)
+            for uri, (version, edits) in _edits_by_uri(params.edit).items():
+                if version is not None and version < self.buffers[uri][0]:
+                    self.stale_edits.append(params)
+                    continue
+                self._apply_edits(uri, edits)
             self._changed.set()
             return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _apply_edits(self, uri: str, edits: list[types.TextEdit]) -> None:
+        version, text = self.buffers[uri]
+        changes: list[types.TextDocumentContentChangeEvent] = []
+        for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+            text = _apply(text, edit, self.encoding)
+            changes.append(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
+        self.buffers[uri] = (version + 1, text)
+        if self.debounce is None:
+            whole = [types.TextDocumentContentChangeWholeDocument(text=text)]
+            if self.change_after_reply:  # runs once this handler's answer is on its way
+                asyncio.get_running_loop().call_soon(self._send_change, uri, whole)
+            else:
+                self._send_change(uri, whole)
+            return
+        self._unsent.setdefault(uri, []).extend(changes)
+        if not self.hold_changes and self._flush_timer is None:
+            self._flush_timer = asyncio.get_running_loop().call_later(self.debounce, self.flush_changes)
+
+    def flush_changes(self) -> None:
+        """Send the changes collected since the last `didChange` (what a debounce timer does)."""
+        self._flush_timer = None
+        unsent, self._unsent = self._unsent, {}
+        for uri, changes in unsent.items():
+            self._send_change(uri, changes)
+
+    def _send_change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent]) -> None:
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.buffers[uri][0]),
+                content_changes=changes,
+            )
+        )
 
     @property
     def server_alive(self) -> bool:
@@ -226,25 +260,43 @@ class Editor:
         return "".join(s["delta"] for s in self.streams if s["turnId"] == turn_id and s["stream"] == stream)
 
 
-def _edits_by_uri(edit: types.WorkspaceEdit) -> dict[str, list[types.TextEdit]]:
-    result: dict[str, list[types.TextEdit]] = {}
+def _edits_by_uri(edit: types.WorkspaceEdit) -> dict[str, tuple[int | None, list[types.TextEdit]]]:
+    """uri → (the version the edit was made against, if it said, and its text edits)."""
+    result: dict[str, tuple[int | None, list[types.TextEdit]]] = {}
     for uri, edits in (edit.changes or {}).items():
-        result.setdefault(uri, []).extend(edits)
+        result.setdefault(uri, (None, []))[1].extend(edits)
     for change in edit.document_changes or []:
         if isinstance(change, types.TextDocumentEdit):
-            result.setdefault(change.text_document.uri, []).extend(
+            version = change.text_document.version
+            result.setdefault(change.text_document.uri, (version, []))[1].extend(
                 e for e in change.edits if isinstance(e, types.TextEdit)
             )
     return result
 
 
-def _offset(text: str, position: types.Position) -> int:
+def _units(char: str, encoding: str) -> int:
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(char.encode("utf-8"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return 1
+    return 2 if ord(char) > 0xFFFF else 1
+
+
+def _offset(text: str, position: types.Position, encoding: str) -> int:
     lines = text.split("\n")
-    return sum(len(line) + 1 for line in lines[: position.line]) + position.character
+    start = sum(len(line) + 1 for line in lines[: position.line])
+    line = lines[position.line] if position.line < len(lines) else ""
+    units = 0
+    for index, char in enumerate(line):
+        if units >= position.character:
+            return start + index
+        units += _units(char, encoding)
+    return start + len(line)
 
 
-def _apply(text: str, edit: types.TextEdit) -> str:
-    return text[: _offset(text, edit.range.start)] + edit.new_text + text[_offset(text, edit.range.end) :]
+def _apply(text: str, edit: types.TextEdit, encoding: str) -> str:
+    start, end = _offset(text, edit.range.start, encoding), _offset(text, edit.range.end, encoding)
+    return text[:start] + edit.new_text + text[end:]
 
 
 def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -263,20 +315,21 @@ async def running_editor(
     options: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
     log_file: Path | None = None,
+    debounce: float | None = None,
 ):
     """A server for `root`; `log_file` takes its stderr (the log, at DEBUG)."""
     lsp = LanguageClient(converter_factory=_raw_converter)
     # Our own showMessage and diagnostics recorders replace pytest-lsp's, so waiting wakes up.
     replaced = (types.WINDOW_SHOW_MESSAGE, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PROGRESS)
     register_lsp_features(lsp, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in replaced})
-    editor = Editor(lsp, root)
+    editor = Editor(lsp, root, debounce=debounce)
     command = [sys.executable, "-m", "memento", "lsp"]
     if log_file is not None:
         script = 'exec "$0" -m memento --log-level DEBUG lsp 2>"$1"'
         command = ["/bin/sh", "-c", script, sys.executable, str(log_file)]
     await lsp.start_io(*command, env=env or server_env(data_dir))
     try:
-        await lsp.initialize_session(
+        result = await lsp.initialize_session(
             types.InitializeParams(
                 capabilities=client_capabilities(CLIENTS[client]),
                 root_uri=root.as_uri(),
@@ -284,6 +337,7 @@ async def running_editor(
                 initialization_options=options or {},
             )
         )
+        editor.encoding = str(result.capabilities.position_encoding or types.PositionEncodingKind.Utf16)
         yield editor
         if editor.server_alive:
             async with asyncio.timeout(10):

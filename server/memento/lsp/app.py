@@ -71,7 +71,7 @@ class MementoApp:
             config,
             create_provider(config.provider),
             data_dir=data_dir(config),
-            editor=LspEditor(self.server),
+            editor=LspEditor(self.server, self.server.buffers),
         )
         self._session.events.subscribe(self.on_event)
         self.mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)

@@ -12,22 +12,22 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 
-from memento.lsp.documents import documents
+from memento.lsp.buffers import BufferSync
 from memento.session.editor import Permission
 
 log = logging.getLogger(__name__)
 
-SETTLE_SECONDS = 5.0
-"""How long an applied edit may take to come back as `didChange` before we go on without it."""
 ALLOW_ONCE = "Allow once"
 ALLOW_ALWAYS = "Always for this command"
 DENY = "Deny"
 
 
 class LspEditor:
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, buffers: BufferSync) -> None:
         self.server = server
+        self.buffers = buffers
 
     def _open_document(self, path: Path):  # -> TextDocument | None
         try:
@@ -42,64 +42,52 @@ class LspEditor:
 
     def open_document_text(self, path: Path) -> str | None:
         document = self._open_document(path)
-        return document.source if document is not None else None
+        if document is None:
+            return None
+        expected = self.buffers.expected_text(document.uri)
+        return expected if expected is not None else document.source
 
     async def replace_document(self, path: Path, old_text: str, new_text: str) -> bool:
         document = self._open_document(path)
         caps = self.server.client_capabilities.workspace
         if document is None or caps is None or not caps.apply_edit:
             return False
-        if document.source != old_text:
-            return False  # the buffer moved on since the tool read it; let the tool retry
+        async with self.buffers.lock(document.uri):
+            document = self._open_document(path)  # the editor may have closed it meanwhile
+            if document is None or document.source != old_text:
+                return False  # the buffer moved on since the tool read it; let the tool retry
+            if not await self._apply(document, old_text, new_text, caps.workspace_edit):
+                return False
+            # The editor applied it; its didChange may still be on the way.
+            await self.buffers.settle(document, new_text)
+            return True
+
+    async def _apply(
+        self,
+        document: TextDocument,
+        old_text: str,
+        new_text: str,
+        edit_caps: types.WorkspaceEditClientCapabilities | None,
+    ) -> bool:
         edit = _minimal_edit(old_text, new_text, self._encoding())
         workspace_edit = types.WorkspaceEdit(changes={document.uri: [edit]})
-        edit_caps = caps.workspace_edit
         if edit_caps is not None and edit_caps.document_changes:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(
+                uri=document.uri, version=self.buffers.edit_version(document)
+            )
             workspace_edit = types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri=document.uri, version=document.version
-                        ),
-                        edits=[edit],
-                    )
-                ]
+                document_changes=[types.TextDocumentEdit(text_document=identifier, edits=[edit])]
             )
         try:
             result = await self.server.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=workspace_edit, label="Memento")
             )
-        except Exception:
-            log.exception("workspace/applyEdit failed for %s", path)
+        except Exception as exc:
+            log.warning("workspace/applyEdit failed for %s: %s", document.uri, exc)
             return False
         if not result.applied:
-            log.warning("the editor refused the edit to %s: %s", path, result.failure_reason)
-            return False
-        await self._settled(path, new_text)
-        return True
-
-    async def _settled(self, path: Path, text: str) -> None:
-        """Wait until our copy of the document has the edit: VS Code answers applyEdit before
-        it sends the `didChange` that carries it, and whoever reads the buffer next (the
-        checkpoint tracker, the next tool) must see the new text."""
-        changed = asyncio.Event()
-        hub = documents(self.server)
-
-        def listener(uri: str) -> None:
-            changed.set()
-
-        hub.on_change(listener)
-        try:
-            async with asyncio.timeout(SETTLE_SECONDS):
-                while (document := self._open_document(path)) is not None and document.source != text:
-                    changed.clear()
-                    await changed.wait()
-        except TimeoutError:
-            log.warning(
-                "the editor applied the edit to %s but did not report it within %ss", path, SETTLE_SECONDS
-            )
-        finally:
-            hub.changed.remove(listener)
+            log.warning("the editor refused the edit to %s: %s", document.uri, result.failure_reason)
+        return bool(result.applied)
 
     def _encoding(self) -> str:
         try:
