@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -14,20 +15,55 @@ class RawClient:
         self.inbox: list[dict[str, Any]] = []
 
     @classmethod
-    async def start(cls, env: dict[str, str]) -> RawClient:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "memento", "lsp",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env=env,
-        )  # fmt: skip
+    async def start(cls, env: dict[str, str], *args: str, stderr: Path | None = None) -> RawClient:
+        """`python -m memento lsp [args]`; its stderr goes to `stderr` when given."""
+        err = stderr.open("wb") if stderr is not None else asyncio.subprocess.DEVNULL
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "memento", "lsp", *args,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err,
+                env=env, limit=1 << 24,
+            )  # fmt: skip
+        finally:
+            if stderr is not None:
+                err.close()  # pyright: ignore[reportAttributeAccessIssue]
         return cls(process)
 
-    def send_bytes(self, body: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send_raw(self, data: bytes) -> None:
+        """Bytes as they are: headers, bodies, garbage."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+
+    def send_bytes(self, body: bytes) -> None:
+        self.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def send(self, message: Any) -> None:
         self.send_bytes(json.dumps(message).encode())
+
+    async def drain(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.drain()
+
+    async def initialize(self, root: Path, options: dict[str, Any] | None = None, msg_id: Any = 1) -> Any:
+        self.send(
+            {"jsonrpc": "2.0", "id": msg_id, "method": "initialize",
+             "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                        "initializationOptions": options or {}}}
+        )  # fmt: skip
+        answer = await self.response(msg_id)
+        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        return answer
+
+    async def request(self, msg_id: Any, method: str, params: Any = None, timeout: float = 10.0) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return await self.response(msg_id, timeout)
 
     async def read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -43,14 +79,28 @@ class RawClient:
 
     async def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
         """The response with this id; notifications and other messages are kept in `inbox`."""
+        for index, message in enumerate(self.inbox):
+            if _is_response(message, msg_id):
+                return self.inbox.pop(index)
         async with asyncio.timeout(timeout):
             while True:
                 message = await self.read()
-                if "method" not in message and message.get("id") == msg_id:
+                if _is_response(message, msg_id):
                     return message
                 self.inbox.append(message)
+
+    def peak_rss_mb(self) -> float:
+        """The server's peak resident memory so far (VmHWM), in MiB."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmHWM in /proc status")
 
     async def close(self) -> None:
         if self.process.returncode is None:
             self.process.kill()
             await self.process.wait()
+
+
+def _is_response(message: dict[str, Any], msg_id: Any) -> bool:
+    return "method" not in message and "id" in message and message["id"] == msg_id

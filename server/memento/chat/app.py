@@ -23,7 +23,7 @@ from memento.session import events
 from memento.session.entries import MessageEntry
 from memento.session.events import TurnEndState
 from memento.session.messages import ToolResultMessage
-from memento.session.session import Session
+from memento.session.session import Session, TooLarge
 from memento.session.store import SessionCorrupt, SessionLocked
 from memento.session.tasks import TaskRegistry
 
@@ -120,7 +120,10 @@ class ChatApp:
     # -- turns ------------------------------------------------------------------------
     async def run_turn(self, text: str) -> TurnEndState:
         """Run one turn to its end; Ctrl-C (SIGINT) aborts it."""
-        turn_id = self.session.prompt(text, self.spawn)
+        try:
+            turn_id = self.session.prompt(text, self.spawn)
+        except TooLarge as exc:
+            raise ChatError(str(exc)) from exc
         future: asyncio.Future[events.TurnFinished] = asyncio.get_running_loop().create_future()
         self._finished[turn_id] = future
         self._turn_running = True

@@ -35,8 +35,9 @@ INTERNAL_ERROR = -32603
 
 
 class RateLimitedLog:
-    """At most `burst` lines per `seconds`; the rest are counted and the count is added to
-    the next line that gets through (so a fuzzer cannot fill the disk)."""
+    """At most `burst` lines per `seconds`; past that one notice says so, the rest are
+    counted, and the count rides on the next line that gets through (a fuzzer must not
+    fill the disk)."""
 
     def __init__(self, logger: logging.Logger, *, burst: int = 20, seconds: float = 10.0) -> None:
         self.logger = logger
@@ -50,11 +51,17 @@ class RateLimitedLog:
         now = time.monotonic()
         self._tokens = min(self.burst, self._tokens + (now - self._last) * self.burst / self.seconds)
         self._last = now
-        if self._tokens < 1:
-            self.suppressed += 1
-            return False
-        self._tokens -= 1
-        return True
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        if not self.suppressed:
+            self.logger.warning(
+                "too many bad messages: at most %d lines per %.0f s, the rest are counted, not logged",
+                self.burst,
+                self.seconds,
+            )
+        self.suppressed += 1
+        return False
 
     def warning(self, text: str, *, exc_info: BaseException | None = None) -> None:
         if not self.allow():
@@ -223,6 +230,12 @@ class MementoProtocol(LanguageServerProtocol):
     def _send_response(
         self, msg_id: MsgId, result: Any | None = None, error: types.ResponseError | None = None
     ) -> None:
+        if error is not None and msg_id is None:
+            # lsprotocol leaves a None id out; JSON-RPC wants it there, as null.
+            self._send_data(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": error.code, "message": error.message}}
+            )
+            return
         if error is not None:
             # pygls puts tracebacks (server paths included) in `data`; the editor gets none.
             error = types.ResponseError(code=error.code, message=error.message)

@@ -9,7 +9,9 @@ end of the stream (or `exit`). Writing stays pygls' (`StdoutWriter`, the TCP wri
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
@@ -31,7 +33,14 @@ class StdinSource:
     the process alive after `exit`) with bounded read-ahead."""
 
     def __init__(self, stream: BinaryIO) -> None:
-        self._read: Callable[[int], bytes] = getattr(stream, "read1", None) or stream.read
+        # os.read on the descriptor: a daemon thread blocked inside a buffered reader's
+        # lock makes the interpreter abort at exit.
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError, AttributeError):
+            self._read: Callable[[int], bytes] = getattr(stream, "read1", None) or stream.read
+        else:
+            self._read = functools.partial(os.read, fd)
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._room = threading.Semaphore(_QUEUED_CHUNKS)
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -47,6 +47,10 @@ class Busy(Exception):
     """The session cannot do that while a turn runs."""
 
 
+class TooLarge(ValueError):
+    """A message that cannot fit the model's context window, refused before it is stored."""
+
+
 class ContextGovernor(Protocol):
     """Context governance, when attached (`session.governor`): it shapes each request (the
     governed context, the append-only log) and measures the context."""
@@ -176,8 +180,16 @@ class Session:
             self.store = None
 
     # -- turns ------------------------------------------------------------------------
+    def check_size(self, text: str) -> None:
+        """Refuse a message the context window cannot hold (a paste of a 50 MB log) before
+        it costs memory, tokenizing and a failed request."""
+        window = self.config.provider.context_window
+        if window and (tokens := approx_tokens(text)) > window:
+            raise TooLarge(f"the message is about {tokens:,} tokens; the context window holds {window:,}")
+
     def prompt(self, text: str, spawn: SpawnFn) -> str:
         """Start a turn for `text` (queued behind a running one) and return its id at once."""
+        self.check_size(text)
         turn = TurnInfo(turn_id=new_entry_id(), prompt=text)
         spawn(self._run(turn), f"turn-{turn.turn_id}")
         return turn.turn_id
@@ -202,6 +214,7 @@ class Session:
         """Queue a message for the next step boundary; False when no turn runs."""
         if self._runner is None:
             return False
+        self.check_size(text)
         self._steering.append(text)
         return True
 

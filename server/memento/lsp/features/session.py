@@ -8,7 +8,7 @@ from pygls.exceptions import JsonRpcException
 
 from memento.lsp import protocol as p
 from memento.lsp.app import context_params
-from memento.session.session import Busy
+from memento.session.session import Busy, TooLarge
 from memento.session.store import SessionCorrupt, SessionLocked
 
 if TYPE_CHECKING:
@@ -25,7 +25,10 @@ def register(server: MementoServer) -> None:
     @server.feature(p.PROMPT)
     def prompt(params: Any) -> dict[str, Any]:
         args = p.parse(p.PromptParams, params)
-        turn_id = app.session.prompt(args.text, app.spawn)
+        try:
+            turn_id = app.session.prompt(args.text, app.spawn)
+        except TooLarge as exc:
+            raise JsonRpcException(str(exc), code=-32602) from None
         return p.PromptResult(turn_id=turn_id).wire()
 
     @server.feature(p.ABORT)
@@ -39,10 +42,13 @@ def register(server: MementoServer) -> None:
     @server.feature(p.STEER)
     def steer(params: Any) -> dict[str, Any]:
         args = p.parse(p.SteerParams, params)
-        if app.session.steer(args.text):
-            return p.SteerResult(delivered=True).wire()
-        # Nothing to steer: the message starts a turn of its own.
-        turn_id = app.session.prompt(args.text, app.spawn)
+        try:
+            if app.session.steer(args.text):
+                return p.SteerResult(delivered=True).wire()
+            # Nothing to steer: the message starts a turn of its own.
+            turn_id = app.session.prompt(args.text, app.spawn)
+        except TooLarge as exc:
+            raise JsonRpcException(str(exc), code=-32602) from None
         return p.SteerResult(delivered=False, turn_id=turn_id).wire()
 
     @server.feature(p.HISTORY)
