@@ -164,6 +164,10 @@ def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     suffix = 0
     while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
+    if prefix == len(old) and prefix and old[-1] == new[-1]:
+        # An insertion after the final newline starts on a line the buffer does not have;
+        # Neovim then adds an extra empty line. Start it before that newline instead.
+        prefix, suffix = prefix - 1, suffix + 1
     return types.TextEdit(
         range=types.Range(
             start=_position(old, prefix, encoding), end=_position(old, len(old) - suffix, encoding)

@@ -62,12 +62,12 @@ def is_request(message: dict[str, Any]) -> bool:
 
 def normalize(message: dict[str, Any]) -> None:
     """Editors' ways of saying "no arguments" made one (in place): omitted params, null,
-    `[]` and `[{}]` become `{}` for our own methods; an executeCommand's `arguments` may be
-    the single argument object itself, or `{}` for none."""
+    `[]`, `[{}]` and `[[]]` become `{}` for our own methods; an executeCommand's `arguments`
+    may be the single argument object itself, or any of those for none."""
     method = message.get("method")
     if method == "workspace/executeCommand" and isinstance(params := message.get("params"), dict):
         arguments = params.get("arguments")
-        if arguments == {} or arguments == [{}] or arguments == [None]:
+        if is_empty(arguments):
             params["arguments"] = []
         elif isinstance(arguments, dict):
             params["arguments"] = [arguments]
@@ -76,7 +76,10 @@ def normalize(message: dict[str, Any]) -> None:
 
 
 def is_empty(params: Any) -> bool:
-    return params is None or params == {} or params == [] or params == [{}] or params == [None]
+    """None, `{}`, `[]`, or one of those alone in a list (Lua's `{{}}` arrives as `[[]]`)."""
+    if isinstance(params, list) and len(params) == 1:  # pyright: ignore[reportUnknownArgumentType]
+        params = params[0]
+    return params is None or params == {} or params == []
 
 
 def empty_alternatives(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -412,13 +412,13 @@ class TrustResult(Model):
 def parse(model: type[M], params: Any) -> M:
     """Validate request params or a command's arguments; invalid ones become a -32602 error.
 
-    "No arguments" has many spellings (omitted, null, `{}`, `[]`, `[{}]`: Lua's `{}` is
-    sent as `[]`); a command's arguments are its single argument object, or none."""
+    "No arguments" has many spellings (omitted, null, `{}`, `[]`, `[{}]`, `[[]]`: Lua's `{}`
+    is sent as `[]`); a command's arguments are its single argument object, or none."""
     if isinstance(params, list | tuple):
         if len(params) > 1:
             raise JsonRpcInvalidParams(f"invalid params: expected one argument object, got {len(params)}")
         params = params[0] if params else None
-    if params is None:
+    if params is None or params == []:  # Lua's {} is sent as []
         params = {}
     try:
         return model.model_validate(params)

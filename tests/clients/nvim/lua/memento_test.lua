@@ -1,0 +1,140 @@
+-- Helpers for Lua scripts that drive a real headless Neovim against `memento lsp`.
+-- Stock vim.lsp only (no plugin); every wait has a timeout; `M.run` turns any error into
+-- a non-zero exit with the error in the observations. See ../README.md.
+local M = {}
+
+local function read_json(path)
+  local file = assert(io.open(path, 'r'), 'cannot read ' .. path)
+  local text = file:read('*a')
+  file:close()
+  return vim.json.decode(text, { luanil = { object = true, array = true } })
+end
+
+M.config = read_json(assert(os.getenv('MEMENTO_NVIM_CONFIG'), 'MEMENTO_NVIM_CONFIG is not set'))
+M.params = M.config.params or {}
+M.observations = {}
+--- Server-to-client notifications by method, in arrival order.
+M.notifications = {}
+M.client = nil
+
+local RECORDED = {
+  'memento/turn',
+  'memento/stream',
+  'memento/context',
+  'memento/checkpoints',
+  'memento/compaction',
+  'window/showMessage',
+  'window/logMessage',
+}
+
+function M.observe(key, value)
+  M.observations[key] = value == nil and vim.NIL or value
+end
+
+local function write_observations()
+  local file = assert(io.open(M.config.out, 'w'))
+  file:write(vim.json.encode(M.observations))
+  file:close()
+end
+
+--- Wait until `predicate()` is true, processing events meanwhile; an error after `timeout_ms`.
+function M.wait(what, timeout_ms, predicate)
+  if not vim.wait(timeout_ms, predicate, 10) then
+    error(('timed out after %d ms waiting for %s'):format(timeout_ms, what), 2)
+  end
+end
+
+--- Start `memento lsp` for the workspace with stock vim.lsp (default flags: a 150 ms
+--- didChange debounce). `opts.init_options` defaults to the harness's; `opts.settings` is
+--- sent by Neovim in a didChangeConfiguration right after initialize.
+function M.start(opts)
+  opts = opts or {}
+  local handlers = {}
+  for _, method in ipairs(RECORDED) do
+    M.notifications[method] = {}
+    handlers[method] = function(_, result)
+      table.insert(M.notifications[method], result)
+    end
+  end
+  local id = vim.lsp.start({
+    name = 'memento',
+    cmd = { M.config.python, '-m', 'memento', 'lsp' },
+    root_dir = M.config.workspace,
+    init_options = opts.init_options or M.config.init_options,
+    settings = opts.settings,
+    handlers = handlers,
+  }, { bufnr = opts.bufnr, reuse_client = function() return false end })
+  assert(id, 'vim.lsp.start returned no client')
+  M.wait('the server to initialize', 30000, function()
+    local client = vim.lsp.get_client_by_id(id)
+    return client ~= nil and client.initialized == true
+  end)
+  M.client = assert(vim.lsp.get_client_by_id(id))
+  return M.client
+end
+
+--- Edit a workspace file in a buffer attached to the client; returns the buffer.
+function M.open(relative)
+  vim.cmd.edit(vim.fn.fnameescape(M.config.workspace .. '/' .. relative))
+  local buf = vim.api.nvim_get_current_buf()
+  if not vim.lsp.buf_is_attached(buf, M.client.id) then
+    vim.lsp.buf_attach_client(buf, M.client.id)
+  end
+  return buf
+end
+
+--- A request, answered synchronously: result, error.
+function M.request(method, params, timeout_ms)
+  local response, problem = M.client:request_sync(method, params, timeout_ms or 15000, 0)
+  if response == nil then
+    error(('no answer to %s: %s'):format(method, tostring(problem)), 2)
+  end
+  return response.result, response.err
+end
+
+function M.execute(command, arguments, timeout_ms)
+  return M.request('workspace/executeCommand', { command = command, arguments = arguments }, timeout_ms)
+end
+
+--- Send a prompt and wait for its turn to end; returns the final memento/turn params.
+function M.turn(text, timeout_ms)
+  local result, err = M.request('memento/prompt', { text = text })
+  assert(err == nil, 'memento/prompt failed: ' .. vim.inspect(err))
+  local turn_id = result.turnId
+  local ended
+  M.wait('turn ' .. turn_id .. ' to end', timeout_ms or 30000, function()
+    for _, turn in ipairs(M.notifications['memento/turn']) do
+      if turn.turnId == turn_id and (turn.state == 'finished' or turn.state == 'error' or turn.state == 'aborted') then
+        ended = turn
+        return true
+      end
+    end
+    return false
+  end)
+  return ended
+end
+
+--- The buffer's text as the user sees it (with its final newline).
+function M.text(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  return table.concat(lines, '\n') .. (vim.bo[buf].eol and '\n' or '')
+end
+
+--- Run the script body; record an error and exit non-zero if it fails, else write the
+--- observations and quit (stopping the server).
+function M.run(body)
+  local ok, problem = xpcall(body, debug.traceback)
+  if not ok then
+    M.observations.error = tostring(problem)
+  end
+  write_observations()
+  if M.client ~= nil then
+    M.client:stop()
+    vim.wait(5000, function()
+      return M.client:is_stopped()
+    end, 10)
+  end
+  vim.cmd(ok and 'qall!' or 'cquit! 1')
+end
+
+return M
