@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.clients.nvim.harness import run_nvim
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options
