@@ -23,7 +23,7 @@ from memento.session import events
 from memento.session.entries import MessageEntry
 from memento.session.events import TurnEndState
 from memento.session.messages import ToolResultMessage
-from memento.session.session import Session, TooLarge
+from memento.session.session import Busy, Session, TooLarge
 from memento.session.store import SessionCorrupt, SessionLocked
 from memento.session.tasks import TaskRegistry
 
@@ -91,12 +91,12 @@ class ChatApp:
                 raise ChatError(f"no earlier session in {self.session.directory} to continue")
             session_id = infos[0].id
         if session_id is not None:
-            self.open_session(session_id)
+            await self.open_session(session_id)
 
-    def open_session(self, session_id: str) -> None:
+    async def open_session(self, session_id: str) -> None:
         try:
-            self.session.open_session(session_id)
-        except (SessionLocked, SessionCorrupt, FileNotFoundError) as exc:
+            await self.session.open_session(session_id)
+        except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
             raise ChatError(str(exc)) from exc
 
     def spawn(self, coro: Any, name: str) -> object:

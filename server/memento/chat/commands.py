@@ -91,20 +91,19 @@ class Commands:
             return
         current = self.app.session.session_id
         items = [
-            f"{i.id}  {i.updated_at[:16]}  {i.entry_count:>4} entries  {(i.title or '')[:60]}"
+            f"{i.id}  {i.updated_at[:16]}  {_count(i.entry_count)} entries  {(i.title or '')[:60]}"
             + ("  (current)" if i.id == current else "")
+            + (f"  (damaged: {i.damaged})" if i.damaged else "")
             for i in infos
         ]
         choice = await self.pick("open which session?", items)
         if choice is not None:
-            self._switch(lambda: self.app.open_session(infos[choice].id))
+            await self.app.open_session(infos[choice].id)
+            self.app.session.publish_context()
 
     async def new(self, rest: str) -> None:
-        self._switch(self.app.session.new_session)
-
-    def _switch(self, action: Callable[[], object]) -> None:
         try:
-            action()
+            self.app.session.new_session()
         except Busy as exc:
             raise ChatError(str(exc)) from exc
         self.app.session.publish_context()
@@ -218,3 +217,7 @@ class Commands:
             self.say(
                 f"{info.name:<28} {info.bucket:<9} {info.engine:<10} fired {info.fired}×  {info.path}{globs}{attached}"
             )
+
+
+def _count(entries: int | None) -> str:
+    return f"{entries:>4}" if entries is not None else "many"

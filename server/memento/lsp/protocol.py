@@ -105,6 +105,8 @@ class SessionItem(Model):
     path: str
     title: str | None = None
     updated_at: str
+    damaged: str | None = None
+    """Why the file cannot be used as it is (listed so that it does not go unnoticed)."""
 
 
 class SessionListResult(Model):

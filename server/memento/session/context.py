@@ -34,7 +34,7 @@ def _timestamp_ms(entry: Entry) -> int:
 
     try:
         return int(datetime.fromisoformat(entry.timestamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
+    except (ValueError, OverflowError):
         return 0
 
 

@@ -70,6 +70,7 @@ class _Bad:
 
 
 _BAD = _Bad()
+_DONE: tuple[int, bytes, dict[str, Any] | None] = (0, b"", None)
 
 
 def _decode(line: bytes) -> Any:
@@ -240,6 +241,7 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
             items.append((number, line, None))
         else:
             items.append((number, line, value))
+    del lines
 
     out.migrated_from = migrate(header, [v for _, _, v in items if v is not None])
     try:
@@ -247,7 +249,10 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
     except ValidationError as exc:
         raise SessionCorrupt(f"session {path}: invalid session header: {exc}") from exc
 
-    for number, line, value in items:
+    for index, (number, line, value) in enumerate(items):
+        # Each line's dict is dropped once read: freeing them all at the end would hold the
+        # interpreter for a long moment with a long session (and the editor waiting).
+        items[index] = _DONE
         entry = None if value is None else _to_entry(value, number, out)
         if entry is None:
             if value is not None:

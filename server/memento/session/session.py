@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import secrets
@@ -86,6 +87,7 @@ class Session:
         self.store: SessionStore | None = None
         self.session_id = secrets.token_hex(4)
         self._turn_lock = asyncio.Lock()
+        self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
         self._steering: list[str] = []
         self._previous_request: list[str] = []
@@ -153,25 +155,33 @@ class Session:
         self.events.publish(events.SessionChanged(session_id=self.session_id))
         return self.session_id
 
-    def open_session(self, session_id: str) -> str:
-        if self.busy:
-            raise Busy("a turn is running; abort it before switching sessions")
-        match = next((s for s in self.list_sessions() if s.id == session_id), None)
-        if match is None:
-            raise FileNotFoundError(f"no session {session_id!r} in {self.directory}")
-        if self.store is not None and self.store.path == Path(match.path):
+    async def open_session(self, session_id: str) -> str:
+        """Switch to a stored session. Reading it (a long session: seconds) runs off the
+        event loop, so the editor is answered meanwhile."""
+        async with self._switching:
+            if self.busy:
+                raise Busy("a turn is running; abort it before switching sessions")
+            infos = await asyncio.to_thread(self.list_sessions)
+            match = next((s for s in infos if s.id == session_id), None)
+            if match is None:
+                raise FileNotFoundError(f"no session {session_id!r} in {self.directory}")
+            if self.store is not None and self.store.path == Path(match.path):
+                return session_id
+            store = await asyncio.to_thread(_load_store, Path(match.path))
+            if self.busy:  # a prompt came in while the file was read
+                store.close()
+                raise Busy("a turn started; abort it before switching sessions")
+            self._close_store()
+            self.store = store
+            self.session_id = session_id
+            self._previous_request = []
+            for warning in store.warnings:
+                self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
+            self.events.publish(events.SessionChanged(session_id=session_id))
             return session_id
-        store = SessionStore.open(Path(match.path))
-        self._close_store()
-        self.store = store
-        self.session_id = session_id
-        self._previous_request = []
-        for warning in store.warnings:
-            self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
-        self.events.publish(events.SessionChanged(session_id=session_id))
-        return session_id
 
     def list_sessions(self) -> list[SessionInfo]:
+        """The workspace's sessions (blocking: call it in a thread from async code)."""
         return list_sessions(self.directory) if self.directory.exists() else []
 
     def _close_store(self) -> None:
@@ -291,6 +301,21 @@ def _redacted(entry: Entry) -> Entry:
     data = entry.dump()
     clean = current.redact_tree(data)
     return entry if clean is data else parse_entry(clean)
+
+
+def _load_store(path: Path) -> SessionStore:
+    """Open a session file (in a worker thread). The garbage collector waits meanwhile: its
+    full passes over the objects a long session is made of would hold every thread, the
+    event loop's too, for a second at a time; what was loaded is then left out of them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        store = SessionStore.open(path)
+    finally:
+        if enabled:
+            gc.enable()
+    gc.freeze()
+    return store
 
 
 def approx_tokens(text: str) -> int:

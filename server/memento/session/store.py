@@ -31,15 +31,10 @@ from types import TracebackType
 from typing import Any, Self
 
 from memento.session.entries import Entry, SessionHeader, new_entry_id
+from memento.session.listing import SessionInfo, list_sessions
 from memento.session.lock import FileLock, SessionLocked
 from memento.session.migrations import LoadedFile, RawLine, SessionCorrupt, load_bytes, read_session
-from memento.session.paths import (
-    SessionInfo,
-    encode_workspace,
-    list_sessions,
-    new_session_path,
-    sessions_dir,
-)
+from memento.session.paths import encode_workspace, new_session_path, sessions_dir
 
 __all__ = [
     "SessionCorrupt",
@@ -105,6 +100,8 @@ class SessionStore:
                 self.warnings.append(f"entry id {entry.id} occurs more than once; the last one wins")
             self._by_id[entry.id] = entry
         self._leaf: str | None = self._entries[-1].id if self._entries else None
+        self._leaf_path: list[Entry] | None = None
+        """The current leaf's branch path, when known (see `branch_path`)."""
         self._lock = lock
         self._fsync = fsync
         self._fd: int | None = None
@@ -158,6 +155,7 @@ class SessionStore:
             # Read under the lock: the previous writer may have been mid-append.
             loaded = load_bytes(path.read_bytes(), path)
             store = cls(path, loaded, lock, fsync=fsync)
+            store.branch_path()  # walked here, off the caller's event loop, not on first use
             store._repair_tail(loaded)
             store._open_for_append()
         except BaseException:
@@ -210,8 +208,16 @@ class SessionStore:
         """Entries from the root to `leaf_id` (default: the current leaf).
 
         An unknown id gives an empty path; a repeated id (a corrupt cycle) ends the walk.
-        """
-        start = self._leaf if leaf_id is None else leaf_id
+        The current leaf's path is kept (appends extend it), so asking for it again is a
+        list copy rather than a walk over the whole session."""
+        if leaf_id is not None and leaf_id != self._leaf:
+            return self._walk(leaf_id)
+        cached = self._leaf_path
+        if cached is None or (cached[-1].id if cached else None) != self._leaf:
+            cached = self._leaf_path = self._walk(self._leaf)
+        return list(cached)
+
+    def _walk(self, start: str | None) -> list[Entry]:
         path: list[Entry] = []
         seen: set[str] = set()
         current = self._by_id.get(start) if start is not None else None
@@ -241,6 +247,11 @@ class SessionStore:
         self._write(encode_line(entry.dump()))
         self._entries.append(entry)
         self._by_id[entry.id] = entry
+        cached = self._leaf_path
+        if cached is not None and (cached[-1].id if cached else None) == entry.parent_id == self._leaf:
+            cached.append(entry)
+        else:
+            self._leaf_path = None
         self._leaf = entry.id
         return entry
 
@@ -248,6 +259,8 @@ class SessionStore:
         """Move the leaf; `None` makes the next appended entry a new root."""
         if entry_id is not None and entry_id not in self._by_id:
             raise ValueError(f"entry {entry_id} is not in session {self.path}")
+        if entry_id != self._leaf:
+            self._leaf_path = None
         self._leaf = entry_id
 
     def rewrite(self, entries: list[Entry]) -> None:
@@ -268,6 +281,7 @@ class SessionStore:
         self._entries = list(entries)
         self._raw = raw
         self._by_id = {e.id: e for e in entries}
+        self._leaf_path = None
         if self._leaf is not None and self._leaf not in ids:
             self._leaf = entries[-1].id if entries else None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from pathlib import Path, PureWindowsPath
@@ -242,24 +241,24 @@ def _session(directory: Path, name: str, month: int, build: list[tuple[str, str]
     s.close()
 
 
-def test_list_sessions_titles_order_and_bad_files(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_list_sessions_titles_order_and_bad_files(tmp_path: Path) -> None:
     _session(tmp_path, "a", 1, [("assistant", "hi"), ("user", "  \nfirst line\nsecond"), ("user", "x")])
     _session(tmp_path, "bb", 2, [("user", "ignored"), ("info", "Old"), ("info", "Named")])
     _session(tmp_path, "ccc", 3, [("info", "Named"), ("info", ""), ("user", "w" * 100)])
     _session(tmp_path, "dddd", 4, [])  # no entries: the header's (current) timestamp counts
     (tmp_path / "zz.jsonl").write_text('{"type":"message"}\n', encoding="utf-8")
     (tmp_path / "notes.txt").write_text("not a session", encoding="utf-8")
-    with caplog.at_level(logging.WARNING):
-        infos = list_sessions(tmp_path)
-    assert [i.id for i in infos] == ["dddd", "ccc", "bb", "a"]
+    infos = list_sessions(tmp_path)
+    assert [i.id for i in infos] == ["dddd", "ccc", "bb", "a", "zz"]
     titles = {i.id: i.title for i in infos}
     assert titles["a"] == "first line"
     assert titles["bb"] == "Named"
     assert titles["ccc"] == "w" * 79 + "…"  # an emptied name falls back to the first user message
     assert titles["dddd"] is None
     counts = {i.id: i.entry_count for i in infos}
-    assert counts == {"a": 3, "bb": 3, "ccc": 3, "dddd": 0}
+    assert counts == {"a": 3, "bb": 3, "ccc": 3, "dddd": 0, "zz": None}
     assert infos[3].updated_at == "2025-01-01T00:00:02.000Z"
     assert infos[0].path == str(tmp_path / "dddd.jsonl")
-    assert "zz.jsonl" in caplog.text
+    assert [i.damaged for i in infos[:4]] == [None] * 4
+    assert infos[4].damaged == "no session header on its first line"
     assert list_sessions(tmp_path / "missing") == []

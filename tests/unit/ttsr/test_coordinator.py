@@ -245,7 +245,7 @@ async def test_a_once_rule_stays_silent_after_the_session_is_reopened(make, root
     session_id = first.session.session_id
     await first.close()
     second = make()
-    second.session.open_session(session_id)
+    await second.session.open_session(session_id)
     await second.turn("two")
     assert second.of(events.TurnRetrying) == []
     assert isinstance(second.session, Session) and len(server.requests) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
@@ -68,11 +69,12 @@ def register(server: MementoServer) -> None:
         ).wire()
 
     @server.feature(p.SESSION_LIST)
-    def session_list(params: Any) -> dict[str, Any]:
-        infos = app.session.list_sessions()
+    async def session_list(params: Any) -> dict[str, Any]:
+        infos = await asyncio.to_thread(app.session.list_sessions)
         return p.SessionListResult(
             sessions=[
-                p.SessionItem(id=i.id, path=i.path, title=i.title, updated_at=i.updated_at) for i in infos
+                p.SessionItem(id=i.id, path=i.path, title=i.title, updated_at=i.updated_at, damaged=i.damaged)
+                for i in infos
             ]
         ).wire()
 
@@ -84,11 +86,11 @@ def register(server: MementoServer) -> None:
             raise JsonRpcException(str(exc), code=REQUEST_FAILED) from None
 
     @server.feature(p.SESSION_OPEN)
-    def session_open(params: Any) -> dict[str, Any]:
+    async def session_open(params: Any) -> dict[str, Any]:
         args = p.parse(p.SessionOpenParams, params)
         try:
-            return p.SessionRef(id=app.session.open_session(args.id)).wire()
-        except (Busy, SessionLocked, SessionCorrupt, FileNotFoundError) as exc:
+            return p.SessionRef(id=await app.session.open_session(args.id)).wire()
+        except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
             raise JsonRpcException(str(exc), code=REQUEST_FAILED) from None
 
     @server.feature(p.CONTEXT)

@@ -1,0 +1,152 @@
+"""Big sessions off the event loop: listing many sessions, opening a long one, and how fast
+the server answers `memento/context` meanwhile.
+
+- list: `memento/session/list` over 1,000 sessions, against the old way measured in the same
+  run (every file read and validated whole, as listing did before);
+- open: `memento/session/open` of a 200k-entry session, while `memento/context` is asked
+  every 20 ms: its latencies during the open, against the same requests on an idle server;
+  then the same during the first turn on that session (scripted model).
+
+Prints figures, asserts nothing. Run: `python bench/big_sessions.py [--sessions N] [--turns N]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text  # noqa: E402
+from tests.fakes.sessions import workspace_session  # noqa: E402
+from tests.lsp.rawclient import RawClient  # noqa: E402
+
+from memento.session.paths import sessions_dir  # noqa: E402
+from memento.session.store import read_session  # noqa: E402
+
+
+class Client:
+    """Concurrent requests over one RawClient: a reader task resolves each by id."""
+
+    def __init__(self, raw: RawClient) -> None:
+        self.raw = raw
+        self.ids = itertools.count(1000)
+        self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.reader = asyncio.create_task(self._read())
+        self.on_turn_end: Callable[[], object] = lambda: None
+
+    async def _read(self) -> None:
+        while True:
+            message = await self.raw.read()
+            future = self.waiting.pop(message.get("id", -1), None) if "method" not in message else None
+            if future is not None:
+                future.set_result(message)
+            elif message.get("method") == "memento/turn" and message["params"]["state"] != "started":
+                self.on_turn_end()
+
+    async def request(self, method: str, params: Any = None) -> tuple[dict[str, Any], float]:
+        msg_id = next(self.ids)
+        future = self.waiting[msg_id] = asyncio.get_running_loop().create_future()
+        started = time.perf_counter()
+        self.raw.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
+        answer = await asyncio.wait_for(future, 600)
+        return answer, time.perf_counter() - started
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:8.1f} ms"
+
+
+def spread(values: list[float]) -> str:
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return f"p50 {ms(statistics.median(ordered))}  p99 {ms(p99)}  max {ms(ordered[-1])}  (n={len(ordered)})"
+
+
+async def context_meanwhile(client: Client, until: asyncio.Future[Any]) -> list[float]:
+    latencies: list[float] = []
+    while not until.done():
+        _, took = await client.request("memento/context")
+        latencies.append(took)
+        await asyncio.sleep(0.02)
+    return latencies
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=100_000, help="prompt/reply pairs in the long session")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as model:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        data = Path(tmp) / "data"
+        for index in range(args.sessions):
+            workspace_session(data, root, f"s{index:05d}", 10)
+        workspace_session(data, root, "long", args.turns)
+        files = sorted(sessions_dir(data, root).glob("*.jsonl"))
+
+        started = time.perf_counter()
+        for path in files[:200]:  # the old listing: every file validated whole (200 of them, scaled)
+            read_session(path) if path.stat().st_size < 10_000_000 else None
+        old_list = (time.perf_counter() - started) * (args.sessions / 200)
+
+        raw = await RawClient.start(dict(os.environ, MEMENTO_DATA_DIR=str(data)))
+        options = {
+            "compaction": {"estimator": "chars4", "enabled": False},
+            "provider": {
+                "kind": "openai",
+                "baseUrl": model.openai_base_url,
+                "model": "bench",
+                "contextWindow": 10**8,
+            },
+        }
+        await raw.initialize(root, options)
+        client = Client(raw)
+        lists = [(await client.request("memento/session/list"))[1] for _ in range(5)]
+        idle = [(await client.request("memento/context"))[1] for _ in range(50)]
+
+        loop = asyncio.get_running_loop()
+        opened: asyncio.Future[Any] = loop.create_future()
+        open_task = asyncio.create_task(client.request("memento/session/open", {"id": "long"}))
+        open_task.add_done_callback(lambda task: opened.set_result(task.result()))
+        during = await context_meanwhile(client, opened)
+        answer, open_took = open_task.result()
+        after_end = loop.create_future()
+        loop.call_later(2.0, after_end.set_result, None)
+        after = await context_meanwhile(client, after_end)
+        _, history = await client.request("memento/history", {"limit": 50})
+
+        model.enqueue(Reply(Text("a short answer")))
+        turned: asyncio.Future[Any] = loop.create_future()
+        client.on_turn_end = lambda: turned.done() or turned.set_result(None)
+        started = time.perf_counter()
+        await client.request("memento/prompt", {"text": "one more change"})
+        during_prompt = await context_meanwhile(client, turned)
+        first_prompt = time.perf_counter() - started
+        client.reader.cancel()
+        await raw.close()
+
+    print(f"sessions listed                    : {args.sessions + 1} (one of {args.turns * 2} entries)")
+    print(f"memento/session/list               : {ms(statistics.median(lists))} (median of 5)")
+    print(f"old listing (every file read whole): {ms(old_list)} (estimated from 200 files)")
+    print(f"old / new                          : {old_list / statistics.median(lists):8.1f}x")
+    print(f"memento/session/open, long session : {ms(open_took)} {'ok' if 'result' in answer else answer}")
+    print(f"memento/context, idle              : {spread(idle)}")
+    print(f"memento/context, during the open   : {spread(during)}")
+    print(f"memento/context, 2 s after the open: {spread(after)}")
+    print(f"memento/history (50) after the open: {ms(history)}")
+    print(f"first prompt → finished after open : {ms(first_prompt)}")
+    print(f"memento/context, during that turn  : {spread(during_prompt)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,52 @@
+"""Session files written fast, for tests and benchmarks that need many or long sessions.
+
+Lines are pi session format v3 (what `SessionStore` writes), built as strings rather than
+through the store so that a 200k-entry file takes about a second."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memento.session.paths import new_session_path, sessions_dir
+
+
+def write_session(
+    path: Path,
+    *,
+    session_id: str,
+    cwd: str,
+    turns: int,
+    header_timestamp: str = "2025-01-01T00:00:00.000Z",
+    text: str = "Please change the parser so that it accepts trailing commas.",
+) -> Path:
+    """A session of `turns` prompt/reply pairs (2 × turns entries)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = {"type": "session", "version": 3, "id": session_id, "timestamp": header_timestamp, "cwd": cwd}
+    lines = [json.dumps(header, separators=(",", ":"))]
+    prompt = json.dumps(text)
+    answer = json.dumps("Done: the parser now accepts trailing commas in lists and objects.")
+    parent = "null"
+    for turn in range(turns):
+        user_id, reply_id = f"u{turn:07x}", f"a{turn:07x}"
+        stamp = f"2025-01-01T00:{(turn // 60) % 60:02d}:{turn % 60:02d}.000Z"
+        lines.append(
+            f'{{"type":"message","id":"{user_id}","parentId":{parent},"timestamp":"{stamp}",'
+            f'"message":{{"role":"user","content":{prompt},"timestamp":{turn}}}}}'
+        )
+        lines.append(
+            f'{{"type":"message","id":"{reply_id}","parentId":"{user_id}","timestamp":"{stamp}",'
+            f'"message":{{"role":"assistant","content":[{{"type":"text","text":{answer}}}],'
+            f'"api":"openai-completions","provider":"openai","model":"m","usage":{{"input":10,"output":5,'
+            f'"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{{"input":0,"output":0,"cacheRead":0,'
+            f'"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{turn}}}}}'
+        )
+        parent = f'"{reply_id}"'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def workspace_session(data_dir: Path, workspace: Path, session_id: str, turns: int, **kwargs: str) -> Path:
+    """`write_session` where the server looks for the workspace's sessions."""
+    path = new_session_path(sessions_dir(data_dir, workspace), session_id)
+    return write_session(path, session_id=session_id, cwd=str(workspace), turns=turns, **kwargs)
