@@ -21,6 +21,7 @@ def test_mechanism_events_show_inline_and_the_status_line_tracks_context_and_com
         events.Delta(turn_id="t", stream="text", delta="Half an ans"),
         events.TtsrTriggered(turn_id="t", rules=["no-print"], interrupted=True),
         events.TurnRetrying(turn_id="t", attempt=2, reason="rule no-print fired", rules=["no-print"]),
+        events.TurnRetrying(turn_id="t", attempt=2, reason="rate-limited (HTTP 429)", retry_in_ms=20_000),
         events.Delta(turn_id="t", stream="text", delta="Clean answer."),
         events.Delta(
             turn_id="t", stream="tool", delta='{"path": "a.py"}', tool_call_id="c2", tool_name="read"
@@ -48,6 +49,7 @@ def test_mechanism_events_show_inline_and_the_status_line_tracks_context_and_com
     assert err.splitlines() == [
         "[ttsr] rule no-print interrupted the reply",
         "[retry] reply discarded, retrying (attempt 2): rule no-print fired (rules: no-print)",
+        "[retry] rate-limited (HTTP 429), retrying in 20.0 s",
         "[tool] read path=a.py",
         "[tool] read failed: no such file",
         "[advisor] [concern] a.py:3 this skips the error path",

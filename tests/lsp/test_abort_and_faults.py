@@ -69,6 +69,36 @@ async def test_rate_limit_is_retried(
 
 
 @pytest.mark.asyncio
+async def test_each_provider_retry_is_announced_with_its_wait(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(
+        Reply(HttpError(429, headers={"retry-after-ms": "300"})),
+        Reply(HttpError(529)),
+        Reply(Text("after the waits")),
+    )
+    options = provider_options(
+        model_server.openai_base_url, retry={"attempts": 3, "baseDelay": 0.01, "maxDelay": 5}
+    )
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        turn_id = await editor.prompt("hello")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "finished"
+        retrying = [t for t in editor.turns if t["state"] == "retrying"]
+        assert retrying[0] == {
+            "turnId": turn_id,
+            "state": "retrying",
+            "attempt": 2,
+            "reason": "rate-limited (HTTP 429)",
+            "retryInMs": 300,
+        }
+        assert retrying[1]["attempt"] == 3 and "overloaded (HTTP 529)" in retrying[1]["reason"]
+        assert 0 < retrying[1]["retryInMs"] < 100
+        states = [t["state"] for t in editor.turns]
+        assert states == ["started", "retrying", "retrying", "finished"]
+
+
+@pytest.mark.asyncio
 async def test_server_errors_give_up_with_a_clear_error(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:

@@ -78,6 +78,8 @@ class Renderer:
                 self.tool_started(name, tool_summary("".join(self._args.pop(call_id, []))))
             case events.ToolCallFinished(tool_call_id=call_id, tool_name=name, is_error=is_error):
                 self.tool_finished(name, not is_error, one_line(self.results(call_id) or ""))
+            case events.TurnRetrying(reason=reason, retry_in_ms=int() as wait):
+                self.line("retry", f"{reason}, retrying in {wait / 1000:.1f} s")
             case events.TurnRetrying(attempt=attempt, reason=reason, rules=rules):
                 self.discard_partial()
                 because = f" (rules: {', '.join(rules)})" if rules else ""

@@ -168,6 +168,9 @@ class MementoApp:
                         state="retrying",
                         attempt=event.attempt,
                         rules=event.rules or None,
+                        # TTSR retries keep their shape ({rules, attempt}); provider ones add these.
+                        reason=event.reason if event.retry_in_ms is not None else None,
+                        retry_in_ms=event.retry_in_ms,
                     ),
                 )
             case events.TurnFinished(turn_id=turn_id, state=state, error=error):

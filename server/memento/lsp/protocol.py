@@ -134,7 +134,12 @@ class TurnParams(Model):
     turn_id: str
     state: Literal["started", "retrying", "finished", "aborted", "error"]
     rules: list[str] | None = None
+    """Retrying: the TTSR rules that made the turn drop its reply."""
     attempt: int | None = None
+    reason: str | None = None
+    """Retrying: why, in a few words ("rate-limited (HTTP 429)")."""
+    retry_in_ms: int | None = None
+    """Retrying after a provider failure: when the request goes out again."""
     error: str | None = None
 
 

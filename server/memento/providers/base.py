@@ -7,7 +7,9 @@ client lifecycle are shared (`http.py`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -92,6 +94,27 @@ class ProviderError(Exception):
 
 class ContextOverflow(ProviderError):
     """The request did not fit the model's context window."""
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A request the provider will send again after `delay` seconds (a 429, an overload)."""
+
+    reason: str
+    delay: float
+    attempt: int
+    """The attempt about to be made (2 for the first retry)."""
+    attempts: int
+
+
+RETRY_LISTENER: ContextVar[Callable[[RetryNotice], None] | None] = ContextVar("retry_listener", default=None)
+"""Who hears about retries in the current context (the turn that made the request)."""
+
+
+def announce_retry(notice: RetryNotice) -> None:
+    listener = RETRY_LISTENER.get()
+    if listener is not None:
+        listener(notice)
 
 
 class Provider(Protocol):

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from memento.config import ProviderConfig, RetrySettings
-from memento.providers.base import ContextOverflow, ProviderError
+from memento.providers.base import ContextOverflow, ProviderError, RetryNotice, announce_retry
 from memento.security import secrets
 
 logger = logging.getLogger(__name__)
@@ -141,6 +141,17 @@ def retry_after(headers: httpx.Headers) -> float | None:
         return None
 
 
+def retry_reason(error: ProviderError) -> str:
+    """A few words for the editor's status line."""
+    if error.status == 429:
+        return "rate-limited (HTTP 429)"
+    if error.status in (503, 529):
+        return f"the provider is overloaded (HTTP {error.status})"
+    if error.status is not None:
+        return f"the provider failed (HTTP {error.status})"
+    return "cannot reach the provider"
+
+
 def backoff_delay(retry: RetrySettings, attempt: int, hint: float | None = None) -> float:
     """Wait before try `attempt + 1`: the server's hint, else doubling base delay with jitter."""
     if hint is not None:
@@ -192,6 +203,7 @@ async def send_with_retry(
             break
         delay = backoff_delay(retry, attempt, hint)
         logger.warning("%s; retrying in %.2f s (attempt %d of %d)", last, delay, attempt + 1, attempts)
+        announce_retry(RetryNotice(retry_reason(last), delay, attempt + 1, attempts))
         await asyncio.sleep(delay)
     assert last is not None
     tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")

@@ -50,11 +50,15 @@ class ToolCallFinished(BaseModel):
 
 
 class TurnRetrying(BaseModel):
+    """The turn asks the model again: a hook (TTSR: `rules`) dropped the reply, or the
+    provider will resend a failed request in `retry_in_ms` (429, overload)."""
+
     kind: Literal["turn_retrying"] = "turn_retrying"
     turn_id: str
     attempt: int
     reason: str
     rules: list[str] = Field(default_factory=list[str])
+    retry_in_ms: int | None = None
 
 
 class TurnFinished(BaseModel):

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.base import (
+    RETRY_LISTENER,
     ModelRequest,
     ProviderError,
     ProviderEvent,
+    RetryNotice,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -214,6 +216,7 @@ class TurnRunner:
         session, turn = self.session, self.turn
         names: dict[str, str] = {}
         redactor = secrets.active().stream()
+        heard = RETRY_LISTENER.set(self._provider_retry)
         stream = session.provider.stream(request)
         try:
             async for event in stream:
@@ -222,11 +225,24 @@ class TurnRunner:
                 for hook in session.hooks:
                     hook.on_delta(session, turn, event)
         finally:
+            RETRY_LISTENER.reset(heard)
             await stream.aclose()  # type: ignore[attr-defined]
             for (kind, call_id), tail in redactor.flush().items():
                 self._publish(kind, tail, call_id, names)
         for hook in session.hooks:
             await hook.after_stream(session, turn)
+
+    def _provider_retry(self, notice: RetryNotice) -> None:
+        """The provider waits before sending the request again: say so, so that the editor
+        can show "rate-limited, retrying in 20 s" rather than nothing."""
+        self.session.events.publish(
+            events.TurnRetrying(
+                turn_id=self.turn.turn_id,
+                attempt=notice.attempt,
+                reason=notice.reason,
+                retry_in_ms=round(notice.delay * 1000),
+            )
+        )
 
     def _publish_delta(self, event: ProviderEvent, names: dict[str, str], redactor: StreamRedactor) -> None:
         """Streamed text to the front ends; a secret split across deltas is redacted whole."""
