@@ -49,6 +49,11 @@ class ToolCallStep:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict[str, Any])
     chunks: int = 2
+    raw_arguments: str | None = None
+    """Sent instead of `arguments` as JSON: to script arguments cut off mid-way."""
+
+    def wire_arguments(self) -> str:
+        return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
 
 
 @dataclass(frozen=True)
@@ -184,7 +189,7 @@ class _OpenAIWire:
             index, self.tools = self.tools, self.tools + 1
             head = {"index": index, "id": step.id, "type": "function"}
             out = [self._chunk({"tool_calls": [head | {"function": {"name": step.name, "arguments": ""}}]})]
-            for piece in _split(json.dumps(step.arguments), step.chunks):
+            for piece in _split(step.wire_arguments(), step.chunks):
                 out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
             return out
         return []
@@ -251,7 +256,7 @@ class _AnthropicWire:
             deltas.append({"type": "signature_delta", "signature": step.signature})
             return self._block({"type": "thinking", "thinking": ""}, deltas)
         if isinstance(step, ToolCallStep):
-            pieces = _split(json.dumps(step.arguments), step.chunks)
+            pieces = _split(step.wire_arguments(), step.chunks)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
             return self._block({"type": "tool_use", "id": step.id, "name": step.name, "input": {}}, deltas)
         return []

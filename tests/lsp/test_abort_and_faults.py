@@ -17,6 +17,7 @@ from tests.fakes.model_server import (
     Reply,
     ScriptedModelServer,
     Text,
+    ToolCallStep,
 )
 from tests.lsp.harness import provider_options, running_editor, session_files
 
@@ -165,3 +166,59 @@ async def test_the_server_answers_requests_while_a_turn_streams(
         assert history["entries"][0]["message"]["content"] == "go"
         await editor.request("memento/abort")
         await editor.turn_end(turn_id)
+
+
+CUT = '{"path": "a.py", "oldText": "x = 1", "newTe'
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_tool_call_arguments_cut_off_are_retried_once_never_run(
+    kind: str, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    edit = {"path": "a.py", "oldText": "x = 1", "newText": "x = 2"}
+    model_server.enqueue(
+        Reply(
+            Text("Editing."), ToolCallStep("call_cut_42", "edit", raw_arguments=CUT), stop_reason="tool_calls"
+        ),
+        Reply(ToolCallStep("whole", "edit", edit)),
+        Reply(Text("done")),
+    )
+    base = model_server.openai_base_url if kind == "openai" else model_server.anthropic_base_url
+    async with running_editor(workspace, data_dir, options=provider_options(base, kind)) as editor:
+        turn_id = await editor.prompt("make x 2")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "finished", end
+        [retry] = [t for t in editor.turns if t["state"] == "retrying"]
+        assert retry["attempt"] == 2 and "edit were cut off" in retry["reason"]
+    assert (workspace / "a.py").read_text() == "x = 2\n"
+    # The cut-off call was never sent back as a call (nor run): the retry asked afresh.
+    agent = [r for r in model_server.requests if "edit" in json.dumps(r.body.get("tools", []))]
+    retried = json.dumps(agent[1].body["messages"])
+    assert "call_cut_42" not in retried and "newTe" not in retried
+    replies = _assistant_entries(data_dir)
+    assert replies[0]["stopReason"] == "error" and "cut off" in replies[0]["errorMessage"]
+    assert [r["stopReason"] for r in replies[1:]] == ["toolUse", "stop"]
+
+
+@pytest.mark.asyncio
+async def test_tool_call_arguments_cut_off_twice_end_the_turn_with_a_clear_error(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    model_server.enqueue(
+        *(
+            Reply(ToolCallStep(f"cut{i}", "edit", raw_arguments=CUT), stop_reason="tool_calls")
+            for i in range(2)
+        )
+    )
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        turn_id = await editor.prompt("make x 2")
+        end = await editor.turn_end(turn_id)
+        assert end["state"] == "error"
+        assert "cut off" in end["error"] and "twice" in end["error"]
+    assert (workspace / "a.py").read_text() == "x = 1\n"
+    assert len([r for r in model_server.requests if r.body.get("tools")]) == 2

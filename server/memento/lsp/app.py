@@ -168,8 +168,8 @@ class MementoApp:
                         state="retrying",
                         attempt=event.attempt,
                         rules=event.rules or None,
-                        # TTSR retries keep their shape ({rules, attempt}); provider ones add these.
-                        reason=event.reason if event.retry_in_ms is not None else None,
+                        # TTSR retries keep their shape ({rules, attempt}); the others say why.
+                        reason=None if event.rules else event.reason,
                         retry_in_ms=event.retry_in_ms,
                     ),
                 )

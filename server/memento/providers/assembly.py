@@ -66,6 +66,14 @@ class ReplyBuilder:
     def tool_arguments(self, call_id: str) -> str:
         return "".join(self._raw_args.get(call_id, []))
 
+    def unreadable_tool_calls(self) -> list[str]:
+        """Names of the tool calls whose arguments are not a JSON object (cut off mid-way)."""
+        return [
+            self._names.get(block.id, block.name)
+            for block in self._blocks
+            if isinstance(block, ToolCall) and _unreadable(self.tool_arguments(block.id))
+        ]
+
     def build(
         self,
         *,
@@ -93,6 +101,15 @@ class ReplyBuilder:
         if error_message is not None:
             message.error_message = error_message
         return message
+
+
+def _unreadable(raw: str) -> bool:
+    if not raw.strip():
+        return False  # no arguments at all
+    try:
+        return not isinstance(json.loads(raw), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return True
 
 
 def _parse_arguments(raw: str) -> dict[str, Any]:

@@ -139,7 +139,7 @@ class TurnRunner:
         session, turn = self.session, self.turn
         turn.step += 1
         turn.attempt = 1
-        error_retried = False
+        error_retried = truncation_retried = False
         while True:
             request = session.build_request()
             for hook in session.hooks:
@@ -160,6 +160,18 @@ class TurnRunner:
                     error_retried = True
                     continue
                 raise TurnFailed(str(exc)) from exc
+            if broken := builder.unreadable_tool_calls():
+                # Like a reply cut at its length limit: never stored as a complete tool call.
+                reason = f"the arguments of {', '.join(broken)} were cut off (not valid JSON)"
+                self._store_reply(builder, started, "error", reason)
+                if truncation_retried:
+                    raise TurnFailed(f"{reason}, twice; ask for a smaller change or raise provider.maxTokens")
+                truncation_retried = True
+                turn.attempt += 1
+                session.events.publish(
+                    events.TurnRetrying(turn_id=turn.turn_id, attempt=turn.attempt, reason=reason)
+                )
+                continue
             reply = self._store_reply(builder, started, None, None)
             if reply.stop_reason == "error":
                 raise TurnFailed(reply.error_message or "the reply was incomplete")
