@@ -34,6 +34,7 @@ _DIGITS = re.compile(rb"[0-9]{1,20}")
 _WS = re.compile(rb"[ \t\r\n]*")
 _OUTSIDE = re.compile(rb"[ \t\r\n,:0-9eE+.\-truefalsn]*")
 """What may stand between brackets and strings in JSON: separators, numbers, true/false/null."""
+_SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _IN_STRING = re.compile(rb'[^"\\]*(?:\\[\s\S][^"\\]*)*')
 _HEAD_ID = re.compile(
     rb'^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"\\]*"\s*,\s*){0,2}"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")'
@@ -61,8 +62,8 @@ class BadFrame:
 
 
 class JsonEnd:
-    """Finds where a JSON object or array ends, fed incrementally; checks just enough of
-    the grammar to notice that what it reads is not JSON (a header, say)."""
+    """Finds where a JSON value ends, fed incrementally; checks just enough of the grammar
+    to notice that what it reads is not JSON (a header, say)."""
 
     def __init__(self) -> None:
         self.depth = 0
@@ -80,14 +81,16 @@ class JsonEnd:
                     return "more", pos
                 self.in_string = False
                 pos += 1
+                if self.depth == 0:
+                    return "done", pos  # a string on its own
                 continue
             if not self.started:
                 pos = _WS.match(data, pos, end).end()  # pyright: ignore[reportOptionalMemberAccess]
                 if pos >= end:
                     return "more", pos
-                if data[pos] not in b"{[":
-                    return "invalid", pos
                 self.started = True
+                if data[pos] not in b'{["':
+                    return self._scalar(data, pos, end)
             else:
                 pos = _OUTSIDE.match(data, pos, end).end()  # pyright: ignore[reportOptionalMemberAccess]
                 if pos >= end:
@@ -95,7 +98,7 @@ class JsonEnd:
             byte = data[pos]
             if byte in b"{[":
                 self.depth += 1
-            elif byte in b"}]":
+            elif byte in b"}]" and self.depth:
                 self.depth -= 1
                 if self.depth == 0:
                     return "done", pos + 1
@@ -105,6 +108,16 @@ class JsonEnd:
                 return "invalid", pos
             pos += 1
         return "more", pos
+
+    def _scalar(self, data: bytes | bytearray, pos: int, end: int) -> tuple[str, int]:
+        """A number, true, false or null on its own (not a message, but a frame to get past)."""
+        match = _SCALAR.match(data, pos, end)
+        if match is None:
+            return "invalid", pos
+        if match.end() == end:
+            self.started = False
+            return "more", pos  # it may go on in the next bytes
+        return "done", match.end()
 
 
 def sniff_id(head: bytes, tail: bytes) -> int | str | None:

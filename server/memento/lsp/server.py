@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -32,6 +33,8 @@ class MementoServer(LanguageServer):
     max_message_bytes: int = DEFAULT_MAX_BODY
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if isinstance(error, JsonRpcMethodNotFound):
+            return  # answered, and pygls logged it
         self.protocol.bad_input.warning(f"server error ({getattr(source, '__name__', source)}): {error}")
 
     # pygls' stdio and TCP loops stop reading after one malformed frame; ours resync

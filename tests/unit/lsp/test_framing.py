@@ -146,6 +146,17 @@ def test_json_end_follows_strings_and_nesting() -> None:
     assert JsonEnd().scan(b"Content-Length: 5", 0, 17)[0] == "invalid"
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("scalar", [b"-1", b"5", b'"text"', b"true", b"null"])
+async def test_a_value_that_is_no_object_with_a_wrong_length_loses_nothing_after_it(scalar: bytes) -> None:
+    data = b"Content-Length: %d\r\n\r\n" % (len(scalar) + 2) + scalar + frame(message(2))
+    items = await read_all(data)
+    assert ids(items) == ["bad", 2]
+    first, second = await read_all(frame(scalar) + frame(message(3)))
+    assert isinstance(first, Frame) and first.message == json.loads(scalar)
+    assert isinstance(second, Frame) and second.message["id"] == 3
+
+
 def test_sniff_id() -> None:
     assert sniff_id(b'{"jsonrpc":"2.0","id":7,"method":"x"', b"") == 7
     assert sniff_id(b'{"params":{"id":1', b',"method":"x","id":"abc"}') == "abc"
