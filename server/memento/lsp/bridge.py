@@ -56,6 +56,8 @@ class LspEditor:
             document = self._open_document(path)  # the editor may have closed it meanwhile
             if document is None or document.source != old_text:
                 return False  # the buffer moved on since the tool read it; let the tool retry
+            if old_text == new_text:
+                return True  # nothing to send, and no didChange would come to wait for
             if not await self._apply(document, old_text, new_text, caps.workspace_edit):
                 return False
             # The editor applied it; its didChange may still be on the way.
