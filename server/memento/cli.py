@@ -43,6 +43,9 @@ def _run_lsp(args: argparse.Namespace) -> int:
     from memento.lsp.log_handler import LogMessageHandler
     from memento.lsp.server import create_server
 
+    # Long sessions are read and built in worker threads; a shorter switch interval than
+    # Python's 5 ms lets the event loop take the interpreter back sooner to answer the editor.
+    sys.setswitchinterval(0.001)
     server = create_server()
     server.max_message_bytes = args.max_message_bytes
     to_editor = LogMessageHandler(server)

@@ -9,7 +9,7 @@ import logging
 import secrets
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from memento.config import MementoConfig
 from memento.providers.base import ModelRequest, Provider
@@ -33,6 +33,8 @@ from memento.session.tools.registry import default_tools
 from memento.session.turn import TurnRunner
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 SpawnFn = Callable[[Coroutine[Any, Any, None], str], object]
 """Starts an owned background task (the front end's task registry)."""
@@ -232,6 +234,12 @@ class Session:
         taken, self._steering = self._steering, []
         return taken
 
+    async def build_request_off_loop(self) -> ModelRequest:
+        """`build_request` in a worker thread: over a long session (the governed context of
+        200k entries) it takes seconds the editor must not wait for. The turn is the only
+        writer of what it reads meanwhile."""
+        return await asyncio.to_thread(off_loop_work, self.build_request)
+
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))
         system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
@@ -303,17 +311,23 @@ def _redacted(entry: Entry) -> Entry:
     return entry if clean is data else parse_entry(clean)
 
 
-def _load_store(path: Path) -> SessionStore:
-    """Open a session file (in a worker thread). The garbage collector waits meanwhile: its
-    full passes over the objects a long session is made of would hold every thread, the
-    event loop's too, for a second at a time; what was loaded is then left out of them."""
+def off_loop_work(work: Callable[[], T]) -> T:
+    """Run `work` (in a worker thread) with the garbage collector waiting: its full passes
+    over the objects a long session is made of hold every thread, the event loop's too, for
+    a second at a time."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        store = SessionStore.open(path)
+        return work()
     finally:
         if enabled:
             gc.enable()
+
+
+def _load_store(path: Path) -> SessionStore:
+    """Open a session file (in a worker thread); what was loaded is then left out of the
+    collector's passes for good."""
+    store = off_loop_work(lambda: SessionStore.open(path))
     gc.freeze()
     return store
 

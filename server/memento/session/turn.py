@@ -141,7 +141,7 @@ class TurnRunner:
         turn.attempt = 1
         error_retried = truncation_retried = False
         while True:
-            request = session.build_request()
+            request = await session.build_request_off_loop()
             for hook in session.hooks:
                 request = await hook.before_request(session, turn, request)
             builder = ReplyBuilder()
