@@ -11,15 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text
+from tests.lsp.edit_scenarios import BEFORE, SCENARIOS, edit, failed_edits
 from tests.lsp.harness import Editor, provider_options, running_editor
 
 NEOVIM_DEBOUNCE = 0.15
-BEFORE = 'count = 1\nlabel = "x"\n'
-
-
-def edit(call_id: str, old: str, new: str, path: str = "a.py") -> ToolCallStep:
-    return ToolCallStep(call_id, "edit", {"path": path, "oldText": old, "newText": new})
 
 
 async def run_turn(editor: Editor, prompt: str = "go") -> dict:
@@ -28,77 +24,23 @@ async def run_turn(editor: Editor, prompt: str = "go") -> dict:
     return end
 
 
-def tool_errors(model_server: ScriptedModelServer) -> list[str]:
-    """Tool results the model got back that were errors (e.g. "oldText not found")."""
-    found: list[str] = []
-    for request in model_server.requests:
-        for message in request.body.get("messages", []):
-            if message.get("role") == "tool" and "Edited" not in str(message.get("content")):
-                found.append(str(message.get("content")))
-    return found
-
-
 @pytest.mark.asyncio
 @pytest.mark.parametrize("client", ["neovim", "vscode"])
-async def test_two_edits_in_one_turn_insert_then_multibyte_below(
-    client: str, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+@pytest.mark.parametrize("name", list(SCENARIOS))
+async def test_edits_land_on_the_text_the_editor_holds(
+    name: str, client: str, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
-    model_server.enqueue(
-        Reply(edit("c1", "count = 1\n", "count = 1\ntotal = count + 1\n")),
-        Reply(edit("c2", 'label = "x"', 'label = "日本語🎉"')),
-        Reply(Text("done")),
-    )
+    scenario = SCENARIOS[name]
+    model_server.enqueue(*scenario.replies)
     options = provider_options(model_server.openai_base_url)
     async with running_editor(
         workspace, data_dir, client=client, options=options, debounce=NEOVIM_DEBOUNCE
     ) as editor:
         uri = editor.open("a.py", BEFORE)
         await run_turn(editor)
-        assert editor.buffers[uri][1] == 'count = 1\ntotal = count + 1\nlabel = "日本語🎉"\n'
+        assert editor.buffers[uri][1] == scenario.after
         assert editor.stale_edits == []
-    assert tool_errors(model_server) == []
-
-
-@pytest.mark.asyncio
-async def test_re_editing_a_just_edited_line(
-    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
-) -> None:
-    model_server.enqueue(
-        Reply(edit("c1", 'label = "x"', 'label = "ÿ"')),
-        Reply(edit("c2", 'label = "ÿ"', 'label = "zé"')),
-        Reply(Text("done")),
-    )
-    options = provider_options(model_server.openai_base_url)
-    async with running_editor(
-        workspace, data_dir, client="neovim", options=options, debounce=NEOVIM_DEBOUNCE
-    ) as editor:
-        uri = editor.open("a.py", BEFORE)
-        await run_turn(editor)
-        assert editor.buffers[uri][1] == 'count = 1\nlabel = "zé"\n'
-    assert tool_errors(model_server) == []
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("client", ["neovim", "vscode"])
-async def test_three_tool_calls_in_one_reply(
-    client: str, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
-) -> None:
-    model_server.enqueue(
-        Reply(
-            edit("c1", "count = 1", "count = 2"),
-            edit("c2", 'label = "x"', 'label = "¡x!"'),
-            edit("c3", 'count = 2\nlabel = "¡x!"\n', 'count = 2\nlabel = "¡x!"\nready = True\n'),
-        ),
-        Reply(Text("done")),
-    )
-    options = provider_options(model_server.openai_base_url)
-    async with running_editor(
-        workspace, data_dir, client=client, options=options, debounce=NEOVIM_DEBOUNCE
-    ) as editor:
-        uri = editor.open("a.py", BEFORE)
-        await run_turn(editor)
-        assert editor.buffers[uri][1] == 'count = 2\nlabel = "¡x!"\nready = True\n'
-    assert tool_errors(model_server) == []
+    assert failed_edits(model_server) == []
 
 
 @pytest.mark.asyncio
@@ -154,4 +96,4 @@ async def test_a_client_later_than_the_wait_is_reconciled_when_its_change_arrive
         await run_turn(editor, "again")
         assert editor.buffers[uri][1] == "count = 1\nextra = 'ê'\nlabel = \"🎉\"\n"
         assert editor.stale_edits == []
-    assert tool_errors(model_server) == []
+    assert failed_edits(model_server) == []

@@ -6,15 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.clients.nvim.harness import run_nvim
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.lsp.edit_scenarios import BEFORE, SCENARIOS, edit, failed_edits
 from tests.lsp.harness import provider_options
-
-BEFORE = 'count = 1\nlabel = "x"\n'
-
-
-def edit(call_id: str, old: str, new: str) -> ToolCallStep:
-    return ToolCallStep(call_id, "edit", {"path": "a.py", "oldText": old, "newText": new})
 
 
 def run(
@@ -37,51 +34,15 @@ def run(
     return observed
 
 
-def tool_results(model_server: ScriptedModelServer) -> list[str]:
-    last = model_server.requests[-1].body["messages"]
-    return [str(m["content"]) for m in last if m.get("role") == "tool"]
-
-
-def test_insert_a_line_then_edit_below_it_with_multibyte_text(
-    neovim: Path, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_edits_land_on_the_text_the_buffer_holds(
+    name: str, neovim: Path, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
-    model_server.enqueue(
-        Reply(edit("c1", "count = 1\n", "count = 1\ntotal = count + 1\n")),
-        Reply(edit("c2", 'label = "x"', 'label = "日本語🎉"')),
-        Reply(Text("done")),
-    )
+    scenario = SCENARIOS[name]
+    model_server.enqueue(*scenario.replies)
     observed = run(model_server, workspace, data_dir)
-    assert observed["texts"] == ['count = 1\ntotal = count + 1\nlabel = "日本語🎉"\n']
-    assert all(r.startswith("Edited a.py") for r in tool_results(model_server)), tool_results(model_server)
-
-
-def test_re_editing_a_line_just_edited(
-    neovim: Path, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
-) -> None:
-    model_server.enqueue(
-        Reply(edit("c1", 'label = "x"', 'label = "ÿ"')),
-        Reply(edit("c2", 'label = "ÿ"', 'label = "ζ😀"')),
-        Reply(Text("done")),
-    )
-    observed = run(model_server, workspace, data_dir)
-    assert observed["texts"] == ['count = 1\nlabel = "ζ😀"\n']
-    assert all(r.startswith("Edited a.py") for r in tool_results(model_server)), tool_results(model_server)
-
-
-def test_three_tool_calls_in_one_reply(
-    neovim: Path, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
-) -> None:
-    model_server.enqueue(
-        Reply(
-            edit("c1", "count = 1", "count = 2"),
-            edit("c2", 'label = "x"', 'label = "¡x!"'),
-            edit("c3", 'count = 2\nlabel = "¡x!"\n', 'count = 2\nlabel = "¡x!"\nready = True\n'),
-        ),
-        Reply(Text("done")),
-    )
-    observed = run(model_server, workspace, data_dir)
-    assert observed["texts"] == ['count = 2\nlabel = "¡x!"\nready = True\n']
-    assert all(r.startswith("Edited a.py") for r in tool_results(model_server)), tool_results(model_server)
+    assert observed["texts"] == [scenario.after]
+    assert failed_edits(model_server) == []
 
 
 def test_checkpoint_one_edit_rewind_restores(
@@ -116,3 +77,4 @@ def test_turn_after_turn_with_a_write_between(
         'count = 5\nlabel = "naïve"\nitems = ["α", "β", "γ"]\n',
         'count = 5\nitems = ["α", "β", "γ"]\n',
     ]
+    assert failed_edits(model_server) == []
