@@ -63,7 +63,7 @@ async def test_checkpoint_one_edit_rewind_restores(
         assert mine["files"] == ["a.py"]
 
         result = await editor.execute("memento.checkpoint.rewind", {"checkpointId": checkpoint["id"]})
-        assert result == {"restored": ["a.py"], "conflicts": []}
+        assert (result["restored"], result["conflicts"]) == (["a.py"], [])
         assert editor.buffers[uri][1] == BEFORE
 
 

@@ -52,7 +52,7 @@ def test_checkpoint_one_edit_rewind_restores(
     observed = run(model_server, workspace, data_dir, checkpoint=True)
     assert observed["texts"] == ['count = 99\nlabel = "x"\n']
     assert observed["files"] == ["a.py"]
-    assert observed["rewind"] == {"restored": ["a.py"], "conflicts": []}
+    assert (observed["rewind"]["restored"], observed["rewind"]["conflicts"]) == (["a.py"], [])
     assert observed["after_rewind"] == BEFORE
 
 
