@@ -103,6 +103,11 @@ class ToolSettings(Settings):
     max_output_chars: int = Field(default=30_000, ge=1000)
     grep_timeout: float = Field(default=10.0, gt=0, le=600)
     """Seconds one `grep` may search before it is stopped (its pattern comes from the model)."""
+    tolerant_edits: bool = True
+    """`edit` falls back to tolerant matchers (whitespace, indentation, first/last lines) when
+    oldText is not in the file exactly; see session/tools/matching.py."""
+    syntax_guard: bool = True
+    """`write`/`edit` refuse a change that leaves a file which parsed with syntax errors."""
 
 
 DEFAULT_PROTECTED_PATHS = [

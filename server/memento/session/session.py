@@ -112,6 +112,8 @@ class Session:
         ctx.grep_timeout = config.tools.grep_timeout
         ctx.protected_paths = tuple(config.security.protected_paths)
         ctx.permission_timeout = config.security.permission_timeout
+        ctx.tolerant_edits = config.tools.tolerant_edits
+        ctx.syntax_guard = config.tools.syntax_guard
 
     def add_hooks(self, hooks: Hooks) -> None:
         self.hooks.append(hooks)

@@ -8,6 +8,8 @@ from functools import lru_cache
 
 import ast_grep_py
 
+from memento.session.tools.syntax import LANGUAGES
+from memento.session.tools.syntax import language_of as language_of  # re-exported for TTSR
 from memento.ttsr.scope import split_braces
 from memento.ttsr.toolargs import NEW_TEXT_KEYS, partial_string
 
@@ -15,49 +17,8 @@ TOOLS = tuple(NEW_TEXT_KEYS)
 MAX_SNAPSHOT_CHARS = 128 * 1024
 """Larger snapshots are not parsed: ast-grep holds the GIL while it searches."""
 
-LANGUAGES: dict[str, str] = {
-    "ts": "typescript",
-    "mts": "typescript",
-    "cts": "typescript",
-    "tsx": "tsx",
-    "js": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "jsx": "javascript",
-    "py": "python",
-    "pyi": "python",
-    "rs": "rust",
-    "go": "go",
-    "java": "java",
-    "kt": "kotlin",
-    "swift": "swift",
-    "c": "c",
-    "h": "c",
-    "cc": "cpp",
-    "cpp": "cpp",
-    "hpp": "cpp",
-    "cs": "csharp",
-    "rb": "ruby",
-    "php": "php",
-    "lua": "lua",
-    "scala": "scala",
-    "sh": "bash",
-    "bash": "bash",
-    "css": "css",
-    "html": "html",
-    "json": "json",
-    "yaml": "yaml",
-    "yml": "yaml",
-}
 _DEFAULT_LANGUAGES = ("typescript", "javascript", "python", "rust", "go")
 _EXTENSIONS = re.compile(r"\.(\{[^}]*\}|[A-Za-z0-9]+)\)?$")
-
-
-def language_of(path: str) -> str | None:
-    base = path.replace("\\", "/").rsplit("/", 1)[-1]
-    if "." not in base:
-        return None
-    return LANGUAGES.get(base.rsplit(".", 1)[-1].lower())
 
 
 def languages_for(tokens: list[str]) -> set[str]:

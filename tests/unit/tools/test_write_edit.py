@@ -91,7 +91,7 @@ async def test_edit_not_found_and_ambiguous(root: Path) -> None:
     (root / "f.py").write_text("x = 1\nx = 1\n")
     with pytest.raises(ToolError, match="oldText not found in f.py"):
         await edit(root, "y = 1", "z")
-    with pytest.raises(ToolError, match="oldText matches 2 places in f.py; include more context"):
+    with pytest.raises(ToolError, match="oldText matches 2 places in f.py, at lines 1, 2; include more"):
         await edit(root, "x = 1", "z")
     with pytest.raises(ToolError, match="must not be empty"):
         await edit(root, "", "z")

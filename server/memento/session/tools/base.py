@@ -43,6 +43,10 @@ class ToolContext:
     grep_timeout: float = 10.0
     notify: Callable[[str], None] = field(default=lambda message: None)
     """Tells the user something outside the tool result (a permission request that expired)."""
+    tolerant_edits: bool = True
+    """`edit` may match oldText through the tolerant matchers (`matching.py`)."""
+    syntax_guard: bool = True
+    """`write`/`edit` refuse changes that break a file's syntax (`syntax.py`)."""
 
 
 class Tool(Protocol):

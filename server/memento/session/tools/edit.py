@@ -1,22 +1,34 @@
-"""`edit`: replace one exact, unique piece of a file's text."""
+"""`edit`: replace one unique piece of a file's text, found exactly or by a tolerant matcher
+(`matching.py`), unless the result would break the file's syntax (`syntax.py`)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.providers.base import ToolSpec
 from memento.security.protected import guard_protected
+from memento.session.tools import matching, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import (
     display_path,
     parse_args,
     read_text_file,
     resolve_in_workspace,
+    uses_crlf,
     write_text_atomic,
 )
+
+HOW: dict[str, str] = {
+    "indented newText": "exactly; newText's later lines were indented like its first",
+    "trailing whitespace": "ignoring trailing whitespace",
+    "indentation": "with another indentation; newText was shifted the same way",
+    "whitespace": "ignoring whitespace and line breaks",
+    "first/last lines": "by its first and last lines (the lines between differed)",
+}
 
 
 class EditArgs(BaseModel):
@@ -31,39 +43,71 @@ def _line_range(first: int, count: int) -> str:
     return f"line {first}" if count <= 1 else f"lines {first}-{first + count - 1}"
 
 
-def _apply(current: str, old: str, new: str, shown: str) -> tuple[str, str]:
-    """The edited text and a summary of the lines changed."""
-    if old not in current and "\r\n" in current and "\r\n" not in old:
-        # The file uses CRLF line endings; the model almost always sends LF.
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-    count = current.count(old)
-    if count == 0:
-        raise ToolError(f"oldText not found in {shown}")
-    if count > 1:
-        raise ToolError(f"oldText matches {count} places in {shown}; include more context to make it unique")
-    at = current.index(old)
-    first = current.count("\n", 0, at) + 1
-    old_lines, new_lines = old.count("\n") + 1, new.count("\n") + 1
-    if new:
+def _explain(how: str) -> str:
+    base, _, note = how.partition(" after ")
+    text = HOW.get(base, base)
+    return f"{text}, after unescaping \\n in oldText" if note else text
+
+
+def _not_found(text: str, old: str, shown: str, tolerant: bool) -> str:
+    if not tolerant:
+        return f"oldText not found in {shown}"
+    region = matching.closest_region(text, old)
+    head = f"oldText not found in {shown}, not even ignoring whitespace and indentation."
+    if region is None:
+        return f"{head} Nothing in the file resembles it; read the file to see its current text."
+    first, last = region
+    return (
+        f"{head} The most similar part is {_line_range(first, last - first + 1)}:\n"
+        f"{matching.show_region(text, first, last)}\n"
+        "Copy oldText from the file exactly (without the line numbers) and try again."
+    )
+
+
+def plan_edit(current: str, old: str, new: str, shown: str, *, tolerant: bool = True) -> tuple[str, str]:
+    """The edited text and a summary of what changed (blocking: matching can take a while).
+    A file with CRLF line endings is matched as LF and keeps its CRLF."""
+    crlf = uses_crlf(current)
+    text = current.replace("\r\n", "\n") if crlf else current
+    if crlf:
+        old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    found = matching.find_edit(text, old, new, tolerant=tolerant)
+    if found is None:
+        raise ToolError(_not_found(text, old, shown, tolerant))
+    if isinstance(found, matching.Ambiguous):
+        where = ", ".join(str(n) for n in found.lines[:10])
+        how = "" if found.how == "exact" else f" ({_explain(found.how)})"
+        raise ToolError(
+            f"oldText matches {len(found.lines)} places in {shown}{how}, at lines {where}; "
+            "include more of the surrounding lines to make it unique"
+        )
+    first = text.count("\n", 0, found.start) + 1
+    old_lines = text.count("\n", found.start, found.end) + 1
+    new_lines = found.replacement.count("\n") + 1
+    if found.replacement:
         summary = f"replaced {_line_range(first, old_lines)} with {_line_range(first, new_lines)}"
     else:
         summary = f"removed text at {_line_range(first, old_lines)}"
-    return current[:at] + new + current[at + len(old) :], summary
+    if found.how != "exact":
+        summary += f" (oldText matched {_explain(found.how)})"
+    updated = text[: found.start] + found.replacement + text[found.end :]
+    return (updated.replace("\n", "\r\n") if crlf else updated), summary
 
 
 class EditTool:
     spec = ToolSpec(
         name="edit",
         description=(
-            "Edit a file by replacing an exact piece of its text. oldText must match the current "
-            "file exactly (whitespace included) and occur exactly once; include surrounding lines "
-            "to make it unique. Read the file first if unsure of its current content."
+            "Edit a file by replacing a piece of its text. oldText is the current text to "
+            "replace, copied from the file (whole lines are best) and found exactly once; "
+            "include surrounding lines to make it unique. newText replaces it. Read the file "
+            "first if unsure of its current content."
         ),
         parameters={
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "File path, relative to the workspace root."},
-                "oldText": {"type": "string", "description": "Exact text to find (must be unique)."},
+                "oldText": {"type": "string", "description": "Text to find, as it is in the file."},
                 "newText": {"type": "string", "description": "Text to put in its place."},
             },
             "required": ["path", "oldText", "newText"],
@@ -80,11 +124,18 @@ class EditTool:
         shown = display_path(ctx.root, path)
         buffer = ctx.editor.open_document_text(path)
         current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
-        updated, summary = _apply(current, a.old_text, a.new_text, shown)
+        plan = functools.partial(
+            plan_edit, old=a.old_text, new=a.new_text, shown=shown, tolerant=ctx.tolerant_edits
+        )
+        updated, summary = await asyncio.to_thread(plan, current)
         if await guard_protected(ctx, "edit", a.path, path):  # the file may have moved on meanwhile
             buffer = ctx.editor.open_document_text(path)
             current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
-            updated, summary = _apply(current, a.old_text, a.new_text, shown)
+            updated, summary = await asyncio.to_thread(plan, current)
+        if updated == current:
+            raise ToolError(f"the edit changes nothing in {shown}")
+        if ctx.syntax_guard and (refusal := await asyncio.to_thread(syntax.guard, shown, current, updated)):
+            raise ToolError(refusal)
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
         return ToolOutput(f"Edited {shown}: {summary}")

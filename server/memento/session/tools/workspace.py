@@ -94,6 +94,21 @@ def read_text_file(path: Path, shown: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def read_existing_text(path: Path) -> str | None:
+    """The text of a file about to be overwritten; None when it is missing, binary or unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if is_binary(data) else data.decode("utf-8", errors="replace")
+
+
+def uses_crlf(text: str) -> bool:
+    """Whether every line of `text` ends with CRLF (a file with mixed endings does not)."""
+    crlf = text.count("\r\n")
+    return crlf > 0 and crlf == text.count("\n")
+
+
 def write_text_atomic(path: Path, text: str, shown: str) -> None:
     """Write `text` to `path` atomically (temp file + os.replace), keeping an existing mode."""
     if path.is_dir():

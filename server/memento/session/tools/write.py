@@ -1,4 +1,5 @@
-"""`write`: replace a file's whole content (through the editor when the file is open)."""
+"""`write`: replace a file's whole content (through the editor when the file is open),
+keeping CRLF line endings and refusing a change that breaks the file's syntax."""
 
 from __future__ import annotations
 
@@ -9,8 +10,16 @@ from pydantic import BaseModel
 
 from memento.providers.base import ToolSpec
 from memento.security.protected import guard_protected
-from memento.session.tools.base import ToolContext, ToolOutput
-from memento.session.tools.workspace import display_path, parse_args, resolve_in_workspace, write_text_atomic
+from memento.session.tools import syntax
+from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.session.tools.workspace import (
+    display_path,
+    parse_args,
+    read_existing_text,
+    resolve_in_workspace,
+    uses_crlf,
+    write_text_atomic,
+)
 
 
 class WriteArgs(BaseModel):
@@ -40,7 +49,13 @@ class WriteTool:
         path = resolve_in_workspace(ctx.root, a.path)
         await guard_protected(ctx, "write", a.path, path)
         shown = display_path(ctx.root, path)
-        old = ctx.editor.open_document_text(path)
-        if old is None or not await ctx.editor.replace_document(path, old, a.content):
-            await asyncio.to_thread(write_text_atomic, path, a.content, shown)
-        return ToolOutput(f"Wrote {len(a.content.encode('utf-8'))} bytes to {shown}")
+        buffer = ctx.editor.open_document_text(path)
+        old = buffer if buffer is not None else await asyncio.to_thread(read_existing_text, path)
+        content, note = a.content, ""
+        if old is not None and uses_crlf(old) and "\r\n" not in content and "\n" in content:
+            content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
+        if ctx.syntax_guard and (refusal := await asyncio.to_thread(syntax.guard, shown, old, content)):
+            raise ToolError(refusal)
+        if buffer is None or not await ctx.editor.replace_document(path, buffer, content):
+            await asyncio.to_thread(write_text_atomic, path, content, shown)
+        return ToolOutput(f"Wrote {len(content.encode('utf-8'))} bytes to {shown}{note}")

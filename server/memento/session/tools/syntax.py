@@ -1,0 +1,121 @@
+"""The syntax guard of `write` and `edit`: a change that turns a file which parsed into one
+that does not is refused, and the model gets the parse errors with their lines.
+
+ast-grep (tree-sitter) parses the languages of `LANGUAGES`. A syntax error is an ERROR
+node or a zero-width node (tree-sitter's MISSING token, e.g. an unclosed bracket, or an
+empty Python block). Parsing holds the GIL and is blocking: call from a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import ast_grep_py
+
+MAX_GUARDED_CHARS = 512 * 1024
+"""Larger files are not parsed (the change is let through unchecked)."""
+MAX_REPORTED = 5
+
+LANGUAGES: dict[str, str] = {
+    "ts": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
+    "tsx": "tsx",
+    "js": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "jsx": "javascript",
+    "py": "python",
+    "pyi": "python",
+    "rs": "rust",
+    "go": "go",
+    "java": "java",
+    "kt": "kotlin",
+    "swift": "swift",
+    "c": "c",
+    "h": "c",
+    "cc": "cpp",
+    "cpp": "cpp",
+    "hpp": "cpp",
+    "cs": "csharp",
+    "rb": "ruby",
+    "php": "php",
+    "lua": "lua",
+    "scala": "scala",
+    "sh": "bash",
+    "bash": "bash",
+    "css": "css",
+    "html": "html",
+    "json": "json",
+    "yaml": "yaml",
+    "yml": "yaml",
+}
+"""File extension → ast-grep language (TTSR's AST conditions use the same table)."""
+
+
+def language_of(path: str) -> str | None:
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if "." not in base:
+        return None
+    return LANGUAGES.get(base.rsplit(".", 1)[-1].lower())
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    line: int
+    """1-based."""
+    column: int
+    """1-based."""
+    message: str
+
+
+def _nodes(root: ast_grep_py.SgNode) -> Iterator[ast_grep_py.SgNode]:
+    stack = list(root.children())
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children())
+
+
+def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
+    """The syntax errors of `text`, first ones first (empty when it parses)."""
+    root = ast_grep_py.SgRoot(text, language).root()
+    found: list[SyntaxProblem] = []
+    for node in _nodes(root):
+        where = node.range()
+        if node.kind() == "ERROR":
+            snippet = " ".join(node.text().split())[:40]
+            message = f"syntax error at `{snippet}`" if snippet else "syntax error"
+        elif where.start.index == where.end.index:
+            message = f"missing {node.kind() if node.is_named() else '`' + node.kind() + '`'}"
+        else:
+            continue
+        found.append(SyntaxProblem(where.start.line + 1, where.start.column + 1, message))
+    found.sort(key=lambda p: (p.line, p.column))
+    return found
+
+
+def guard(path: str, before: str | None, after: str) -> str | None:
+    """Why the change from `before` (None: a new file) to `after` is refused, or None.
+
+    Refused only when the file parsed before (or is new) and does not parse after: a file
+    that was already broken may be fixed a step at a time."""
+    language = language_of(path)
+    if language is None or len(after) > MAX_GUARDED_CHARS:
+        return None
+    problems = syntax_problems(after, language)
+    if not problems:
+        return None
+    if before is not None and (len(before) > MAX_GUARDED_CHARS or syntax_problems(before, language)):
+        return None
+    lines = after.split("\n")
+    shown = [
+        f"line {p.line}, column {p.column}: {p.message}\n    {lines[p.line - 1].strip()[:160]}"
+        for p in problems[:MAX_REPORTED]
+    ]
+    more = f"\n(and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
+    return (
+        f"refused: the change would leave {path} with {language} syntax errors, so the file was "
+        "left as it was. Fix the text and try again:\n" + "\n".join(shown) + more
+    )

@@ -1,0 +1,94 @@
+"""The syntax guard on real files: a write or edit that breaks a file which parsed is
+refused with the parse errors and their lines, and the file is left as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memento.session.tools.base import ToolContext, ToolError
+from memento.session.tools.edit import EditTool
+from memento.session.tools.syntax import guard, syntax_problems
+from memento.session.tools.write import WriteTool
+
+CALC = '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a + b\n'
+# The issue's case: the docstring's quotes were lost inside the JSON action string.
+CALC_LOST_QUOTES = "A tiny calculator.\n\n\ndef add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "calc.py").write_text(CALC)
+    return tmp_path.resolve()
+
+
+async def write(root: Path, path: str, content: str, *, guard_on: bool = True) -> str:
+    ctx = ToolContext(root=root, syntax_guard=guard_on)
+    return (await WriteTool().run({"path": path, "content": content}, ctx)).text
+
+
+async def edit(root: Path, path: str, old: str, new: str) -> str:
+    ctx = ToolContext(root=root)
+    return (await EditTool().run({"path": path, "oldText": old, "newText": new}, ctx)).text
+
+
+@pytest.mark.asyncio
+async def test_a_write_that_breaks_a_python_file_is_refused_with_the_lines(root: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        await write(root, "calc.py", CALC_LOST_QUOTES)
+    message = str(caught.value)
+    assert message.startswith("refused: the change would leave calc.py with python syntax errors")
+    assert "line 1, column 1: syntax error at `A tiny calculator.`" in message
+    assert "    A tiny calculator." in message
+    assert (root / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_an_edit_that_breaks_the_file_is_refused(root: Path) -> None:
+    with pytest.raises(ToolError, match=r"line 4, column 1: syntax error at `def add\(a, b: return a \+ b`"):
+        await edit(root, "calc.py", "def add(a, b):", "def add(a, b:")
+    assert (root / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_a_new_file_with_errors_is_not_created(root: Path) -> None:
+    with pytest.raises(ToolError, match="javascript syntax errors"):
+        await write(root, "src/app.js", "function main() {\n  return [1, 2;\n}\n")
+    assert not (root / "src" / "app.js").exists()
+
+
+@pytest.mark.asyncio
+async def test_a_file_that_was_already_broken_may_be_fixed_step_by_step(root: Path) -> None:
+    (root / "broken.py").write_text("def f(:\n    return 1\n\ndef g(:\n    return 2\n")
+    text = await edit(root, "broken.py", "def f(:", "def f():")
+    assert text.startswith("Edited broken.py")
+    assert (root / "broken.py").read_text().startswith("def f():")
+
+
+@pytest.mark.asyncio
+async def test_the_guard_can_be_switched_off(root: Path) -> None:
+    await write(root, "calc.py", CALC_LOST_QUOTES, guard_on=False)
+    assert (root / "calc.py").read_text() == CALC_LOST_QUOTES
+
+
+@pytest.mark.asyncio
+async def test_files_of_unknown_languages_are_not_parsed(root: Path) -> None:
+    await write(root, "notes.txt", "def f(:\n")
+    assert (root / "notes.txt").read_text() == "def f(:\n"
+
+
+@pytest.mark.asyncio
+async def test_valid_changes_pass_and_crlf_files_keep_crlf(root: Path) -> None:
+    (root / "win.ts").write_bytes(b"export const a = 1;\r\n")
+    text = await write(root, "win.ts", "export const a = 2;\nexport const b = 3;\n")
+    assert text.endswith("(CRLF line endings kept)")
+    assert (root / "win.ts").read_bytes() == b"export const a = 2;\r\nexport const b = 3;\r\n"
+
+
+def test_problems_name_missing_tokens_and_error_nodes() -> None:
+    assert syntax_problems("x = (1,\n", "python")[0].line == 1
+    assert [p.message for p in syntax_problems("fn main() { let x = 1 }\n", "rust")] == ["missing `;`"]
+    assert syntax_problems("def ok():\n    return 1\n", "python") == []
+    assert guard("a.json", '{"a": 1}', '{"a": 1,}') is not None
+    assert guard("a.json", None, '{"a": 1}') is None

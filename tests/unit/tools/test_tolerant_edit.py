@@ -1,0 +1,146 @@
+"""The edit tool's tolerant matchers on real files: each one applies only on a unique match
+and says so; a miss answers with the closest region of the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memento.session.tools.base import ToolContext, ToolError
+from memento.session.tools.edit import EditTool
+from memento.session.tools.matching import Ambiguous, closest_region, find_edit
+
+CALC = '''"""A tiny calculator."""
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+'''
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "calc.py").write_text(CALC)
+    return tmp_path.resolve()
+
+
+async def edit(root: Path, old: str, new: str, *, tolerant: bool = True, path: str = "calc.py") -> str:
+    ctx = ToolContext(root=root, tolerant_edits=tolerant)
+    out = await EditTool().run({"path": path, "oldText": old, "newText": new}, ctx)
+    return out.text
+
+
+@pytest.mark.asyncio
+async def test_trailing_whitespace_is_ignored(root: Path) -> None:
+    text = await edit(root, "def add(a, b):   \n    return a - b  ", "def add(a, b):\n    return a + b")
+    assert text == (
+        "Edited calc.py: replaced lines 4-5 with lines 4-5 (oldText matched ignoring trailing whitespace)"
+    )
+    assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+@pytest.mark.asyncio
+async def test_a_tolerant_match_that_breaks_the_syntax_is_refused(root: Path) -> None:
+    # The model copied the body without its indentation and wrote the new body the same way.
+    # The body lost its indentation in oldText and in newText: found, but the result would not
+    # parse, so the syntax guard refuses it and the file stays as it was.
+    with pytest.raises(ToolError, match="refused: the change would leave calc.py with python syntax errors"):
+        await edit(root, "def add(a, b):\nreturn a - b\n", "def add(a, b):\ntotal = a + b\nreturn total\n")
+    assert (root / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_a_uniformly_shifted_block_is_shifted_back(root: Path) -> None:
+    (root / "cls.py").write_text("class A:\n    def f(self):\n        return 1\n")
+    text = await edit(root, "def f(self):\n    return 1\n", "def f(self):\n    return 2\n", path="cls.py")
+    assert "with another indentation; newText was shifted the same way" in text
+    assert (root / "cls.py").read_text() == "class A:\n    def f(self):\n        return 2\n"
+
+
+@pytest.mark.asyncio
+async def test_new_lines_after_an_exact_match_inside_the_indentation_are_indented(root: Path) -> None:
+    text = await edit(root, "return a - b\n", "total = a + b\nreturn total\n")
+    assert "newText's later lines were indented like its first" in text
+    assert "    total = a + b\n    return total\n" in (root / "calc.py").read_text()
+
+
+@pytest.mark.asyncio
+async def test_flattened_function_finds_its_lines(root: Path) -> None:
+    # The issue's case: the function flattened onto one line.
+    text = await edit(root, "def add(a, b): return a - b", "def add(a, b):\n    return a + b")
+    assert "ignoring whitespace and line breaks" in text
+    assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+@pytest.mark.asyncio
+async def test_escaped_newlines_are_unescaped(root: Path) -> None:
+    text = await edit(root, "def add(a, b):\\n    return a - b", "def add(a, b):\\n    return a + b")
+    assert "after unescaping \\n" in text
+    assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+@pytest.mark.asyncio
+async def test_block_anchored_on_first_and_last_lines(root: Path) -> None:
+    source = "def run(items):\n    total = 0\n    for item in items:\n        total += item\n    return total\n"
+    (root / "run.py").write_text(source)
+    old = "def run(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n"
+    new = "def run(items):\n    return sum(items)\n"
+    text = await edit(root, old, new, path="run.py")
+    assert "by its first and last lines" in text
+    assert (root / "run.py").read_text() == new
+
+
+@pytest.mark.asyncio
+async def test_a_tolerant_match_in_two_places_is_refused(root: Path) -> None:
+    source = "if a:\n    x = 1\n    y = 2\nif b:\n        x = 1\n        y = 2\n"
+    (root / "twice.py").write_text(source)
+    with pytest.raises(ToolError, match=r"matches 2 places in twice.py \(with another indentation.*lines 2, 5;"):
+        await edit(root, "x = 1\ny = 2", "x = 3\ny = 4", path="twice.py")
+    assert (root / "twice.py").read_text() == source
+
+
+@pytest.mark.asyncio
+async def test_a_miss_shows_the_closest_region_with_line_numbers(root: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        await edit(root, "def mul(x, y):\n    return x * y", "def mul(x, y):\n    return x ** y")
+    message = str(caught.value)
+    assert message.startswith("oldText not found in calc.py")
+    assert "The most similar part is lines 8-9:" in message
+    assert "8| def mul(a, b):\n 9|     return a * b" in message
+    assert (root / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_switched_off_only_exact_text_matches(root: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        await edit(root, "def add(a, b): return a - b", "x", tolerant=False)
+    assert str(caught.value) == "oldText not found in calc.py"
+
+
+@pytest.mark.asyncio
+async def test_crlf_file_keeps_crlf_through_a_tolerant_match(root: Path) -> None:
+    (root / "win.py").write_bytes(b"def f():\r\n    return 1\r\n\r\n\r\ndef g():\r\n    return 2\r\n")
+    text = await edit(root, "def g():  \n    return 2  \n", "def g():\n    return 3\n", path="win.py")
+    assert "ignoring trailing whitespace" in text
+    data = (root / "win.py").read_bytes()
+    assert data == b"def f():\r\n    return 1\r\n\r\n\r\ndef g():\r\n    return 3\r\n"
+
+
+def test_whitespace_matcher_respects_token_boundaries() -> None:
+    # "ab = 1" without whitespace is "ab=1", which sits inside "cab=1": not a match.
+    assert find_edit("cab = 1\n", "ab  =  1", "ab = 2") is None
+    assert find_edit("xs = [1]\nys = [2]\n", "xs=[1]\nys=[2]", "x = 3") is not None
+
+
+def test_exact_match_in_two_places_stays_ambiguous() -> None:
+    found = find_edit("a = 1\na = 1\n", "a = 1", "a = 2")
+    assert found == Ambiguous("exact", [1, 2])
+
+
+def test_closest_region_is_none_when_nothing_resembles() -> None:
+    assert closest_region("alpha\nbeta\n", "zzz qqq") is None
