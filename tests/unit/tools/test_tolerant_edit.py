@@ -86,7 +86,9 @@ async def test_escaped_newlines_are_unescaped(root: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_block_anchored_on_first_and_last_lines(root: Path) -> None:
-    source = "def run(items):\n    total = 0\n    for item in items:\n        total += item\n    return total\n"
+    source = (
+        "def run(items):\n    total = 0\n    for item in items:\n        total += item\n    return total\n"
+    )
     (root / "run.py").write_text(source)
     old = "def run(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n"
     new = "def run(items):\n    return sum(items)\n"
@@ -99,7 +101,9 @@ async def test_block_anchored_on_first_and_last_lines(root: Path) -> None:
 async def test_a_tolerant_match_in_two_places_is_refused(root: Path) -> None:
     source = "if a:\n    x = 1\n    y = 2\nif b:\n        x = 1\n        y = 2\n"
     (root / "twice.py").write_text(source)
-    with pytest.raises(ToolError, match=r"matches 2 places in twice.py \(with another indentation.*lines 2, 5;"):
+    with pytest.raises(
+        ToolError, match=r"matches 2 places in twice.py \(with another indentation.*lines 2, 5;"
+    ):
         await edit(root, "x = 1\ny = 2", "x = 3\ny = 4", path="twice.py")
     assert (root / "twice.py").read_text() == source
 
