@@ -15,7 +15,7 @@ import pytest
 
 from tests.chat.terminal import Terminal
 from tests.fakes import openai_proxy
-from tests.fakes.model_server import Hang, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.fakes.model_server import Hang, HttpError, NoUsage, Reply, ScriptedModelServer, Text, ToolCallStep
 
 CHAT = [sys.executable, "-m", "memento", "chat"]
 
@@ -101,10 +101,8 @@ def test_one_prompt_runs_a_turn_with_a_tool_and_prints_the_answer(
     assert roles == ["user", "assistant", "toolResult", "assistant"]
 
 
-def test_the_local_provider_runs_its_server_and_speaks_json_actions(
-    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
-) -> None:
-    # The embedded provider with a stand-in server process (it relays to the scripted model).
+def configure_local(workspace: Path, tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    """The embedded provider with a stand-in server process (it relays to the scripted model)."""
     gguf = tmp_path / "stand-in.gguf"
     gguf.write_bytes(b"GGUF" + bytes(60))
     command = [sys.executable, openai_proxy.__file__, "--port", "{port}", "--alias", "{alias}"]
@@ -114,6 +112,12 @@ def test_the_local_provider_runs_its_server_and_speaks_json_actions(
         f'[provider]\nkind = "local"\n[provider.local]\nggufPath = {json.dumps(str(gguf))}\n'
         f"cacheDir = {json.dumps(str(tmp_path / 'cache'))}\nserverCommand = {json.dumps(command)}\n"
     )
+
+
+def test_the_local_provider_runs_its_server_and_speaks_json_actions(
+    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    configure_local(workspace, tmp_path, model_server)
     (workspace / "VERSION").write_text("7.3.1\n")
     model_server.enqueue(
         Reply(Text('{"tool": "read", "arguments": {"path": "VERSION"}}', chunks=3)),
@@ -126,6 +130,48 @@ def test_the_local_provider_runs_its_server_and_speaks_json_actions(
     first, second = (r.body for r in model_server.requests)
     assert first["model"] == "stand-in" and first["response_format"]["type"] == "json_object"
     assert second["messages"][-1] == {"role": "user", "content": "read result:\n7.3.1\n"}
+
+
+def test_a_local_session_records_its_window_and_estimated_usage_for_inspect(
+    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    configure_local(workspace, tmp_path, model_server)
+    (workspace / "VERSION").write_text("7.3.1\n")
+    # llama-cpp-python's server streams no usage: the turns store a local count, marked.
+    model_server.enqueue(
+        Reply(Text('{"tool": "read", "arguments": {"path": "VERSION"}}'), NoUsage()),
+        Reply(Text('{"answer": "7.3.1"}'), NoUsage()),
+    )
+    assert run_chat(["Which version?"], workspace, tmp_path).returncode == 0
+    replies = [m for m in stored_messages(tmp_path) if m["role"] == "assistant"]
+    usages = [r["usage"] for r in replies]
+    assert all(u["estimated"] is True and u["input"] > 0 and u["output"] > 0 for u in usages)
+    assert usages[1]["input"] > usages[0]["input"]  # the second request carried the tool result
+
+    (path,) = (tmp_path / "data" / "sessions").rglob("*.jsonl")
+    inspect = subprocess.run(
+        [sys.executable, "-m", "memento", "session", "inspect", str(path), "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    report = json.loads(inspect.stdout)
+    assert (report["model"], report["contextWindow"], report["windowSource"]) == (
+        "local/stand-in",
+        8192,
+        "session",
+    )
+    assert report["keepRecentTokens"] == 2048  # sized to the recorded window
+    assert report["usageTokens"] == usages[1]["totalTokens"] and report["tokens"] >= usages[1]["totalTokens"]
+
+
+def test_the_local_models_errors_name_the_local_provider(
+    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    configure_local(workspace, tmp_path, model_server)
+    model_server.enqueue(Reply(HttpError(400, "the grammar is too large")))
+    done = run_chat(["hello"], workspace, tmp_path)
+    assert done.returncode == 1
+    assert "[error] the turn failed: local: HTTP 400: the grammar is too large" in done.stderr
+    assert "openai" not in done.stderr
 
 
 def test_flags_override_the_workspace_file_and_a_failed_turn_exits_non_zero(

@@ -65,6 +65,11 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class NoUsage:
+    """Report no usage at all (as llama-cpp-python's server does when streaming; OpenAI wire)."""
+
+
+@dataclass(frozen=True)
 class Delay:
     seconds: float
 
@@ -100,7 +105,17 @@ class HttpError:
 
 
 Step = (
-    Text | Thinking | ToolCallStep | Usage | Delay | Hang | Disconnect | EndStream | MalformedSSE | HttpError
+    Text
+    | Thinking
+    | ToolCallStep
+    | Usage
+    | NoUsage
+    | Delay
+    | Hang
+    | Disconnect
+    | EndStream
+    | MalformedSSE
+    | HttpError
 )
 
 _DEFAULT_USAGE = Usage(input=10, output=5)
@@ -204,6 +219,8 @@ class _OpenAIWire:
             "prompt_tokens_details": {"cached_tokens": u.cache_read},
         }
         finish = _OPENAI_STOP.get(reply.stop_reason, reply.stop_reason)
+        if any(isinstance(s, NoUsage) for s in reply.steps):
+            return [self._chunk({}, finish), _sse("[DONE]")]
         return [self._chunk({}, finish), _sse(self._base() | {"choices": [], "usage": usage}), _sse("[DONE]")]
 
     @staticmethod

@@ -163,7 +163,8 @@ async def test_the_server_answers_requests_while_a_turn_streams(
         context = await asyncio.wait_for(editor.request("memento/context"), 2.0)
         assert context["contextWindow"] == 100_000
         history = await asyncio.wait_for(editor.request("memento/history", {"limit": 10}), 2.0)
-        assert history["entries"][0]["message"]["content"] == "go"
+        prompt = next(e for e in history["entries"] if e["type"] == "message")
+        assert prompt["message"]["content"] == "go"
         await editor.request("memento/abort")
         await editor.turn_end(turn_id)
 

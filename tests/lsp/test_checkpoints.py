@@ -117,6 +117,7 @@ async def test_rewind_restores_files_and_conversation_and_can_be_undone(
         assert auto["files"] == ["both.txt", "closed.py", "open.py"]
         assert editor.checkpoint_changes
         entries = [json.loads(line) for line in session_files(data_dir)[0].read_text().splitlines()[1:]]
+        assert entries.pop(0)["type"] == "model_change"  # what the session runs on, noted first
         kinds = [e["type"] if e["type"] != "message" else e["message"]["role"] for e in entries]
         assert kinds == [
             "user",

@@ -23,6 +23,9 @@ def _options(model_server: ScriptedModelServer) -> dict[str, Any]:
     # Threshold 8000 − 2000 = 6000 tokens; keep only the last ~200 tokens after a compaction.
     options = provider_options(model_server.openai_base_url, contextWindow=8000)
     options["compaction"] = {"reserveTokens": 2000, "keepRecentTokens": 200}
+    # Shake and prune as for a large window, so that these tests reach the compaction rung.
+    options["compaction"]["shake"] = {"protectTokens": 16000, "minSavings": 4000}
+    options["compaction"]["prune"] = {"protectTokens": 40000, "minimumSavings": 20000}
     return options
 
 

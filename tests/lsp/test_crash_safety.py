@@ -67,4 +67,6 @@ async def test_sigkill_mid_turn_keeps_every_flushed_entry(
         turn_id = await editor.prompt("continue")
         assert (await editor.turn_end(turn_id))["state"] == "finished"
         history = await editor.request("memento/history")
-        assert len(history["entries"]) == len(expected_roles) + 2
+        messages = [e for e in history["entries"] if e["type"] == "message"]
+        assert len(messages) == len(expected_roles) + 2
+        assert [e["type"] for e in history["entries"]].count("model_change") == 1  # same model: noted once

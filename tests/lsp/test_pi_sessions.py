@@ -54,4 +54,7 @@ async def test_a_pi_session_opens_and_continues(
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert lines[1 : len(entries) + 1] == entries  # pi's lines untouched
-    assert lines[-1]["parentId"] == lines[-2]["id"] and lines[-2]["parentId"] == entries[-1]["id"]
+    assert lines[-1]["parentId"] == lines[-2]["id"] and lines[-2]["parentId"] == lines[-3]["id"]
+    # Memento notes the model it continues on (pi's own entry type), right after pi's lines.
+    assert lines[-3]["type"] == "model_change" and lines[-3]["parentId"] == entries[-1]["id"]
+    assert (lines[-3]["provider"], lines[-3]["contextWindow"]) == ("openai", 100_000)

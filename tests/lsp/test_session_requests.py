@@ -53,8 +53,9 @@ async def test_history_pages_backwards_from_the_newest(
         assert [e["message"].get("content") for e in page["entries"][:1]] == ["question 1"]
         assert len(page["entries"]) == 4
         older = await editor.request("memento/history", {"limit": 4, "cursor": page["nextCursor"]})
-        assert len(older["entries"]) == 2 and "nextCursor" not in older
-        assert older["entries"][0]["message"]["content"] == "question 0"
+        assert len(older["entries"]) == 3 and "nextCursor" not in older
+        assert older["entries"][0]["type"] == "model_change"  # the model, noted before the first prompt
+        assert older["entries"][1]["message"]["content"] == "question 0"
         assert older["entries"][-1]["id"] == page["entries"][0]["parentId"]
 
 

@@ -30,8 +30,10 @@ def options(server: ScriptedModelServer, **extra: Any) -> dict[str, Any]:
 
 
 def entries(data_dir: Path) -> list[dict[str, Any]]:
+    """The session's entries, less the note of the model it ran on."""
     [path] = session_files(data_dir)
-    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    return [e for e in lines if e["type"] != "model_change"]
 
 
 def retrying(editor: Editor, turn_id: str) -> list[dict[str, Any]]:

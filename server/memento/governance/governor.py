@@ -19,6 +19,7 @@ import math
 
 from memento.config import CompactionSettings, ProviderConfig
 from memento.governance.append_only import AppendOnlyContext
+from memento.governance.budget import budget_problem, window_settings
 from memento.governance.meter import ContextMeter
 from memento.governance.overflow import is_context_overflow, is_recoverable_length
 from memento.governance.relief import Relief, Step
@@ -78,12 +79,21 @@ class Governor(Hooks):
         self._pending_overflow = False
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
+        self._budget_told: str | None = None
         session.events.subscribe(self._on_event)
+
+    def check_budget(self) -> None:
+        """Tell the user (once per configuration) when compaction can never free space."""
+        problem = budget_problem(self.session.config)
+        if problem is not None and problem != self._budget_told:
+            self.session.events.publish(events.Error(message=problem))
+        self._budget_told = problem
 
     # -- wiring -------------------------------------------------------------------------
     @property
     def settings(self) -> CompactionSettings:
-        return self.session.config.compaction
+        """The compaction settings, their defaults sized to the window (`budget.py`)."""
+        return window_settings(self.session.config)
 
     @property
     def estimator(self) -> Estimator:
@@ -106,6 +116,8 @@ class Governor(Hooks):
             self.meter.forget()
             self._paused = False
             self._schedule_refresh()
+        elif isinstance(event, events.SettingsChanged):
+            self.check_budget()
         elif isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch", "session"):
             self.meter.invalidate()  # someone else moved the history: recount on next use
 
@@ -177,6 +189,14 @@ class Governor(Hooks):
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
         )
+
+    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage:
+        """The provider reported no usage: the context as the meter counts it (system prompt,
+        tools and every message sent) and the reply, marked as an estimate."""
+        self.meter.update(session)
+        sent = self.meter.local_tokens
+        output = self.estimator.message_tokens(reply)
+        return Usage(input=sent, output=output, total_tokens=sent + output, estimated=True)
 
     # -- gates ----------------------------------------------------------------------------
     async def _measure(self) -> int:
@@ -349,4 +369,5 @@ def attach(session: Session) -> Governor:
     governor = Governor(session)
     session.add_hooks(governor)
     session.governor = governor
+    governor.check_budget()
     return governor

@@ -4,6 +4,10 @@ Memento recorded in the file: which entries, which parts, the replacement text, 
 they save) — for users debugging a session, and for checking our numbers against pi's
 (`--estimator chars4` counts as pi does). Reads the file, never writes.
 
+The window and model are the ones the session recorded (its latest `model_change` entry),
+unless `--window` says otherwise; the compaction defaults are sized to that window as in a
+running session (`budget.py`).
+
 Exit status: 0 when it would not compact, 1 when it would, 2 when the file cannot be read.
 """
 
@@ -21,24 +25,60 @@ from memento.governance.tokens import Estimator
 from memento.session.entries import Entry, MessageEntry
 from memento.session.messages import ToolResultMessage
 
+DEFAULT_WINDOW = 128_000
+"""For sessions that never recorded their window (pi's, and Memento's before it did)."""
+
+
+def recorded_model(path: list[Any]) -> tuple[str | None, int | None]:
+    """The model ("provider/model") and window the active path last recorded: its latest
+    `model_change` entry, else the model of its latest reply (with no window)."""
+    from memento.session.entries import MessageEntry, ModelChangeEntry
+    from memento.session.messages import AssistantMessage
+
+    def name(*parts: str | None) -> str | None:
+        return "/".join(p for p in parts if p) or None
+
+    change = next((e for e in reversed(path) if isinstance(e, ModelChangeEntry)), None)
+    if change is not None:
+        return name(change.provider, change.model_id), change.context_window
+    reply = next(
+        (
+            e.message
+            for e in reversed(path)
+            if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)
+        ),
+        None,
+    )
+    return (name(reply.provider, reply.model) if reply is not None else None), None
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a session file (.jsonl, pi v1–v3 or Memento)")
     parser.add_argument("--estimator", choices=["chars4", "tiktoken"], default="tiktoken")
     parser.add_argument(
-        "--keep-recent", type=int, default=20_000, metavar="N", help="tokens kept (default 20000)"
+        "--keep-recent",
+        type=int,
+        default=None,
+        metavar="N",
+        help="tokens kept (default: sized to the window)",
     )
     parser.add_argument(
-        "--reserve", type=int, default=None, metavar="N", help="reserve tokens (default 16384)"
+        "--reserve", type=int, default=None, metavar="N", help="reserve tokens (default: sized to the window)"
     )
     parser.add_argument(
-        "--window", type=int, default=128_000, metavar="N", help="context window (default 128000)"
+        "--window",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"context window (default: the session's, else {DEFAULT_WINDOW})",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
-def inspect_session(path: Path, settings: CompactionSettings, window: int) -> dict[str, Any]:
-    """The figures `run` prints, as a dict (camelCase keys, as pi names them)."""
+def inspect_session(path: Path, settings: CompactionSettings, window: int | None = None) -> dict[str, Any]:
+    """The figures `run` prints, as a dict (camelCase keys, as pi names them). `window`
+    None: the one the session recorded (else DEFAULT_WINDOW)."""
+    from memento.governance.budget import sized_settings
     from memento.governance.compaction import prepare_compaction
     from memento.governance.projection import project, session_path
     from memento.governance.tokens import (
@@ -50,10 +90,14 @@ def inspect_session(path: Path, settings: CompactionSettings, window: int) -> di
     from memento.session.store import read_session
 
     header, entries, warnings = read_session(path)
-    estimator = make_estimator(settings)
     stored = session_path(entries)
     applied: list[Applied] = []
     branch = apply_edits(stored, applied)
+    model, recorded = recorded_model(branch)
+    source = "flag" if window is not None else "session" if recorded else "default"
+    window = window if window is not None else recorded or DEFAULT_WINDOW
+    settings = sized_settings(settings, window)
+    estimator = make_estimator(settings)
     projection = project(branch)
     estimate = estimate_projected_context_tokens(projection, branch, estimator)
     local = sum(estimator.message_tokens(m) for m in projection.messages)
@@ -82,7 +126,10 @@ def inspect_session(path: Path, settings: CompactionSettings, window: int) -> di
         "trailingTokens": estimate.trailing_tokens,
         "lastUsageIndex": estimate.last_usage_index,
         "localTokens": local,
+        "model": model,
         "contextWindow": window,
+        "windowSource": source,
+        "keepRecentTokens": settings.keep_recent_tokens,
         "thresholdTokens": threshold_tokens(window, settings),
         "wouldCompact": should_compact(tokens, window, settings),
         "cut": cut,
@@ -133,6 +180,13 @@ def _part(target: Entry, edit: ContextEdit) -> str:
     return f"{owner} {where}, characters {edit.start}-{edit.end}"
 
 
+WINDOW_SOURCES = {
+    "flag": "from --window",
+    "session": "recorded in the session",
+    "default": "not recorded; the default",
+}
+
+
 def _text(report: dict[str, Any]) -> str:
     usage = (
         f"provider usage {report['usageTokens']} at message {report['lastUsageIndex']}"
@@ -144,7 +198,9 @@ def _text(report: dict[str, Any]) -> str:
         f"session {report['sessionId']}: {report['entries']} entries, {report['pathEntries']} on the active path,"
         f" {report['contextMessages']} context messages",
         f"context: {report['tokens']} tokens ({usage}; local {report['localTokens']}, {report['estimator']})",
-        f"window {report['contextWindow']}, threshold {report['thresholdTokens']}:"
+        f"model {report['model'] or 'not recorded'}; window {report['contextWindow']}"
+        f" ({WINDOW_SOURCES[report['windowSource']]}), threshold {report['thresholdTokens']},"
+        f" keep recent {report['keepRecentTokens']}:"
         f" {'would compact' if report['wouldCompact'] else 'would not compact'}",
     ]
     cut = report["cut"]
@@ -181,10 +237,12 @@ def _edits_text(edits: dict[str, Any]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from memento.session.migrations import SessionCorrupt
 
-    fields: dict[str, Any] = {"estimator": args.estimator, "keep_recent_tokens": args.keep_recent}
+    fields: dict[str, Any] = {"estimator": args.estimator}
+    if args.keep_recent is not None:
+        fields["keep_recent_tokens"] = args.keep_recent
     if args.reserve is not None:
         fields["reserve_tokens"] = args.reserve
-    if args.window <= 0 or args.keep_recent < 0:
+    if (args.window is not None and args.window <= 0) or (args.keep_recent or 0) < 0:
         sys.stderr.write(
             "memento session inspect: --window must be positive and --keep-recent not negative\n"
         )

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memento.config import CompactionSettings
 from memento.governance import pruning, shake
+from memento.governance.budget import window_settings
 from memento.governance.compaction import (
     CompactionPreparation,
     CompactionResult,
@@ -71,7 +72,7 @@ class Relief:
 
     @property
     def settings(self) -> CompactionSettings:
-        return self.session.config.compaction
+        return window_settings(self.session.config)
 
     def _tokens(self, entry: Entry) -> int:
         return self.meter.estimator.entry_tokens(entry)

@@ -50,7 +50,7 @@ class LocalProvider:
                     "retry": self.config.retry.model_copy(update={"attempts": 1}),
                 }
             )
-            self._client = OpenAICompatProvider(config)
+            self._client = OpenAICompatProvider(config, name=self.name)
         return self._client
 
     async def _start(self) -> str:

@@ -51,8 +51,10 @@ class OpenAICompatProvider:
     name = "openai"
     api = "openai-completions"
 
-    def __init__(self, config: ProviderConfig) -> None:
+    def __init__(self, config: ProviderConfig, *, name: str = "openai") -> None:
         self.config = config
+        self.name = name
+        """Also the prefix of error messages: the local model's errors say "local"."""
         self.model = config.model
         self.capabilities = ProviderCapabilities(tool_calling=config.tool_mode(), prompt_cache=False)
         self._http = LazyClient(config)

@@ -64,6 +64,8 @@ class ModelChangeEntry(EntryBase):
     type: Literal["model_change"] = "model_change"
     provider: str | None = None
     model_id: str | None = None
+    context_window: int | None = None
+    """Memento: the window the session ran with from here on (`memento session inspect`)."""
 
 
 class ThinkingLevelChangeEntry(EntryBase):

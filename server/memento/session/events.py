@@ -91,6 +91,21 @@ class SessionChanged(BaseModel):
     session_id: str
 
 
+class SettingsChanged(BaseModel):
+    """The session runs on new settings (the editor's configuration changed)."""
+
+    kind: Literal["settings_changed"] = "settings_changed"
+
+
+SessionMode = Literal["act", "ask"]
+"""`act`: the agent may change the workspace; `ask`: it only reads (no mutating tool offered)."""
+
+
+class ModeChanged(BaseModel):
+    kind: Literal["mode_changed"] = "mode_changed"
+    mode: SessionMode
+
+
 class HistoryRewritten(BaseModel):
     """The model context changed other than by appending (compaction, prune, shake, rewind,
     branch, session switch): whoever mirrors the transcript must replay it."""
@@ -196,6 +211,8 @@ Event = Annotated[
     | ContextUsage
     | Error
     | SessionChanged
+    | SettingsChanged
+    | ModeChanged
     | HistoryRewritten
     | CompactionStarted
     | CompactionProgress

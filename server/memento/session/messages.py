@@ -103,6 +103,9 @@ class Usage(Wire):
     cache_write: int = 0
     total_tokens: int = 0
     cost: Cost = Field(default_factory=Cost)
+    estimated: bool | None = None
+    """Memento: counted locally because the provider reported none (llama-cpp-python's
+    server when streaming); absent when the provider counted."""
 
 
 class UserMessage(Wire):

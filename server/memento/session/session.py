@@ -18,10 +18,10 @@ from memento.security.secrets import Secrets, activate, active
 from memento.session import events
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
-from memento.session.entries import Entry, MessageEntry, new_entry_id, parse_entry
+from memento.session.entries import Entry, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
 from memento.session.events import EventBus
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, Message
+from memento.session.messages import AssistantMessage, Message, Usage
 from memento.session.store import (
     SessionInfo,
     SessionStore,
@@ -63,6 +63,8 @@ class ContextGovernor(Protocol):
 
     def context_usage(self, session: Session) -> events.ContextUsage: ...
 
+    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage: ...
+
 
 class Session:
     def __init__(
@@ -96,6 +98,7 @@ class Session:
         self._previous_request: list[str] = []
         self.stable_prefix_tokens = 0
         self.governor: ContextGovernor | None = None
+        self._recorded_model: tuple[str, str, int] | None = None
 
     # -- configuration ----------------------------------------------------------------
     def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
@@ -103,6 +106,7 @@ class Session:
         self._configure_tools(config)
         if provider is not None:
             self.provider = provider
+        self.events.publish(events.SettingsChanged())
 
     def _configure_tools(self, config: MementoConfig) -> None:
         activate(Secrets.from_config(config))
@@ -139,6 +143,28 @@ class Session:
         store.append(entry)
         return cast(MessageEntry, entry)
 
+    def record_model(self) -> None:
+        """Note the model and its context window in the session when they differ from what the
+        active path last noted (a `model_change` entry), so the file says what it ran on."""
+        current = (self.provider.name, self.provider.model, self.config.provider.context_window)
+        if current == self._recorded_model:
+            return
+        last = next((e for e in reversed(self.branch_path()) if isinstance(e, ModelChangeEntry)), None)
+        noted = (last.provider, last.model_id, last.context_window) if last is not None else None
+        if noted != current:
+            store = self._ensure_store()
+            provider, model, window = current
+            self.append(
+                ModelChangeEntry(
+                    id=store.new_id(),
+                    parent_id=store.leaf_id,
+                    provider=provider,
+                    model_id=model,
+                    context_window=window,
+                )
+            )
+        self._recorded_model = current
+
     def branch_path(self) -> list[Entry]:
         return self.store.branch_path() if self.store else []
 
@@ -157,6 +183,7 @@ class Session:
         self._close_store()
         self.session_id = secrets.token_hex(4)
         self._previous_request = []
+        self._recorded_model = None
         self.events.publish(events.SessionChanged(session_id=self.session_id))
         return self.session_id
 
@@ -180,6 +207,7 @@ class Session:
             self.store = store
             self.session_id = session_id
             self._previous_request = []
+            self._recorded_model = None
             for warning in store.warnings:
                 self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
             self.events.publish(events.SessionChanged(session_id=session_id))
@@ -293,6 +321,15 @@ class Session:
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.stable_prefix_tokens,
         )
+
+    def estimate_usage(self, reply: AssistantMessage) -> Usage:
+        """A local count of a reply's usage when the provider reported none, marked as an
+        estimate: the context sent (the reply not stored yet) and the reply itself."""
+        if self.governor is not None:
+            return self.governor.estimate_usage(self, reply)
+        sent = self.context_usage().tokens
+        output = approx_tokens(json.dumps(reply.dump()))
+        return Usage(input=sent, output=output, total_tokens=sent + output, estimated=True)
 
     def publish_context(self) -> None:
         self.events.publish(self.context_usage())

@@ -33,6 +33,7 @@ from memento.session.messages import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from memento.session.tools.base import ToolOutput
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_REQUEST_RETRIES = 3
+
+
+def _counts(usage: Usage) -> bool:
+    return bool(usage.total_tokens or usage.input or usage.output or usage.cache_read or usage.cache_write)
 
 
 class TurnAborted(Exception):
@@ -74,6 +79,7 @@ class TurnRunner:
     async def run(self) -> TurnEndState:
         session, turn = self.session, self.turn
         session.tool_context.abort.clear()
+        session.record_model()
         session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms()))
         session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
         state: TurnEndState = "finished"
@@ -302,6 +308,8 @@ class TurnRunner:
             # The stream ended without saying why; never store that as a complete answer.
             message.stop_reason = "error"
             message.error_message = "the reply ended without a stop reason"
+        elif stop_reason is None and not _counts(message.usage):
+            message.usage = self.session.estimate_usage(message)
         self.session.append_message(message)
         return message
 

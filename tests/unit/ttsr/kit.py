@@ -73,9 +73,10 @@ class Kit:
             return value
 
     def entries(self) -> list[dict[str, Any]]:
+        """The session's entries, less the note of the model it ran on (`model_change`)."""
         assert self.session.store is not None
         lines = self.session.store.path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines[1:]]
+        return [e for e in map(json.loads, lines[1:]) if e["type"] != "model_change"]
 
     def of(self, kind: type[Any]) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]

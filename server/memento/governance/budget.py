@@ -1,0 +1,85 @@
+"""Compaction settings sized to the active model's context window.
+
+The token defaults (reserve 16,384, keep-recent 20,000, shake and prune protection) suit a
+window of 128k; in the embedded model's 8k they could never act (keep-recent + reserve
+over the window: nothing ever old enough to summarise). Each setting the user did not set
+is the smaller of its default and a share of the window:
+
+| setting | default | share of the window |
+|---|---|---|
+| `reserveTokens` | 16,384 | 15% (omp's floor for the reserve) |
+| `keepRecentTokens` | 20,000 | 25% |
+| `shake.protectTokens` / `shake.minSavings` | 16,000 / 4,000 | 20% / 5% |
+| `prune.protectTokens` / `prune.minimumSavings` | 40,000 / 20,000 | 32% / 16% |
+
+(`prune.cacheWarmSuffixTokens` is about the provider's prompt cache, not the window: kept.)
+
+A setting the user gave is kept as given; `budget_problem` says when the result can never
+free space (the recent tokens kept reach the compaction threshold), so front ends report
+it at start instead of the session finding out at overflow.
+"""
+
+from __future__ import annotations
+
+import math
+
+from memento.config import CompactionSettings, MementoConfig, Settings
+from memento.governance.tokens import effective_reserve_tokens, threshold_tokens
+
+SHARES: dict[str, dict[str, float]] = {
+    "": {"reserve_tokens": 0.15, "keep_recent_tokens": 0.25},
+    "shake": {"protect_tokens": 0.20, "min_savings": 0.05},
+    "prune": {"protect_tokens": 0.32, "minimum_savings": 0.16},
+}
+
+
+def _sized(settings: Settings, shares: dict[str, float], window: int) -> dict[str, int]:
+    updates: dict[str, int] = {}
+    for name, share in shares.items():
+        if name not in settings.model_fields_set:
+            default = getattr(settings, name)
+            updates[name] = min(default, max(1, math.floor(share * window)))
+    return updates
+
+
+def sized_settings(settings: CompactionSettings, window: int) -> CompactionSettings:
+    """`settings` with every token default it left unset sized to `window` (see the table).
+    Cheap (a shallow copy); computed on each use so settings changed in place are followed."""
+    if window <= 0:
+        return settings
+    update: dict[str, object] = dict(_sized(settings, SHARES[""], window))
+    for section in ("shake", "prune"):
+        nested: Settings = getattr(settings, section)
+        changes = _sized(nested, SHARES[section], window)
+        if changes:
+            # A copy made with `update` marks those fields as set; keep the user's provenance.
+            copy = nested.model_copy(update=changes)
+            copy.__pydantic_fields_set__ = set(nested.model_fields_set)
+            update[section] = copy
+    sized = settings.model_copy(update=update)
+    sized.__pydantic_fields_set__ = set(settings.model_fields_set)
+    return sized
+
+
+def window_settings(config: MementoConfig) -> CompactionSettings:
+    """The compaction settings a session on `config` runs with."""
+    return sized_settings(config.compaction, config.provider.context_window)
+
+
+def budget_problem(config: MementoConfig) -> str | None:
+    """Why compaction can never free space with these settings, or None when it can."""
+    window = config.provider.context_window
+    settings = window_settings(config)
+    if not settings.enabled or window <= 0:
+        return None
+    threshold = threshold_tokens(window, settings)
+    keep = settings.keep_recent_tokens
+    if keep < threshold:
+        return None
+    reserve = effective_reserve_tokens(window, settings)
+    return (
+        f"Memento: compaction can never free space: it keeps the last {keep} tokens "
+        f"(keepRecentTokens) but starts at {threshold} tokens (the {window}-token window less a "
+        f"{reserve}-token reserve). Set compaction.keepRecentTokens below {threshold}, or lower "
+        "compaction.reserveTokens, or leave both unset to size them to the window."
+    )
