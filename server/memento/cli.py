@@ -74,6 +74,7 @@ def _run_chat(args: argparse.Namespace) -> int:
         session=args.session,
         resume=args.resume,
         plain=True if args.plain else None,
+        mode="ask" if args.ask else "act",
     )
     return run_chat(options)
 
@@ -93,6 +94,9 @@ def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "-c", "--continue", dest="resume", action="store_true", help="continue the latest session"
     )
     chat.add_argument("--plain", action="store_true", help="plain text output (default when not a terminal)")
+    chat.add_argument(
+        "--ask", action="store_true", help="ask mode: the agent only reads (no write, edit or bash)"
+    )
     chat.set_defaults(run=_run_chat, quiet_logs=True)
 
 

@@ -59,6 +59,7 @@ class Editor:
         self.turns: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] = []
         self.contexts: list[dict[str, Any]] = []
+        self.modes: list[dict[str, Any]] = []
         self.shown: list[types.ShowMessageParams] = []
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.permission_requests: list[types.ShowMessageRequestParams] = []
@@ -99,6 +100,7 @@ class Editor:
         client.feature("memento/turn")(record(self.turns))
         client.feature("memento/tool")(record(self.tools))
         client.feature("memento/context")(record(self.contexts))
+        client.feature("memento/mode")(record(self.modes))
         client.feature(types.WINDOW_SHOW_MESSAGE)(record(self.shown))
 
         @client.feature(types.CLIENT_REGISTER_CAPABILITY)

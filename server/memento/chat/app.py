@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import signal
 import sys
+import termios
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
@@ -78,6 +80,7 @@ class ChatApp:
         self._session = session
         self.status.model = provider.model or config.provider.kind
         session.events.subscribe(self._on_event)
+        session.set_mode(self.options.mode)
         self.mechanisms = install_mechanisms(session, self.tasks)
         await self._open_requested_session()
         session.publish_context()
@@ -129,10 +132,33 @@ class ChatApp:
         self._turn_running = True
         self.arm_sigint()
         try:
-            finished = await future
+            with self.typed_ahead_hidden():
+                finished = await future
         finally:
             self._turn_running = False
         return finished.state
+
+    @contextlib.contextmanager
+    def typed_ahead_hidden(self) -> Iterator[None]:
+        """While a turn draws its live area, keys typed ahead are not echoed by the terminal
+        (they would land in the drawing and, once it is redrawn, show doubled or garbled,
+        as would a late cursor-position answer under tmux); the next prompt shows them."""
+        fd = sys.stdin.fileno() if not self.plain and sys.stdin.isatty() else -1
+        try:
+            saved = termios.tcgetattr(fd) if fd >= 0 else None
+        except termios.error:
+            saved = None
+        if saved is None:
+            yield
+            return
+        quiet = list(saved)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(fd, termios.TCSANOW, saved)
 
     def arm_sigint(self) -> None:
         """(Re)install the Ctrl-C handler: it stops a running turn and is ignored otherwise

@@ -11,17 +11,20 @@ from prompt_toolkit import PromptSession
 
 from memento.chat.app import ChatApp
 from memento.chat.options import ChatError
-from memento.chat.status import tokens
+from memento.chat.status import change
 from memento.checkpoints.engine import CheckpointError
 from memento.checkpoints.git import GitError
 from memento.checkpoints.rewind import rewind
 from memento.providers.base import ProviderError
+from memento.session import events
+from memento.session.events import SessionMode
 from memento.session.session import Busy
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import OmfgError, write_rule
 from memento.ttsr.omfg_run import generate
 
 HELP = """\
+/ask, /act                              read-only mode (no write, edit or bash), or back
 /compact [--aggressive] [instructions]  compact the context now
 /checkpoint [label]                     checkpoint the conversation and the workspace
 /rewind                                 pick a checkpoint and go back to it
@@ -38,6 +41,8 @@ class Commands:
         self.prompt = prompt
         self.table: dict[str, Callable[[str], Awaitable[None]]] = {
             "/help": self.help,
+            "/ask": self.ask,
+            "/act": self.act,
             "/compact": self.compact,
             "/checkpoint": self.checkpoint,
             "/rewind": self.rewind,
@@ -101,6 +106,17 @@ class Commands:
             await self.app.open_session(infos[choice].id)
             self.app.session.publish_context()
 
+    async def ask(self, rest: str) -> None:
+        self._mode("ask")
+
+    async def act(self, rest: str) -> None:
+        self._mode("act")
+
+    def _mode(self, mode: SessionMode) -> None:
+        if self.app.session.mode == mode:
+            self.say(f"already in {mode} mode")
+        self.app.session.set_mode(mode)  # announced by its ModeChanged event
+
     async def new(self, rest: str) -> None:
         try:
             self.app.session.new_session()
@@ -126,9 +142,23 @@ class Commands:
         instructions = rest.removeprefix("--aggressive").strip() or None
         if not self.idle("/compact"):
             return
-        async with self.app.session.turn_lock:
-            before, after = await governor.compact_now(instructions, aggressive)
-        self.say(f"context: {tokens(before)} → {tokens(after)} tokens")
+        steps: list[events.CompactionFinished] = []
+        stop = self.app.session.events.subscribe(
+            lambda e: steps.append(e) if isinstance(e, events.CompactionFinished) else None
+        )
+        self.app.renderer.busy("compacting")
+        try:
+            async with self.app.session.turn_lock:
+                before, after = await governor.compact_now(instructions, aggressive)
+                compacted = any(step.level == "compact" for step in steps)
+                why = None if compacted else await governor.why_not_compacted()
+        finally:
+            stop()
+            self.app.renderer.idle()
+        if why is not None:
+            self.say(why)
+        if steps or after != before:
+            self.say(f"context: {change(before, after)}")
         self.app.session.publish_context()
 
     async def checkpoint(self, rest: str) -> None:

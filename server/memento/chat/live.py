@@ -1,5 +1,7 @@
 """The terminal renderer: Markdown drawn as it streams (rich), tool calls, notes and a status
-line under the reply while a turn runs."""
+line under the reply while a turn runs. The status line leads with a spinner, the phase
+(waiting for the first token, running a tool, compacting…) and how long it has lasted,
+ticking while nothing streams, so a slow local model never leaves a still screen."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ from memento.chat.status import Status
 from memento.session import events
 
 REDRAW_S = 0.08
+TICK_S = 0.25
+"""How often the spinner and the elapsed time move while nothing else redraws."""
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+WAITING = "waiting for the first token"
 STYLES: dict[str, tuple[str, str]] = {
     "tool": ("⚙", "cyan"),
     "retry": ("↻", "yellow"),
@@ -53,13 +59,28 @@ class RichRenderer(Renderer):
         self._pending = _LazyMarkdown()
         self._thinking = Text(style="dim italic")
         self._activity = ""
+        self._since = time.monotonic()
         self._live: Live | None = None
         self._drawn_at = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._ticker: asyncio.TimerHandle | None = None
 
     # -- the live area ----------------------------------------------------------------
+    def _set_activity(self, activity: str) -> None:
+        if activity != self._activity:
+            self._activity = activity
+            self._since = time.monotonic()
+
+    def activity_line(self) -> str:
+        """`⠙ waiting for the first token 12s` (empty between turns)."""
+        if not self._activity:
+            return ""
+        now = time.monotonic()
+        frame = SPINNER[int(now / TICK_S) % len(SPINNER)]
+        return f"{frame} {self._activity} {now - self._since:.0f}s"
+
     def _area(self) -> Group:
-        status = " · ".join(p for p in (self._activity, self.status.line()) if p)
+        status = " · ".join(p for p in (self.activity_line(), self.status.line()) if p)
         return Group(self._thinking, self._pending, Text(status, style="dim"))
 
     def _ensure_live(self) -> None:
@@ -68,6 +89,18 @@ class RichRenderer(Renderer):
             # and redrawing the live area never interleave.
             self._live = Live(self._area(), console=self.console, transient=True, auto_refresh=False)
             self._live.start()
+            self._tick()
+
+    def _tick(self) -> None:
+        """Redraw now and again in TICK_S while the live area is up (the spinner moves)."""
+        self._ticker = None
+        if self._live is None:
+            return
+        self._draw()
+        try:
+            self._ticker = asyncio.get_running_loop().call_later(TICK_S, self._tick)
+        except RuntimeError:  # no loop (direct use): a still spinner
+            pass
 
     def _refresh(self) -> None:
         """Redraw the live area, at most every REDRAW_S (a timer catches up on the rest)."""
@@ -100,16 +133,17 @@ class RichRenderer(Renderer):
 
     def _stop(self) -> None:
         self._flush()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        for handle in (self._timer, self._ticker):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._ticker = None
         if self._live is not None:
             self._live.stop()
             self._live = None
 
     # -- drawing ----------------------------------------------------------------------
     def turn_started(self) -> None:
-        self._activity = "waiting for the model"
+        self._set_activity(WAITING)
         self._ensure_live()
         self._refresh()
 
@@ -118,7 +152,7 @@ class RichRenderer(Renderer):
         if self._thinking.plain:
             self.console.print(self._thinking)
             self._thinking = Text(style="dim italic")
-        self._activity = "writing"
+        self._set_activity("writing")
         finished, rest = split_finished(self._pending.text + delta)
         self._pending.text = rest
         if finished.strip():
@@ -128,24 +162,24 @@ class RichRenderer(Renderer):
 
     def thinking(self, delta: str) -> None:
         self._ensure_live()
-        self._activity = "thinking"
+        self._set_activity("thinking")
         self._thinking.append(delta)
         self._refresh()
 
     def tool_preparing(self, name: str) -> None:
         self._ensure_live()
-        self._activity = f"calling {name}"
+        self._set_activity(f"writing the {name} call")
         self._refresh()
 
     def tool_started(self, name: str, summary: str) -> None:
         self._ensure_live()
         self._flush()
-        self._activity = f"running {name}"
+        self._set_activity(f"running {name}")
         self.console.print(Text.assemble(("⚙ ", "cyan"), (name, "bold cyan"), (f" {summary}", "cyan")))
         self._refresh()
 
     def tool_finished(self, name: str, ok: bool, detail: str) -> None:
-        self._activity = "waiting for the model"
+        self._set_activity(WAITING)
         if ok:
             self.console.print(Text(f"  ✓ {detail[:100]}" if detail else "  ✓", style="dim green"))
         else:
@@ -158,13 +192,14 @@ class RichRenderer(Renderer):
         self.console.print(Text(f"{icon} {text}", style=style))
 
     def discard_partial(self) -> None:
+        self._set_activity(WAITING)
         self._pending = _LazyMarkdown()
         self._thinking = Text(style="dim italic")
         self._refresh()
 
     def turn_finished(self, state: events.TurnEndState, error: str | None) -> None:
         self._stop()
-        self._activity = ""
+        self._set_activity("")
         if state == "error":
             self.line("error", f"the turn failed: {error}")
         elif state == "aborted":
@@ -174,6 +209,19 @@ class RichRenderer(Renderer):
 
     def status_changed(self) -> None:
         self._refresh()
+
+    def phase(self, name: str | None) -> None:
+        if self._live is not None:
+            self._set_activity(name or WAITING)
+            self._refresh()
+
+    def busy(self, name: str) -> None:
+        self._set_activity(name)
+        self._ensure_live()
+
+    def idle(self) -> None:
+        self._stop()
+        self._set_activity("")
 
     def pause(self) -> None:
         self._stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memento.config import MementoConfig
 from memento.configfile import normalize
@@ -31,6 +31,8 @@ class ChatOptions:
     """Continue the most recent session of the workspace."""
     plain: bool | None = None
     """Plain text output; by default when stdout is not a terminal."""
+    mode: Literal["act", "ask"] = "act"
+    """`ask`: start read-only (no write, edit or bash offered); `/act` and `/ask` switch."""
 
 
 def flag_settings(options: ChatOptions, named: str | None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from memento.chat.status import Status
+from memento.chat.status import Status, compaction_text
 from memento.session import events
 
 LineKind = str
@@ -56,6 +56,13 @@ class Renderer:
     def discard_partial(self) -> None: ...
     def turn_finished(self, state: events.TurnEndState, error: str | None) -> None: ...
     def status_changed(self) -> None: ...
+    def phase(self, name: str | None) -> None:
+        """What the engine is doing while nothing streams (None: back to waiting for the model)."""
+
+    def busy(self, name: str) -> None:
+        """Work outside a turn (a manual compaction) started: show `name` until `idle`."""
+
+    def idle(self) -> None: ...
     def pause(self) -> None: ...
     def resume(self) -> None: ...
 
@@ -101,8 +108,14 @@ class Renderer:
                 self.line("advisor", advisor_text(event))
             case events.AdvisorStatus(state=state, message=message):
                 self.line("advisor", f"{state}: {message}")
-            case events.CompactionStarted() | events.CompactionFinished() | events.CompactionFailed():
-                self.line("compaction", self.status.compaction)
+            case events.CompactionStarted(level=level):
+                self.line("compaction", compaction_text(event))
+                self.phase(f"compacting ({level})")
+            case events.CompactionFinished() | events.CompactionFailed():
+                self.line("compaction", compaction_text(event))
+                self.phase(None)
+            case events.ModeChanged(mode=mode):
+                self.line("info", MODE_LINES[mode])
             case events.CheckpointCreated(checkpoint_id=cid, label=label):
                 self.line("checkpoint", f"{cid} {label}".strip())
             case events.Rewound(checkpoint_id=cid, restored=restored, conflicts=conflicts):
@@ -118,6 +131,12 @@ class Renderer:
                 self.line("session", session_id)
             case _:
                 pass
+
+
+MODE_LINES = {
+    "ask": "ask mode: the agent only reads (no write, edit or bash); /act to let it change files",
+    "act": "act mode: the agent may change files and run commands",
+}
 
 
 def advisor_text(note: events.AdvisorNote) -> str:

@@ -25,7 +25,7 @@ async def run_interactive(app: ChatApp) -> int:
     app.renderer.line("info", WELCOME.format(root=app.session.root))
     while True:
         try:
-            text = await prompt.prompt_async("› ")
+            text = await prompt.prompt_async("ask › " if app.session.mode == "ask" else "› ")
         except KeyboardInterrupt:
             continue
         except EOFError:

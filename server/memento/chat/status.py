@@ -1,4 +1,7 @@
-"""The status line: context meter and compaction state, kept up to date from engine events."""
+"""The status line: model, mode, context meter, and what context relief is doing right now.
+
+It shows the live state: "compacting…" while a step runs, nothing once it ended (the
+step's outcome is a line in the transcript), so it never keeps an old event on show."""
 
 from __future__ import annotations
 
@@ -13,32 +16,42 @@ def tokens(n: int) -> str:
     return str(n)
 
 
+def change(before: int, after: int) -> str:
+    """ "90k → 21.5k tokens"; exact figures where rounding would hide the difference."""
+    if tokens(before) == tokens(after) and before != after:
+        return f"{before:,} → {after:,} tokens ({after - before:+,})"
+    return f"{tokens(before)} → {tokens(after)} tokens"
+
+
 class Status:
     def __init__(self, model: str) -> None:
         self.model = model
+        self.mode: events.SessionMode = "act"
         self.context: events.ContextUsage | None = None
         self.compaction = ""
-        """What compaction is doing or did last ("" when nothing happened yet)."""
+        """The relief step running now ("" when none is)."""
 
     def update(self, event: events.Event) -> bool:
         """Take in `event`; True when the line changed."""
         match event:
             case events.ContextUsage():
                 self.context = event
-            case events.CompactionStarted(level=level, reason=reason, tokens_before=before):
-                self.compaction = f"compacting ({level}, {reason}, {tokens(before)})…"
+            case events.ModeChanged(mode=mode):
+                self.mode = mode
+            case events.CompactionStarted():
+                self.compaction = compaction_text(event)
             case events.CompactionProgress(level=level, message=message, percent=percent):
                 self.compaction = f"{level}: {message}" + (f" {percent}%" if percent is not None else "")
-            case events.CompactionFinished():
-                self.compaction = compaction_done(event)
-            case events.CompactionFailed(level=level, error=error):
-                self.compaction = f"{level} failed: {error}"
+            case events.CompactionFinished() | events.CompactionFailed():
+                self.compaction = ""
             case _:
                 return False
         return True
 
     def line(self) -> str:
         parts = [self.model] if self.model else []
+        if self.mode == "ask":
+            parts.append("ask mode (read-only)")
         if self.context is not None:
             c = self.context
             parts.append(f"context {tokens(c.tokens)}/{tokens(c.context_window)} ({c.percent:.0f}%)")
@@ -49,6 +62,15 @@ class Status:
         return " · ".join(parts)
 
 
-def compaction_done(event: events.CompactionFinished) -> str:
-    how = f", {event.summarizer} summary" if event.summarizer else ""
-    return f"{event.level}: {tokens(event.tokens_before)} → {tokens(event.tokens_after)} tokens{how}"
+def compaction_text(
+    event: events.CompactionStarted | events.CompactionFinished | events.CompactionFailed,
+) -> str:
+    """One relief step as a transcript line."""
+    match event:
+        case events.CompactionStarted(level=level, reason=reason, tokens_before=before):
+            return f"compacting ({level}, {reason}, {tokens(before)})…"
+        case events.CompactionFinished():
+            how = f", {event.summarizer} summary" if event.summarizer else ""
+            return f"{event.level}: {change(event.tokens_before, event.tokens_after)}{how}"
+        case events.CompactionFailed(level=level, error=error):
+            return f"{level} failed: {error}"

@@ -22,9 +22,12 @@ it at start instead of the session finding out at overflow.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from memento.config import CompactionSettings, MementoConfig, Settings
-from memento.governance.tokens import effective_reserve_tokens, threshold_tokens
+from memento.governance.projection import project
+from memento.governance.tokens import Estimator, effective_reserve_tokens, threshold_tokens
+from memento.session.entries import CompactionEntry, Entry
 
 SHARES: dict[str, dict[str, float]] = {
     "": {"reserve_tokens": 0.15, "keep_recent_tokens": 0.25},
@@ -82,4 +85,33 @@ def budget_problem(config: MementoConfig) -> str | None:
         f"(keepRecentTokens) but starts at {threshold} tokens (the {window}-token window less a "
         f"{reserve}-token reserve). Set compaction.keepRecentTokens below {threshold}, or lower "
         "compaction.reserveTokens, or leave both unset to size them to the window."
+    )
+
+
+def why_nothing_compacted(path: Sequence[Entry], settings: CompactionSettings, estimator: Estimator) -> str:
+    """Why a compaction of this root→leaf path would summarise nothing, with the numbers
+    (`/compact` says it instead of staying silent). Blocking: counts tokens."""
+    if not path:
+        return "nothing to compact: the session is empty"
+    if isinstance(path[-1], CompactionEntry):
+        return "nothing to compact: the context was just compacted and nothing came after"
+    items = project(path).entries
+    previous = max((i for i, p in enumerate(items) if isinstance(p.source, CompactionEntry)), default=-1)
+    since = "since the last compaction" if previous >= 0 else "so far"
+    recent = sum(
+        estimator.message_tokens(m)
+        for item in items[previous + 1 :]
+        for m in item.messages
+        if m.role != "system"
+    )
+    keep = settings.keep_recent_tokens
+    if recent <= keep:
+        return (
+            f"nothing old enough to summarise: the conversation {since} is {recent:,} tokens, "
+            f"within the {keep:,} tokens always kept as recent (compaction.keepRecentTokens)"
+        )
+    return (
+        f"nothing old enough to summarise: the newest {keep:,} tokens are always kept "
+        f"(compaction.keepRecentTokens) and the {recent:,} tokens {since} start in the turn they "
+        "reach into, which cannot be cut"
     )

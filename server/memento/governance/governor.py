@@ -19,7 +19,7 @@ import math
 
 from memento.config import CompactionSettings, ProviderConfig
 from memento.governance.append_only import AppendOnlyContext
-from memento.governance.budget import budget_problem, window_settings
+from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
 from memento.governance.overflow import is_context_overflow, is_recoverable_length
 from memento.governance.relief import Relief, Step
@@ -256,6 +256,11 @@ class Governor(Hooks):
                 await self.relief.shake("manual", aggressive=True)
             self._paused = False
             return before, await self._measure()
+
+    async def why_not_compacted(self) -> str:
+        """Why a manual compaction summarised nothing, with the numbers."""
+        path = self.session.branch_path()
+        return await asyncio.to_thread(why_nothing_compacted, path, self.settings, self.estimator)
 
     async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
         # Before a new prompt: back from a long pause, the provider cache is cold anyway.

@@ -179,6 +179,8 @@ class MementoApp:
                     self.show(types.MessageType.Error, f"Memento: the turn failed: {error}")
             case events.ContextUsage():
                 self.notify(p.CONTEXT_NOTIFICATION, context_params(event))
+            case events.ModeChanged(mode=mode):
+                self.notify(p.MODE_NOTIFICATION, p.ModeResult(mode=mode))
             case events.Error(message=message):
                 self.show(types.MessageType.Warning, message)
             case events.SessionChanged(session_id=session_id):

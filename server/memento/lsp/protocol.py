@@ -19,6 +19,8 @@ SESSION_LIST = "memento/session/list"
 SESSION_NEW = "memento/session/new"
 SESSION_OPEN = "memento/session/open"
 CONTEXT = "memento/context"
+MODE = "memento/mode"
+MODE_NOTIFICATION = "memento/mode"
 
 STREAM = "memento/stream"
 TURN = "memento/turn"
@@ -120,6 +122,19 @@ class AbortResult(Model):
 class SteerResult(Model):
     delivered: bool
     turn_id: str | None = None
+
+
+class ModeParams(Model):
+    """`memento/mode`: set the session's mode, or (without `mode`) ask for it."""
+
+    mode: Literal["ask", "act"] | None = None
+
+
+class ModeResult(Model):
+    """The mode now: `act` (the agent may change files) or `ask` (read-only: no mutating tool
+    is offered, and none runs). Also the `memento/mode` notification when the mode changed."""
+
+    mode: Literal["ask", "act"]
 
 
 class StreamParams(Model):

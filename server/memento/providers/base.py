@@ -26,6 +26,8 @@ class ToolSpec(BaseModel):
     description: str
     parameters: dict[str, Any]
     """JSON schema of the arguments object."""
+    read_only: bool = False
+    """The tool changes nothing (no file, no process): the only kind offered in ask mode."""
 
 
 class ModelRequest(BaseModel):

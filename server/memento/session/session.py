@@ -19,7 +19,7 @@ from memento.session import events
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
 from memento.session.entries import Entry, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
-from memento.session.events import EventBus
+from memento.session.events import EventBus, SessionMode
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.messages import AssistantMessage, Message, Usage
 from memento.session.store import (
@@ -44,6 +44,10 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are a coding agent working inside the user's editor, in the workspace at {root}. "
     "Use the tools to read and change files; paths are relative to the workspace root. "
     "Prefer small, exact edits. Say briefly what you did when you are done."
+)
+ASK_MODE_NOTE = (
+    "Ask mode: the user wants answers, not changes. You can only read the workspace; no tool "
+    "that changes files or runs commands is available. Answer the question."
 )
 
 
@@ -99,6 +103,8 @@ class Session:
         self.stable_prefix_tokens = 0
         self.governor: ContextGovernor | None = None
         self._recorded_model: tuple[str, str, int] | None = None
+        self.mode: SessionMode = "act"
+        """`ask`: only read-only tools are offered, and no other tool runs (`set_mode`)."""
 
     # -- configuration ----------------------------------------------------------------
     def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
@@ -118,6 +124,17 @@ class Session:
         ctx.permission_timeout = config.security.permission_timeout
         ctx.tolerant_edits = config.tools.tolerant_edits
         ctx.syntax_guard = config.tools.syntax_guard
+
+    def set_mode(self, mode: SessionMode) -> None:
+        """Switch between act and ask mode; it applies from the next model request on."""
+        if mode != self.mode:
+            self.mode = mode
+            self.events.publish(events.ModeChanged(mode=mode))
+
+    def offered_tools(self) -> list[Tool]:
+        """The tools the model is offered (and may run) in the current mode."""
+        tools = list(self.tools.values())
+        return tools if self.mode == "act" else [t for t in tools if t.spec.read_only]
 
     def add_hooks(self, hooks: Hooks) -> None:
         self.hooks.append(hooks)
@@ -274,10 +291,12 @@ class Session:
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))
         system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
+        if self.mode == "ask":
+            system = f"{system}\n\n{ASK_MODE_NOTE}"
         request = ModelRequest(
             system=system,
             messages=messages,
-            tools=[tool.spec for tool in self.tools.values()],
+            tools=[tool.spec for tool in self.offered_tools()],
             max_tokens=self.config.provider.max_tokens,
             stable_prefix_messages=len(messages),
         )

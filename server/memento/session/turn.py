@@ -331,6 +331,13 @@ class TurnRunner:
         session.events.publish(
             events.ToolCallStarted(turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name)
         )
+        offered = {tool.spec.name: tool for tool in session.offered_tools()}
+        if call.name in session.tools and call.name not in offered:
+            # Ask mode: a tool the model was not offered never runs, whatever it asked for.
+            return ToolOutput(
+                f"{call.name} is not available in ask mode (read-only); answer with what you can read",
+                is_error=True,
+            )
         output: ToolOutput | None = None
         for hook in session.hooks:
             output = await hook.before_tool(session, turn, call)
@@ -338,7 +345,7 @@ class TurnRunner:
                 break
         if output is None:
             output = await run_tool(
-                session.tools.get(call.name), call.name, call.arguments, session.tool_context
+                offered.get(call.name), call.name, call.arguments, session.tool_context, available=offered
             )
         for hook in session.hooks:
             output = await hook.after_tool(session, turn, call, output)

@@ -93,6 +93,13 @@ def register(server: MementoServer) -> None:
         except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
             raise JsonRpcException(str(exc), code=REQUEST_FAILED) from None
 
+    @server.feature(p.MODE)
+    def mode(params: Any) -> dict[str, Any]:
+        args = p.parse(p.ModeParams, params)
+        if args.mode is not None:
+            app.session.set_mode(args.mode)
+        return p.ModeResult(mode=app.session.mode).wire()
+
     @server.feature(p.CONTEXT)
     def context(params: Any) -> dict[str, Any]:
         return context_params(app.session.context_usage()).wire()

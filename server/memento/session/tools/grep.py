@@ -155,6 +155,7 @@ def _render(result: _Result, max_chars: int) -> str:
 class GrepTool:
     spec = ToolSpec(
         name="grep",
+        read_only=True,
         description=(
             "Search file contents with a Python regular expression (use (?i) for case-insensitive). "
             "Searches files under path (default: the workspace root), skipping .git, node_modules, "

@@ -45,6 +45,7 @@ def _list(path: Path, shown: str) -> list[str]:
 class LsTool:
     spec = ToolSpec(
         name="ls",
+        read_only=True,
         description=(
             "List a directory of the workspace (default: the workspace root), sorted; directories "
             f"end with '/'. At most {MAX_ENTRIES} entries."

@@ -72,6 +72,7 @@ def _read_disk(path: Path, shown: str, offset: int, limit: int, max_chars: int) 
 class ReadTool:
     spec = ToolSpec(
         name="read",
+        read_only=True,
         description=(
             "Read a text file in the workspace. Returns the file's text (the editor's unsaved "
             f"buffer when the file is open), at most {DEFAULT_LIMIT} lines at a time. Use offset "

@@ -1,0 +1,110 @@
+"""Ask mode over LSP: `memento/mode` switches it; in ask mode no mutating tool is offered
+(native tool list, JSON-action schema) and none runs even when the model names one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.lsp.harness import provider_options, running_editor
+
+READ_ONLY = {"read", "ls", "grep"}
+CALC = "def add(a, b):\n    return a + b\n"
+
+
+def native_tools(body: dict[str, Any]) -> set[str]:
+    return {tool["function"]["name"] for tool in body.get("tools", [])}
+
+
+def schema_tools(body: dict[str, Any]) -> set[str]:
+    schema = body["response_format"]["schema"]
+    return {o["properties"]["tool"]["const"] for o in schema.get("oneOf", []) if "tool" in o["properties"]}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("client", ["vscode", "neovim"])
+async def test_ask_mode_offers_and_runs_no_mutating_tool(
+    client: str, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "calc.py").write_text(CALC)
+    model_server.enqueue(
+        # The model asks for write, edit and bash although none was offered.
+        Reply(
+            ToolCallStep("w1", "write", {"path": "calc.py", "content": "broken"}),
+            ToolCallStep("e1", "edit", {"path": "calc.py", "oldText": "a + b", "newText": "a - b"}),
+            ToolCallStep("b1", "bash", {"command": "touch made-by-bash"}),
+            ToolCallStep("r1", "read", {"path": "calc.py"}),
+        ),
+        Reply(Text("calc.py adds two numbers.")),
+        Reply(ToolCallStep("w2", "write", {"path": "new.py", "content": "x = 1\n"})),
+        Reply(Text("Wrote new.py.")),
+    )
+    options = provider_options(model_server.openai_base_url)
+    options["tools"]["bash"] = "allow"
+    async with running_editor(workspace, data_dir, client=client, options=options) as editor:
+        assert await editor.request("memento/mode") == {"mode": "act"}
+        assert await editor.request("memento/mode", {"mode": "ask"}) == {"mode": "ask"}
+        assert await editor.request("memento/mode", {}) == {"mode": "ask"}
+        await editor.until(lambda: editor.modes == [{"mode": "ask"}])
+
+        turn_id = await editor.prompt("What does calc.py do?")
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert editor.text_of(turn_id) == "calc.py adds two numbers."
+        first, second = (r.body for r in model_server.requests[:2])
+        assert native_tools(first) == READ_ONLY and native_tools(second) == READ_ONLY
+        assert "Ask mode" in first["messages"][0]["content"]
+        results = [m for m in second["messages"] if m["role"] == "tool"]
+        assert [("ask mode" in m["content"]) for m in results] == [True, True, True, False]
+        assert results[3]["content"] == CALC
+        assert (workspace / "calc.py").read_text() == CALC
+        assert not (workspace / "made-by-bash").exists()
+        assert not editor.permission_requests and not editor.applied
+
+        # Back in act mode the tools are offered again and run.
+        assert await editor.request("memento/mode", {"mode": "act"}) == {"mode": "act"}
+        turn_id = await editor.prompt("Create new.py")
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert {"write", "edit", "bash"} <= native_tools(model_server.requests[2].body)
+        assert (workspace / "new.py").read_text() == "x = 1\n"
+
+
+@pytest.mark.asyncio
+async def test_json_actions_in_ask_mode_list_only_read_only_tools(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "calc.py").write_text(CALC)
+    model_server.enqueue(
+        # A server that ignores the schema: the action names edit anyway.
+        Reply(
+            Text(
+                json.dumps({"tool": "edit", "arguments": {"path": "calc.py", "oldText": "+", "newText": "-"}})
+            )
+        ),
+        Reply(Text('{"answer": "It adds."}')),
+    )
+    options = provider_options(model_server.openai_base_url, toolCalling="json")
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        await editor.request("memento/mode", {"mode": "ask"})
+        turn_id = await editor.prompt("What does calc.py do?")
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert editor.text_of(turn_id) == "It adds."
+    first, second = (r.body for r in model_server.requests)
+    assert schema_tools(first) == READ_ONLY
+    assert "- write(" not in first["messages"][0]["content"]
+    assert "edit failed:\nedit is not available in ask mode" in second["messages"][-1]["content"]
+    assert (workspace / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_bad_mode_params_get_an_error(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        with pytest.raises(Exception, match="invalid params"):
+            await editor.request("memento/mode", {"mode": "plan"})
+        assert await editor.request("memento/mode") == {"mode": "act"}
