@@ -57,6 +57,10 @@ async def test_ask_mode_offers_and_runs_no_mutating_tool(
         first, second = (r.body for r in model_server.requests[:2])
         assert native_tools(first) == READ_ONLY and native_tools(second) == READ_ONLY
         assert "Ask mode" in first["messages"][0]["content"]
+        # The workspace's root listing, taken once for the conversation (a stable prefix).
+        overview = "Files at the workspace root when this conversation started: calc.py."
+        assert overview in first["messages"][0]["content"]
+        assert second["messages"][0] == first["messages"][0]
         results = [m for m in second["messages"] if m["role"] == "tool"]
         assert [("ask mode" in m["content"]) for m in results] == [True, True, True, False]
         assert results[3]["content"] == CALC

@@ -48,6 +48,13 @@ FORMAT_NOTE = (
     "Call a tool only when the request needs it, and change files only when the user asks for a "
     "change. As soon as you know the answer, give it."
 )
+WORK_NOTE = (
+    "To change a file, read it first. Then edit it with oldText copied exactly from what read "
+    "showed (whole lines, with their indentation), or write its complete new content. Inside "
+    'JSON strings a double quote is \\" and a line break is \\n.'
+)
+"""How to work, for small models that edit without looking (shown when a file tool is offered)."""
+TEST_NOTE = "When the workspace has tests, run them with bash after a change."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
 
@@ -101,6 +108,9 @@ def system_text(system: str, tools: list[ToolSpec], note: str | None) -> str:
     if tools:
         parts.append("Tools:\n" + tool_lines(tools))
     parts.append(FORMAT_NOTE if tools else '{"answer": "<text>"} is the only reply format.')
+    names = {tool.name for tool in tools}
+    if names & {"edit", "write"}:
+        parts.append(WORK_NOTE + (f" {TEST_NOTE}" if "bash" in names else ""))
     if note:
         parts.append(note)
     return "\n\n".join(parts)

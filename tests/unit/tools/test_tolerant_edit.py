@@ -38,8 +38,9 @@ async def edit(root: Path, old: str, new: str, *, tolerant: bool = True, path: s
 @pytest.mark.asyncio
 async def test_trailing_whitespace_is_ignored(root: Path) -> None:
     text = await edit(root, "def add(a, b):   \n    return a - b  ", "def add(a, b):\n    return a + b")
-    assert text == (
-        "Edited calc.py: replaced lines 4-5 with lines 4-5 (oldText matched ignoring trailing whitespace)"
+    assert text.startswith(
+        "Edited calc.py: replaced lines 4-5 with lines 4-5 (oldText matched ignoring trailing whitespace). Now:\n"
+        "3| \n4| def add(a, b):\n5|     return a + b\n6| "
     )
     assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
 
@@ -110,13 +111,22 @@ async def test_a_tolerant_match_in_two_places_is_refused(root: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_a_miss_shows_the_closest_region_with_line_numbers(root: Path) -> None:
+    longer = CALC + "".join(f"\n\ndef f{n}(x):\n    return x + {n}\n" for n in range(5))
+    (root / "calc.py").write_text(longer)
     with pytest.raises(ToolError) as caught:
         await edit(root, "def mul(x, y):\n    return x * y", "def mul(x, y):\n    return x ** y")
     message = str(caught.value)
     assert message.startswith("oldText not found in calc.py")
     assert "The most similar part is lines 8-9:" in message
-    assert "8| def mul(a, b):\n 9|     return a * b" in message
-    assert (root / "calc.py").read_text() == CALC
+    assert " 8| def mul(a, b):\n 9|     return a * b" in message
+    assert (root / "calc.py").read_text() == longer
+
+
+@pytest.mark.asyncio
+async def test_a_miss_in_a_short_file_shows_the_whole_file(root: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        await edit(root, "def sub(a, b):\n    return a - b", "x")
+    assert 'The whole file (9 lines):\n1| """A tiny calculator."""\n2| ' in str(caught.value)
 
 
 @pytest.mark.asyncio

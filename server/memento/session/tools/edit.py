@@ -52,8 +52,14 @@ def _explain(how: str) -> str:
 def _not_found(text: str, old: str, shown: str, tolerant: bool) -> str:
     if not tolerant:
         return f"oldText not found in {shown}"
-    region = matching.closest_region(text, old)
     head = f"oldText not found in {shown}, not even ignoring whitespace and indentation."
+    count = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if count <= matching.MAX_REGION_LINES:
+        return (
+            f"{head} The whole file ({count} lines):\n{matching.show_region(text, 1, count, context=0)}\n"
+            "Copy oldText from the file exactly (without the line numbers) and try again."
+        )
+    region = matching.closest_region(text, old)
     if region is None:
         return f"{head} Nothing in the file resembles it; read the file to see its current text."
     first, last = region
@@ -91,6 +97,9 @@ def plan_edit(current: str, old: str, new: str, shown: str, *, tolerant: bool = 
     if found.how != "exact":
         summary += f" (oldText matched {_explain(found.how)})"
     updated = text[: found.start] + found.replacement + text[found.end :]
+    if tolerant and found.replacement:
+        last = first + new_lines - 1
+        summary += f". Now:\n{matching.show_region(updated, first, min(last, first + 7))}"
     return (updated.replace("\n", "\r\n") if crlf else updated), summary
 
 

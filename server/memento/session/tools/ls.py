@@ -21,7 +21,8 @@ class LsArgs(BaseModel):
     path: str = "."
 
 
-def _list(path: Path, shown: str) -> list[str]:
+def list_directory(path: Path, shown: str) -> list[str]:
+    """The entries of a directory, sorted, directories with a trailing '/' (blocking)."""
     if not path.exists():
         raise ToolError(f"not found: {shown}")
     if not path.is_dir():
@@ -63,7 +64,7 @@ class LsTool:
         a = parse_args(LsArgs, args, "ls")
         path = resolve_in_workspace(ctx.root, a.path or ".")
         shown = display_path(ctx.root, path)
-        names = await asyncio.to_thread(_list, path, shown)
+        names = await asyncio.to_thread(list_directory, path, shown)
         if not names:
             return ToolOutput(f"({shown} is empty)")
         text = "\n".join(names[:MAX_ENTRIES])

@@ -1,0 +1,203 @@
+"""Small agent tasks against the embedded model, each in a throwaway workspace and judged by
+its own check (the tests pass, the file is unchanged, the answer names the function…).
+
+Every task runs one prompt through the real engine, as `memento chat` does: a `Session`
+with the mechanisms installed (`compose.install_mechanisms`), the local llama.cpp server,
+JSON actions, bash allowed (the workspace is a temporary directory). Printed per task:
+outcome, seconds, tool calls (failed ones in brackets) and why a check failed; then the
+success rate of each configuration:
+
+- `full`: the harness as shipped, with the 1.5B and then the 0.5B model;
+- `exact-edits`: the 1.5B with `tools.tolerantEdits = false` (edit matches only the exact
+  text; no closest region on a miss);
+- `no-guard`: the 1.5B with `tools.syntaxGuard = false`.
+
+It asserts nothing. Sampling uses the product's settings unless `--temperature` is given.
+Other work on the machine slows llama.cpp a lot: the load average is printed first.
+
+Run: `python bench/agent_tasks.py [--configs full-1.5b,exact-edits,no-guard,full-0.5b]
+[--tasks NAME,...] [--temperature T] [--keep]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agent_task_list import TASKS, Task  # noqa: E402
+from memento.compose import install_mechanisms  # noqa: E402
+from memento.config import MementoConfig  # noqa: E402
+from memento.providers.base import ModelRequest, Provider  # noqa: E402
+from memento.providers.local import LocalProvider  # noqa: E402
+from memento.session import events  # noqa: E402
+from memento.session.session import Session  # noqa: E402
+from memento.session.tasks import TaskRegistry  # noqa: E402
+
+TURN_TIMEOUT_S = 300.0
+
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "full-1.5b": ("qwen2.5-coder-1.5b", {}),
+    "exact-edits": ("qwen2.5-coder-1.5b", {"tolerantEdits": False}),
+    "no-guard": ("qwen2.5-coder-1.5b", {"syntaxGuard": False}),
+    "full-0.5b": ("qwen2.5-coder-0.5b", {}),
+}
+
+
+class SharedProvider:
+    """One model server for all the tasks of a configuration: sessions may close it, it stays."""
+
+    def __init__(self, inner: LocalProvider) -> None:
+        self.inner = inner
+        self.name, self.api, self.model = inner.name, inner.api, inner.model
+        self.capabilities = inner.capabilities
+
+    def stream(self, request: ModelRequest) -> Any:
+        return self.inner.stream(request)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass
+class Outcome:
+    task: str
+    ok: bool
+    seconds: float
+    tools: int
+    tool_errors: int
+    detail: str
+
+
+def config_for(model: str, tools: dict[str, Any], temperature: float | None) -> MementoConfig:
+    provider: dict[str, Any] = {"kind": "local", "local": {"model": model}}
+    if temperature is not None:
+        provider["jsonAction"] = {"temperature": temperature}
+    return MementoConfig.model_validate(
+        {"provider": provider, "tools": {"bash": "allow", **tools}, "advisor": {"enabled": False}}
+    )
+
+
+async def run_task(task: Task, config: MementoConfig, provider: Provider, keep: bool) -> Outcome:
+    base = Path(tempfile.mkdtemp(prefix=f"memento-bench-{task.name}-"))
+    root = base / "workspace"
+    task.materialize(root)
+    session = Session(root, config, provider, data_dir=base / "data")
+    registry = TaskRegistry()
+    mechanisms = install_mechanisms(session, registry)
+    seen: list[events.Event] = []
+    finished = asyncio.Event()
+
+    def listen(event: events.Event) -> None:
+        seen.append(event)
+        if isinstance(event, events.TurnFinished):
+            finished.set()
+
+    session.events.subscribe(listen)
+    started = time.perf_counter()
+    session.prompt(task.prompt, lambda coro, name: registry.spawn(coro, name=name))
+    try:
+        await asyncio.wait_for(finished.wait(), TURN_TIMEOUT_S)
+    except TimeoutError:
+        session.abort()
+        await asyncio.wait_for(finished.wait(), 30)
+    seconds = time.perf_counter() - started
+    answer = "".join(e.delta for e in seen if isinstance(e, events.Delta) and e.stream == "text")
+    end = next(e for e in seen if isinstance(e, events.TurnFinished))
+    calls = [e for e in seen if isinstance(e, events.ToolCallFinished)]
+    problem = await asyncio.to_thread(task.check, root, answer)
+    if problem is None and end.state != "finished":
+        problem = f"the turn ended {end.state}: {end.error}"
+    await registry.cancel_all()
+    await mechanisms.aclose()
+    await session.aclose()
+    if not keep:
+        shutil.rmtree(base, ignore_errors=True)
+    return Outcome(
+        task=task.name,
+        ok=problem is None,
+        seconds=seconds,
+        tools=len(calls),
+        tool_errors=sum(c.is_error for c in calls),
+        detail=problem or "",
+    )
+
+
+async def run_config(name: str, tasks: list[Task], temperature: float | None, keep: bool) -> list[Outcome]:
+    model, tools = CONFIGS[name]
+    config = config_for(model, tools, temperature)
+    provider = SharedProvider(LocalProvider(config.provider))
+    outcomes: list[Outcome] = []
+    print(f"\n## {name} ({model}{', ' + str(tools) if tools else ''})", flush=True)
+    print(f"{'task':<24} {'outcome':<8} {'time':>7} {'tools':>9}  detail", flush=True)
+    try:
+        for task in tasks:
+            outcome = await run_task(task, config, provider, keep)
+            outcomes.append(outcome)
+            tools_text = (
+                f"{outcome.tools} ({outcome.tool_errors})" if outcome.tool_errors else str(outcome.tools)
+            )
+            print(
+                f"{task.name:<24} {'ok' if outcome.ok else 'FAIL':<8} {outcome.seconds:>6.1f}s {tools_text:>9}"
+                f"  {outcome.detail[:90]}",
+                flush=True,
+            )
+    finally:
+        await provider.inner.aclose()
+    passed = sum(o.ok for o in outcomes)
+    total_s = sum(o.seconds for o in outcomes)
+    print(
+        f"{name}: {passed}/{len(outcomes)} tasks ({100 * passed / max(1, len(outcomes)):.0f}%), "
+        f"{total_s / 60:.1f} min, {sum(o.tools for o in outcomes)} tool calls",
+        flush=True,
+    )
+    return outcomes
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--configs", default=",".join(CONFIGS), help="comma-separated, of: " + ", ".join(CONFIGS)
+    )
+    parser.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
+    parser.add_argument("--temperature", type=float, default=None, help="JSON-action temperature")
+    parser.add_argument("--keep", action="store_true", help="keep the workspaces and sessions")
+    args = parser.parse_args()
+    chosen = [c for c in args.configs.split(",") if c]
+    unknown = [c for c in chosen if c not in CONFIGS]
+    if unknown:
+        parser.error(f"unknown configuration(s): {', '.join(unknown)}")
+    wanted = {t for t in args.tasks.split(",") if t}
+    tasks = [t for t in TASKS if not wanted or t.name in wanted]
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; {len(tasks)} tasks", flush=True)
+    results: dict[str, list[Outcome]] = {}
+    for name in chosen:
+        results[name] = await run_config(name, tasks, args.temperature, args.keep)
+    print("\n## success rates")
+    for name, outcomes in results.items():
+        passed = sum(o.ok for o in outcomes)
+        minutes = sum(o.seconds for o in outcomes) / 60
+        print(
+            f"{name:<12} {passed:>2}/{len(outcomes)}  {100 * passed / max(1, len(outcomes)):>4.0f}%  {minutes:5.1f} min"
+        )
+    if "full-1.5b" in results:
+        full = sum(o.ok for o in results["full-1.5b"])
+        for name in ("exact-edits", "no-guard"):
+            if name in results:
+                other = sum(o.ok for o in results[name])
+                print(f"full-1.5b vs {name}: {full} vs {other} tasks ({full - other:+d})")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
