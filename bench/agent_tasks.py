@@ -87,11 +87,13 @@ def config_for(model: str, tools: dict[str, Any], temperature: float | None) -> 
     )
 
 
-async def run_task(task: Task, config: MementoConfig, provider: Provider, keep: bool) -> Outcome:
-    base = Path(tempfile.mkdtemp(prefix=f"memento-bench-{task.name}-"))
+async def run_task(task: Task, config: MementoConfig, provider: Provider, base: Path) -> Outcome:
+    # One workspace path for every task (emptied in between), as a user works in one project:
+    # the system prompt names it, so llama.cpp keeps the prompt's prefix cached across tasks.
     root = base / "workspace"
+    shutil.rmtree(root, ignore_errors=True)
     task.materialize(root)
-    session = Session(root, config, provider, data_dir=base / "data")
+    session = Session(root, config, provider, data_dir=base / "data" / task.name)
     registry = TaskRegistry()
     mechanisms = install_mechanisms(session, registry)
     seen: list[events.Event] = []
@@ -120,8 +122,7 @@ async def run_task(task: Task, config: MementoConfig, provider: Provider, keep: 
     await registry.cancel_all()
     await mechanisms.aclose()
     await session.aclose()
-    if not keep:
-        shutil.rmtree(base, ignore_errors=True)
+    shutil.copytree(root, base / "kept" / task.name, dirs_exist_ok=True)
     return Outcome(
         task=task.name,
         ok=problem is None,
@@ -136,12 +137,13 @@ async def run_config(name: str, tasks: list[Task], temperature: float | None, ke
     model, tools = CONFIGS[name]
     config = config_for(model, tools, temperature)
     provider = SharedProvider(LocalProvider(config.provider))
+    base = Path(tempfile.mkdtemp(prefix=f"memento-bench-{name}-"))
     outcomes: list[Outcome] = []
     print(f"\n## {name} ({model}{', ' + str(tools) if tools else ''})", flush=True)
     print(f"{'task':<24} {'outcome':<8} {'time':>7} {'tools':>9}  detail", flush=True)
     try:
         for task in tasks:
-            outcome = await run_task(task, config, provider, keep)
+            outcome = await run_task(task, config, provider, base)
             outcomes.append(outcome)
             tools_text = (
                 f"{outcome.tools} ({outcome.tool_errors})" if outcome.tool_errors else str(outcome.tools)
@@ -153,6 +155,10 @@ async def run_config(name: str, tasks: list[Task], temperature: float | None, ke
             )
     finally:
         await provider.inner.aclose()
+        if keep:
+            print(f"(workspaces and sessions kept in {base})", flush=True)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
     passed = sum(o.ok for o in outcomes)
     total_s = sum(o.seconds for o in outcomes)
     print(

@@ -20,6 +20,7 @@ from memento.checkpoints.engine import CheckpointEngine
 from memento.checkpoints.exploration import ExplorationHooks
 from memento.governance.governor import Governor, attach
 from memento.memory.engine import MemoryEngine
+from memento.session.mentions import WorkspaceContext
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
 from memento.ttsr.attach import RuleAttachments
@@ -54,6 +55,7 @@ def install_mechanisms(session: Session, tasks: TaskRegistry, *, load_rules: boo
     loading, tokenizer warm-up, advisor turns) runs in `tasks`. The language server loads
     the rules itself (`load_rules=False`) because it publishes their lint with the load."""
     config = session.config
+    session.add_hooks(WorkspaceContext())
     governor = attach(session)
     tasks.spawn(governor.warm_up(), name="tokenizer-warm-up")
     advisor = AdvisorEngine.attach(session, spawn_with(tasks.spawn))

@@ -55,6 +55,9 @@ class JsonActionSettings(Settings):
     temperature: float | None = Field(default=0.2, ge=0, le=2)
     """Sampling temperature of JSON actions (small models stray when it is high); None: the
     server's default."""
+    attach_files: int = Field(default=3, ge=0, le=10)
+    """Workspace files a prompt names (`calc.py`) attached to it, at most this many small ones
+    (session/mentions.py); 0: none."""
 
 
 class ProviderConfig(Settings):

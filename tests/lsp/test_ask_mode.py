@@ -57,10 +57,6 @@ async def test_ask_mode_offers_and_runs_no_mutating_tool(
         first, second = (r.body for r in model_server.requests[:2])
         assert native_tools(first) == READ_ONLY and native_tools(second) == READ_ONLY
         assert "Ask mode" in first["messages"][0]["content"]
-        # The workspace's root listing, taken once for the conversation (a stable prefix).
-        overview = "Files at the workspace root when this conversation started: calc.py."
-        assert overview in first["messages"][0]["content"]
-        assert second["messages"][0] == first["messages"][0]
         results = [m for m in second["messages"] if m["role"] == "tool"]
         assert [("ask mode" in m["content"]) for m in results] == [True, True, True, False]
         assert results[3]["content"] == CALC
@@ -98,6 +94,12 @@ async def test_json_actions_in_ask_mode_list_only_read_only_tools(
         assert editor.text_of(turn_id) == "It adds."
     first, second = (r.body for r in model_server.requests)
     assert schema_tools(first) == READ_ONLY
+    # Small-model mode: the workspace's root and the file the prompt names come after it.
+    context = first["messages"][2]
+    assert context["role"] == "user" and context["content"].startswith(
+        "Files at the workspace root: calc.py."
+    )
+    assert f"calc.py:\n```\n{CALC}```" in context["content"]
     assert "- write(" not in first["messages"][0]["content"]
     assert "edit failed:\nedit is not available in ask mode" in second["messages"][-1]["content"]
     assert (workspace / "calc.py").read_text() == CALC

@@ -57,6 +57,11 @@ WORK_NOTE = (
 TEST_NOTE = "When the workspace has tests, run them with bash after a change."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
+FAILED_AGAIN_NOTE = (
+    "Your last call failed twice in the same way; do not send it again. Use what its result "
+    "shows: copy oldText from the file's text as shown, read the file, or write the whole file."
+)
+"""A failed call repeated once more gets another try (the step is not answer-only)."""
 
 
 # --- the request ------------------------------------------------------------------------
@@ -127,14 +132,19 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
     return calls
 
 
-def step_note(messages: list[Message], settings: JsonActionSettings) -> str | None:
-    """Why the next step may only answer (the step cap, or a repeated call), else None."""
+def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool]:
+    """A note for the next step, and whether that step may only answer: after the step cap
+    or a repeated call; a failed call repeated once gets a warning and one more try."""
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
-        return LIMIT_NOTE
+        return LIMIT_NOTE, True
     if len(calls) >= 2 and _same(calls[-1], calls[-2]):
-        return REPEAT_NOTE
-    return None
+        failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
+        third = len(calls) >= 3 and _same(calls[-2], calls[-3])
+        if calls[-1].id in failed and not third:
+            return FAILED_AGAIN_NOTE, False
+        return REPEAT_NOTE, True
+    return None, False
 
 
 def _same(a: ToolCall, b: ToolCall) -> bool:
@@ -181,8 +191,8 @@ def build_body(
     request: ModelRequest, *, model: str, max_tokens: int, settings: JsonActionSettings
 ) -> dict[str, Any]:
     """A chat-completions body whose reply is constrained to one JSON action."""
-    note = step_note(request.messages, settings)
-    schema = action_schema(request.tools, answer_only=note is not None)
+    note, answer_only = step_note(request.messages, settings)
+    schema = action_schema(request.tools, answer_only=answer_only)
     body: dict[str, Any] = {
         "model": model,
         "messages": convert_messages(

@@ -29,8 +29,7 @@ from memento.session.store import (
     new_session_path,
     sessions_dir,
 )
-from memento.session.tools.base import Tool, ToolContext, ToolError
-from memento.session.tools.ls import list_directory
+from memento.session.tools.base import Tool, ToolContext
 from memento.session.tools.registry import default_tools
 from memento.session.turn import TurnRunner
 
@@ -46,8 +45,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "Use the tools to read and change files; paths are relative to the workspace root. "
     "Prefer small, exact edits. Say briefly what you did when you are done."
 )
-OVERVIEW_ENTRIES = 60
-OVERVIEW_SKIPPED = frozenset({".memento/", "__pycache__/", ".venv/", "node_modules/", ".pytest_cache/"})
 ASK_MODE_NOTE = (
     "Ask mode: the user wants answers, not changes. You can only read the workspace; no tool "
     "that changes files or runs commands is available. Answer the question."
@@ -106,8 +103,6 @@ class Session:
         self.stable_prefix_tokens = 0
         self.governor: ContextGovernor | None = None
         self._recorded_model: tuple[str, str, int] | None = None
-        self._overview: str | None = None
-        """The workspace root's listing, taken once per conversation (a stable prompt prefix)."""
         self.mode: SessionMode = "act"
         """`ask`: only read-only tools are offered, and no other tool runs (`set_mode`)."""
 
@@ -206,7 +201,6 @@ class Session:
         self.session_id = secrets.token_hex(4)
         self._previous_request = []
         self._recorded_model = None
-        self._overview = None
         self.events.publish(events.SessionChanged(session_id=self.session_id))
         return self.session_id
 
@@ -231,7 +225,6 @@ class Session:
             self.session_id = session_id
             self._previous_request = []
             self._recorded_model = None
-            self._overview = None
             for warning in store.warnings:
                 self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
             self.events.publish(events.SessionChanged(session_id=session_id))
@@ -298,8 +291,6 @@ class Session:
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))
         system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
-        if self._overview:
-            system = f"{system}\n\n{self._overview}"
         if self.mode == "ask":
             system = f"{system}\n\n{ASK_MODE_NOTE}"
         request = ModelRequest(
@@ -313,11 +304,6 @@ class Session:
             return self.governor.build_request(self, request)
         self._measure_stable_prefix(system, messages)
         return request
-
-    async def take_overview(self) -> None:
-        """List the workspace root for the system prompt, once per conversation (off the loop)."""
-        if self._overview is None:
-            self._overview = await asyncio.to_thread(workspace_overview, self.root)
 
     def _measure_stable_prefix(self, system: str, messages: list[Message]) -> None:
         current = [system] + [json.dumps(m.dump(), sort_keys=True) for m in messages]
@@ -428,16 +414,3 @@ def _load_store(path: Path) -> SessionStore:
 def approx_tokens(text: str) -> int:
     """A cheap size estimate (chars/4) until governance's tokenizer takes over."""
     return (len(text) + 3) // 4
-
-
-def workspace_overview(root: Path) -> str:
-    """"Files at the workspace root: a.py, src/, …" (blocking), without tool and cache dirs."""
-    try:
-        names = [n for n in list_directory(root, ".") if n not in OVERVIEW_SKIPPED]
-    except ToolError:
-        return ""
-    if not names:
-        return "The workspace is empty."
-    shown = ", ".join(names[:OVERVIEW_ENTRIES])
-    more = f", and {len(names) - OVERVIEW_ENTRIES} more" if len(names) > OVERVIEW_ENTRIES else ""
-    return f"Files at the workspace root when this conversation started: {shown}{more}."

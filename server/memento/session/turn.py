@@ -80,7 +80,6 @@ class TurnRunner:
         session, turn = self.session, self.turn
         session.tool_context.abort.clear()
         session.record_model()
-        await session.take_overview()
         session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms()))
         session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
         state: TurnEndState = "finished"

@@ -14,7 +14,7 @@ import pytest_asyncio
 from memento.config import MementoConfig, ProviderConfig
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.base import ModelRequest, ProviderEvent, StreamDone, TextDelta, ToolSpec
-from memento.providers.json_action import LIMIT_NOTE, REPEAT_NOTE, ActionStream
+from memento.providers.json_action import FAILED_AGAIN_NOTE, LIMIT_NOTE, REPEAT_NOTE, ActionStream, step_note
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session import events
 from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
@@ -192,6 +192,21 @@ async def test_a_repeated_call_forces_an_answer(
     body = srv.requests[0].body
     assert body["response_format"]["schema"]["required"] == ["answer"]
     assert body["messages"][0]["content"].endswith(REPEAT_NOTE)
+
+
+def test_a_failed_call_repeated_once_gets_one_more_try() -> None:
+    settings = json_config_settings()
+    bad = {"path": "a.py", "oldText": "x", "newText": "y"}
+    twice = [user("fix a.py"), call("c1", "edit", bad), result("c1", "edit", "not found", error=True)]
+    twice += [call("c2", "edit", bad), result("c2", "edit", "not found", error=True)]
+    assert step_note(twice, settings) == (FAILED_AGAIN_NOTE, False)
+    thrice = [*twice, call("c3", "edit", bad), result("c3", "edit", "not found", error=True)]
+    assert step_note(thrice, settings) == (REPEAT_NOTE, True)
+    assert step_note(twice[:3], settings) == (None, False)
+
+
+def json_config_settings() -> Any:
+    return ProviderConfig.model_validate({"toolCalling": "json"}).json_action
 
 
 @pytest.mark.asyncio
