@@ -201,6 +201,23 @@ def test_bash_without_a_terminal_is_denied_with_a_hint(
     assert "denied" in model_server.requests[1].body["messages"][-1]["content"]
 
 
+def test_settings_that_can_never_free_space_are_a_line_at_start(
+    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    configure(workspace, model_server.openai_base_url)
+    config = workspace / ".memento" / "config.toml"
+    config.write_text(
+        config.read_text().replace("contextWindow = 100000", "contextWindow = 8192")
+        + "[compaction]\nkeepRecentTokens = 20000\n"
+    )
+    model_server.enqueue(Reply(Text("hi")))
+    done = run_chat(["hello"], workspace, tmp_path)
+    assert done.returncode == 0
+    assert done.stderr.startswith(
+        "[warning] Memento: compaction can never free space: it keeps the last 20000"
+    )
+
+
 def test_invalid_settings_stop_the_chat_with_the_reason(workspace: Path, tmp_path: Path) -> None:
     (workspace / ".memento").mkdir()
     (workspace / ".memento" / "config.toml").write_text('[compaction]\nreserveTokens = "lots"\n')

@@ -101,7 +101,7 @@ async def test_json_actions_in_ask_mode_list_only_read_only_tools(
     )
     assert f"calc.py:\n```\n{CALC}```" in context["content"]
     assert "- write(" not in first["messages"][0]["content"]
-    assert "edit failed:\nedit is not available in ask mode" in second["messages"][-1]["content"]
+    assert "edit failed:\nedit is not available in ask mode" in second["messages"][-2]["content"]
     assert (workspace / "calc.py").read_text() == CALC
 
 
@@ -114,3 +114,27 @@ async def test_bad_mode_params_get_an_error(
         with pytest.raises(Exception, match="invalid params"):
             await editor.request("memento/mode", {"mode": "plan"})
         assert await editor.request("memento/mode") == {"mode": "act"}
+
+
+@pytest.mark.asyncio
+async def test_a_question_to_a_small_model_is_a_read_only_turn(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "calc.py").write_text(CALC)
+    model_server.enqueue(
+        Reply(Text(json.dumps({"tool": "write", "arguments": {"path": "calc.py", "content": "x = 1\n"}}))),
+        Reply(Text('{"answer": "It adds two numbers."}')),
+        Reply(Text(json.dumps({"tool": "write", "arguments": {"path": "calc.py", "content": "x = 1\n"}}))),
+        Reply(Text('{"answer": "Done."}')),
+    )
+    options = provider_options(model_server.openai_base_url, toolCalling="json")
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        turn_id = await editor.prompt("What does calc.py do?")  # act mode, but a question
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert (workspace / "calc.py").read_text() == CALC
+        turn_id = await editor.prompt("Replace calc.py with x = 1.")  # a request: it may change
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert (workspace / "calc.py").read_text() == "x = 1\n"
+    asked, refused, requested = (r.body for r in model_server.requests[:3])
+    assert schema_tools(asked) == READ_ONLY and "write" in schema_tools(requested)
+    assert "write failed:\nwrite is not available for a question" in refused["messages"][-2]["content"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from memento.governance.pruning import SUPERSEDED_NOTICE
 from memento.governance.summarizer import STRUCTURED_MARK
@@ -255,3 +256,26 @@ async def test_a_superseded_read_becomes_a_notice_but_protected_reads_stay(
     target = by_id[edit["entryId"]]["message"]
     assert target["toolCallId"] == "r1" and "alpha_value_1 " in target["content"][0]["text"]
     assert edit["kind"] == "toolResult" and edit["text"] == SUPERSEDED_NOTICE
+
+
+@pytest.mark.asyncio
+async def test_settings_that_can_never_free_space_are_reported_at_start(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    # The case: keep-recent 20k and reserve 16k set by hand on an 8k window.
+    options = provider_options(model_server.openai_base_url, contextWindow=8192)
+    options["compaction"] = {"keepRecentTokens": 20000, "reserveTokens": 16384}
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        await editor.until(lambda: any("can never free space" in m.message for m in editor.shown))
+        [shown] = [m for m in editor.shown if "can never free space" in m.message]
+        assert "keeps the last 20000 tokens (keepRecentTokens)" in shown.message
+        # Fixed in the editor's settings: no new report; the defaults are sized to the window.
+        editor.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(
+                settings={"memento": provider_options(model_server.openai_base_url, contextWindow=8192)}
+            )
+        )
+        model_server.enqueue(Reply(Text("ok")))
+        turn_id = await editor.prompt("hello")
+        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert len([m for m in editor.shown if "can never free space" in m.message]) == 1

@@ -35,6 +35,12 @@ class ModelRequest(BaseModel):
     messages: list[Message] = Field(default_factory=list[Message])
     tools: list[ToolSpec] = Field(default_factory=list[ToolSpec])
     max_tokens: int | None = None
+    allowed_tools: list[str] | None = None
+    """Tools the reply may call this step, of `tools` (None: all). JSON actions keep listing
+    every tool in the prompt (a stable prefix) and narrow the schema; the turn loop refuses
+    any other call whatever the provider does."""
+    allowed_note: str | None = None
+    """Why the tools are narrowed, told to the model after the conversation."""
     stable_prefix_messages: int = 0
     """How many leading messages are expected to repeat in the next request; providers with
     explicit prompt caching (Anthropic) put their cache breakpoint there."""

@@ -49,12 +49,14 @@ FORMAT_NOTE = (
     "change. As soon as you know the answer, give it."
 )
 WORK_NOTE = (
-    "To change a file, read it first. Then edit it with oldText copied exactly from what read "
-    "showed (whole lines, with their indentation), or write its complete new content. Inside "
-    'JSON strings a double quote is \\" and a line break is \\n.'
+    "How to change files:\n"
+    "1. Change only the files the request is about. Read a file before you change it, unless "
+    "the conversation already shows its current text.\n"
+    "2. Use edit with oldText copied exactly from the file (whole lines, with their "
+    "indentation), or write with the file's complete new content."
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
-TEST_NOTE = "When the workspace has tests, run them with bash after a change."
+TEST_NOTE = "\n3. If the workspace has tests, run them with bash after the change; fix what fails."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
 FAILED_AGAIN_NOTE = (
@@ -108,16 +110,14 @@ def tool_lines(tools: list[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def system_text(system: str, tools: list[ToolSpec], note: str | None) -> str:
+def system_text(system: str, tools: list[ToolSpec]) -> str:
     parts = [system.strip()] if system.strip() else []
     if tools:
         parts.append("Tools:\n" + tool_lines(tools))
     parts.append(FORMAT_NOTE if tools else '{"answer": "<text>"} is the only reply format.')
     names = {tool.name for tool in tools}
     if names & {"edit", "write"}:
-        parts.append(WORK_NOTE + (f" {TEST_NOTE}" if "bash" in names else ""))
-    if note:
-        parts.append(note)
+        parts.append(WORK_NOTE + (TEST_NOTE if "bash" in names else ""))
     return "\n\n".join(parts)
 
 
@@ -192,12 +192,20 @@ def build_body(
 ) -> dict[str, Any]:
     """A chat-completions body whose reply is constrained to one JSON action."""
     note, answer_only = step_note(request.messages, settings)
-    schema = action_schema(request.tools, answer_only=answer_only)
+    allowed = request.allowed_tools
+    callable_tools = [t for t in request.tools if allowed is None or t.name in allowed]
+    schema = action_schema(callable_tools, answer_only=answer_only or not callable_tools)
+    messages = convert_messages(
+        system_text(request.system, request.tools), request.messages, settings.result_chars
+    )
+    # Notes go after the conversation: in the system prompt they would change the prefix that
+    # llama.cpp keeps cached, and the whole conversation would be evaluated again.
+    notes = [n for n in (request.allowed_note if allowed is not None else None, note) if n]
+    if notes:
+        messages.append({"role": "user", "content": "\n".join(notes)})
     body: dict[str, Any] = {
         "model": model,
-        "messages": convert_messages(
-            system_text(request.system, request.tools, note), request.messages, settings.result_chars
-        ),
+        "messages": messages,
         "stream": True,
         "stream_options": {"include_usage": True},
         "max_tokens": max_tokens,

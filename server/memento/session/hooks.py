@@ -32,6 +32,8 @@ class TurnInfo:
     """Attempt of the current request (retries after a `RetryRequest`)."""
     mutated: bool = False
     """Whether a tool changed the workspace in this turn."""
+    read_only: bool = False
+    """Only read-only tools may run in this turn (a question to a small model)."""
     retries: int = 0
     """`RetryRequest`s handled in this turn, all steps together."""
     request_retry: Callable[[RetryRequest], bool] = field(default=_not_streaming, repr=False, compare=False)

@@ -22,6 +22,7 @@ from memento.session.entries import Entry, MessageEntry, ModelChangeEntry, new_e
 from memento.session.events import EventBus, SessionMode
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.messages import AssistantMessage, Message, Usage
+from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
     SessionInfo,
     SessionStore,
@@ -132,9 +133,15 @@ class Session:
             self.events.publish(events.ModeChanged(mode=mode))
 
     def offered_tools(self) -> list[Tool]:
-        """The tools the model is offered (and may run) in the current mode."""
+        """The tools the model is offered in the current mode."""
         tools = list(self.tools.values())
         return tools if self.mode == "act" else [t for t in tools if t.spec.read_only]
+
+    def allowed_tools(self) -> list[Tool]:
+        """The offered tools the model may run now: read-only ones only in a read-only turn."""
+        tools = self.offered_tools()
+        read_only = self._runner is not None and self._runner.turn.read_only
+        return [t for t in tools if t.spec.read_only] if read_only else tools
 
     def add_hooks(self, hooks: Hooks) -> None:
         self.hooks.append(hooks)
@@ -300,6 +307,9 @@ class Session:
             max_tokens=self.config.provider.max_tokens,
             stable_prefix_messages=len(messages),
         )
+        if self._runner is not None and self._runner.turn.read_only:
+            request.allowed_tools = [tool.spec.name for tool in self.allowed_tools()]
+            request.allowed_note = QUESTION_NOTE
         if self.governor is not None:
             return self.governor.build_request(self, request)
         self._measure_stable_prefix(system, messages)

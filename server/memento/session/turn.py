@@ -36,6 +36,7 @@ from memento.session.messages import (
     Usage,
     UserMessage,
 )
+from memento.session.questions import is_question
 from memento.session.tools.base import ToolOutput
 from memento.session.tools.registry import run_tool
 
@@ -79,6 +80,12 @@ class TurnRunner:
     async def run(self) -> TurnEndState:
         session, turn = self.session, self.turn
         session.tool_context.abort.clear()
+        settings = session.config.provider
+        turn.read_only = (
+            settings.tool_mode() == "json"
+            and settings.json_action.questions_read_only
+            and is_question(turn.prompt)
+        )
         session.record_model()
         session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms()))
         session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
@@ -331,11 +338,12 @@ class TurnRunner:
         session.events.publish(
             events.ToolCallStarted(turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name)
         )
-        offered = {tool.spec.name: tool for tool in session.offered_tools()}
+        offered = {tool.spec.name: tool for tool in session.allowed_tools()}
         if call.name in session.tools and call.name not in offered:
-            # Ask mode: a tool the model was not offered never runs, whatever it asked for.
+            # Ask mode or a question turn: a tool not offered never runs, whatever was asked.
+            where = "in ask mode" if session.mode == "ask" else "for a question"
             return ToolOutput(
-                f"{call.name} is not available in ask mode (read-only); answer with what you can read",
+                f"{call.name} is not available {where} (read-only); answer with what you can read",
                 is_error=True,
             )
         output: ToolOutput | None = None

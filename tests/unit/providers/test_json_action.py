@@ -18,6 +18,7 @@ from memento.providers.json_action import FAILED_AGAIN_NOTE, LIMIT_NOTE, REPEAT_
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session import events
 from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.session.questions import QUESTION_NOTE
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
@@ -167,9 +168,11 @@ async def test_after_max_steps_only_an_answer_is_allowed(srv: ScriptedModelServe
         await p.aclose()
     free, capped = (r.body for r in srv.requests)
     assert "oneOf" in free["response_format"]["schema"]
-    assert LIMIT_NOTE not in free["messages"][0]["content"]
+    assert LIMIT_NOTE not in json.dumps(free["messages"])
     assert capped["response_format"]["schema"]["required"] == ["answer"]
-    assert capped["messages"][0]["content"].endswith(LIMIT_NOTE)
+    # The note follows the conversation; the system prompt (llama.cpp's cached prefix) stays.
+    assert capped["messages"][-1] == {"role": "user", "content": LIMIT_NOTE}
+    assert capped["messages"][0] == free["messages"][0]
 
 
 @pytest.mark.asyncio
@@ -191,7 +194,7 @@ async def test_a_repeated_call_forces_an_answer(
     await collect(provider, req)
     body = srv.requests[0].body
     assert body["response_format"]["schema"]["required"] == ["answer"]
-    assert body["messages"][0]["content"].endswith(REPEAT_NOTE)
+    assert body["messages"][-1] == {"role": "user", "content": REPEAT_NOTE}
 
 
 def test_a_failed_call_repeated_once_gets_one_more_try() -> None:
@@ -277,9 +280,19 @@ async def test_a_turn_in_json_mode_reads_a_file_and_answers(srv: ScriptedModelSe
     session.prompt("What is the secret?", lambda coro, name: tasks.spawn(coro, name=name))
     await asyncio.wait_for(finished.wait(), 10)
     await session.aclose()
-    second = srv.requests[1].body["messages"]
-    assert second[-1] == {"role": "user", "content": "read result:\nthe secret is 4242\n"}
-    assert json.loads(second[-2]["content"]) == {"tool": "read", "arguments": {"path": "value.txt"}}
+    first, second = (r.body["messages"] for r in srv.requests)
+    assert second[-2] == {"role": "user", "content": "read result:\nthe secret is 4242\n"}
+    assert json.loads(second[-3]["content"]) == {"tool": "read", "arguments": {"path": "value.txt"}}
+    # A question: a read-only turn. Every tool is still listed (the same system prompt), the
+    # schema admits only the read-only ones, and the model is told why.
+    assert second[-1] == {"role": "user", "content": QUESTION_NOTE}
+    assert "- write(" in first[0]["content"]
+    schema = srv.requests[0].body["response_format"]["schema"]
+    assert {o["properties"]["tool"]["const"] for o in schema["oneOf"] if "tool" in o["properties"]} == {
+        "read",
+        "ls",
+        "grep",
+    }
     assert [e.tool_name for e in seen if isinstance(e, events.ToolCallFinished)] == ["read"]
     text = "".join(e.delta for e in seen if isinstance(e, events.Delta) and e.stream == "text")
     assert text == "It is 4242."

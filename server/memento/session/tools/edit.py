@@ -23,6 +23,7 @@ from memento.session.tools.workspace import (
 )
 
 HOW: dict[str, str] = {
+    "exact": "exactly",
     "indented newText": "exactly; newText's later lines were indented like its first",
     "trailing whitespace": "ignoring trailing whitespace",
     "indentation": "with another indentation; newText was shifted the same way",
@@ -37,6 +38,7 @@ class EditArgs(BaseModel):
     path: str
     old_text: str = Field(alias="oldText")
     new_text: str = Field(alias="newText")
+    replace_all: bool = Field(default=False, alias="replaceAll")
 
 
 def _line_range(first: int, count: int) -> str:
@@ -53,30 +55,32 @@ def _not_found(text: str, old: str, shown: str, tolerant: bool) -> str:
     if not tolerant:
         return f"oldText not found in {shown}"
     head = f"oldText not found in {shown}, not even ignoring whitespace and indentation."
+    retry = "Copy oldText exactly from the file's text (without the fence) and try again."
     count = text.count("\n") + (0 if text.endswith("\n") else 1)
     if count <= matching.MAX_REGION_LINES:
-        return (
-            f"{head} The whole file ({count} lines):\n{matching.show_region(text, 1, count, context=0)}\n"
-            "Copy oldText from the file exactly (without the line numbers) and try again."
-        )
+        return f"{head} The whole file, {matching.show_region(text, 1, count, context=0)}\n{retry}"
     region = matching.closest_region(text, old)
     if region is None:
         return f"{head} Nothing in the file resembles it; read the file to see its current text."
     first, last = region
-    return (
-        f"{head} The most similar part is {_line_range(first, last - first + 1)}:\n"
-        f"{matching.show_region(text, first, last)}\n"
-        "Copy oldText from the file exactly (without the line numbers) and try again."
-    )
+    return f"{head} The most similar part, {matching.show_region(text, first, last)}\n{retry}"
 
 
-def plan_edit(current: str, old: str, new: str, shown: str, *, tolerant: bool = True) -> tuple[str, str]:
+def plan_edit(
+    current: str, old: str, new: str, shown: str, *, tolerant: bool = True, replace_all: bool = False
+) -> tuple[str, str]:
     """The edited text and a summary of what changed (blocking: matching can take a while).
-    A file with CRLF line endings is matched as LF and keeps its CRLF."""
+    A file with CRLF line endings is matched as LF and keeps its CRLF. `replace_all`
+    replaces every exact occurrence (a rename); without one, it is an ordinary edit."""
     crlf = uses_crlf(current)
     text = current.replace("\r\n", "\n") if crlf else current
     if crlf:
         old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    if replace_all and (places := matching.find_all(text, old)):
+        updated = text.replace(old, new)
+        lines = ", ".join(str(text.count("\n", 0, at) + 1) for at in places[:10])
+        summary = f"replaced {len(places)} place{'s' if len(places) > 1 else ''} (at line{'s' if len(places) > 1 else ''} {lines})"
+        return (updated.replace("\n", "\r\n") if crlf else updated), summary
     found = matching.find_edit(text, old, new, tolerant=tolerant)
     if found is None:
         raise ToolError(_not_found(text, old, shown, tolerant))
@@ -84,8 +88,9 @@ def plan_edit(current: str, old: str, new: str, shown: str, *, tolerant: bool = 
         where = ", ".join(str(n) for n in found.lines[:10])
         how = "" if found.how == "exact" else f" ({_explain(found.how)})"
         raise ToolError(
-            f"oldText matches {len(found.lines)} places in {shown}{how}, at lines {where}; "
+            f"oldText matches {found.count} places in {shown}{how}, at lines {where}; "
             "include more of the surrounding lines to make it unique"
+            + ("" if found.how != "exact" else ", or set replaceAll to change every place")
         )
     first = text.count("\n", 0, found.start) + 1
     old_lines = text.count("\n", found.start, found.end) + 1
@@ -97,9 +102,6 @@ def plan_edit(current: str, old: str, new: str, shown: str, *, tolerant: bool = 
     if found.how != "exact":
         summary += f" (oldText matched {_explain(found.how)})"
     updated = text[: found.start] + found.replacement + text[found.end :]
-    if tolerant and found.replacement:
-        last = first + new_lines - 1
-        summary += f". Now:\n{matching.show_region(updated, first, min(last, first + 7))}"
     return (updated.replace("\n", "\r\n") if crlf else updated), summary
 
 
@@ -118,6 +120,10 @@ class EditTool:
                 "path": {"type": "string", "description": "File path, relative to the workspace root."},
                 "oldText": {"type": "string", "description": "Text to find, as it is in the file."},
                 "newText": {"type": "string", "description": "Text to put in its place."},
+                "replaceAll": {
+                    "type": "boolean",
+                    "description": "Replace every place oldText occurs (e.g. to rename); default false.",
+                },
             },
             "required": ["path", "oldText", "newText"],
         },
@@ -134,7 +140,12 @@ class EditTool:
         buffer = ctx.editor.open_document_text(path)
         current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
         plan = functools.partial(
-            plan_edit, old=a.old_text, new=a.new_text, shown=shown, tolerant=ctx.tolerant_edits
+            plan_edit,
+            old=a.old_text,
+            new=a.new_text,
+            shown=shown,
+            tolerant=ctx.tolerant_edits,
+            replace_all=a.replace_all,
         )
         updated, summary = await asyncio.to_thread(plan, current)
         if await guard_protected(ctx, "edit", a.path, path):  # the file may have moved on meanwhile

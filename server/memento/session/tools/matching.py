@@ -56,7 +56,9 @@ class Match:
 class Ambiguous:
     how: str
     lines: list[int]
-    """1-based first line of each place."""
+    """1-based lines the places start on (each once)."""
+    count: int
+    """How many places."""
 
 
 @dataclass(frozen=True)
@@ -104,20 +106,26 @@ def find_edit(text: str, old: str, new: str, *, tolerant: bool = True) -> Match 
                     replacement, name = _continue_indent(text, start, replacement)
                 return Match(start, end, replacement, name + note)
             if found:
-                return Ambiguous(name + note, sorted({file.line_of(start) for start, _, _ in found}))
+                lines = sorted({file.line_of(start) for start, _, _ in found})
+                return Ambiguous(name + note, lines, len(found))
     return None
 
 
 # -- the matchers -------------------------------------------------------------------------
 
 
-def _exact(file: _Lines, old: str, new: str) -> list[Candidate]:
-    found: list[Candidate] = []
-    at = file.text.find(old)
+def find_all(text: str, old: str) -> list[int]:
+    """Offsets of every non-overlapping occurrence of `old` (what `str.replace` replaces)."""
+    found: list[int] = []
+    at = text.find(old) if old else -1
     while at != -1:
-        found.append((at, at + len(old), new))
-        at = file.text.find(old, at + 1)
+        found.append(at)
+        at = text.find(old, at + len(old))
     return found
+
+
+def _exact(file: _Lines, old: str, new: str) -> list[Candidate]:
+    return [(at, at + len(old), new) for at in find_all(file.text, old)]
 
 
 def _continue_indent(text: str, start: int, new: str) -> tuple[str, str]:
@@ -327,10 +335,14 @@ def closest_region(text: str, old: str) -> tuple[int, int] | None:
 
 
 def show_region(text: str, first: int, last: int, context: int = 1) -> str:
-    """Lines first..last (1-based) with `context` lines around them, numbered `N| text`."""
+    """Lines first..last (1-based) and `context` lines around them, as `lines A-B:` and the
+    text itself in a fence. Not numbered line by line: small models copy the numbers."""
     lines = text.split("\n")
     start = max(1, first - context)
     end = min(len(lines), last + context, start + MAX_REGION_LINES - 1)
-    width = len(str(end))
-    shown = [f"{n:>{width}}| {lines[n - 1][:200]}" for n in range(start, end + 1)]
-    return "\n".join(shown)
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    while start < end and not lines[start - 1].strip():
+        start += 1
+    where = f"line {start}" if start == end else f"lines {start}-{end}"
+    return f"{where}:\n```\n" + "\n".join(lines[start - 1 : end]) + "\n```"
