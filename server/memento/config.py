@@ -55,6 +55,8 @@ class JsonActionSettings(Settings):
     temperature: float | None = Field(default=0.2, ge=0, le=2)
     """Sampling temperature of JSON actions (small models stray when it is high); None: the
     server's default."""
+    thought: bool = True
+    """Each tool call starts with a sentence of reasoning (`"thought"`), streamed as thinking."""
     questions_read_only: bool = True
     """A prompt shaped as a question gets a read-only turn (session/questions.py)."""
     attach_files: int = Field(default=3, ge=0, le=10)

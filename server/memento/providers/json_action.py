@@ -26,6 +26,7 @@ from memento.providers.base import (
     ProviderEvent,
     StreamDone,
     TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     ToolCallStarted,
     ToolSpec,
@@ -36,6 +37,7 @@ from memento.session.messages import (
     CustomMessage,
     Message,
     TextContent,
+    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -48,12 +50,16 @@ FORMAT_NOTE = (
     "Call a tool only when the request needs it, and change files only when the user asks for a "
     "change. As soon as you know the answer, give it."
 )
+THOUGHT_CALL = '{"thought": "<what you found and why this step>", "tool": "<name>", "arguments": {...}}'
+"""`jsonAction.thought`: a call starts with one sentence of reasoning (small models decide
+better once they have said what they see; it streams as thinking)."""
 WORK_NOTE = (
     "How to change files:\n"
     "1. Change only the files the request is about. Read a file before you change it, unless "
     "the conversation already shows its current text.\n"
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
-    "indentation), or write with the file's complete new content."
+    "indentation); newText replaces it, so to add code keep those lines in newText and add "
+    "yours. Or write the file's complete new content."
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
 TEST_NOTE = "\n3. If the workspace has tests, run them with bash after the change; fix what fails."
@@ -69,8 +75,10 @@ FAILED_AGAIN_NOTE = (
 # --- the request ------------------------------------------------------------------------
 
 
-def action_schema(tools: list[ToolSpec], *, answer_only: bool = False) -> dict[str, Any]:
-    """The JSON schema of one action: a call of one of `tools`, or an answer."""
+def action_schema(
+    tools: list[ToolSpec], *, answer_only: bool = False, thought: bool = False
+) -> dict[str, Any]:
+    """The JSON schema of one action: a call of one of `tools` (after a thought), or an answer."""
     answer: dict[str, Any] = {
         "type": "object",
         "properties": {"answer": {"type": "string"}},
@@ -79,11 +87,12 @@ def action_schema(tools: list[ToolSpec], *, answer_only: bool = False) -> dict[s
     }
     if answer_only or not tools:
         return answer
+    reason: dict[str, Any] = {"thought": {"type": "string"}} if thought else {}
     calls: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {"tool": {"const": tool.name}, "arguments": _arguments_schema(tool)},
-            "required": ["tool", "arguments"],
+            "properties": {**reason, "tool": {"const": tool.name}, "arguments": _arguments_schema(tool)},
+            "required": [*reason, "tool", "arguments"],
             "additionalProperties": False,
         }
         for tool in tools
@@ -110,11 +119,16 @@ def tool_lines(tools: list[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def system_text(system: str, tools: list[ToolSpec]) -> str:
+def system_text(system: str, tools: list[ToolSpec], *, thought: bool = False) -> str:
     parts = [system.strip()] if system.strip() else []
     if tools:
         parts.append("Tools:\n" + tool_lines(tools))
-    parts.append(FORMAT_NOTE if tools else '{"answer": "<text>"} is the only reply format.')
+    note = (
+        FORMAT_NOTE.replace('{"tool": "<name>", "arguments": {...}}', THOUGHT_CALL)
+        if thought
+        else FORMAT_NOTE
+    )
+    parts.append(note if tools else '{"answer": "<text>"} is the only reply format.')
     names = {tool.name for tool in tools}
     if names & {"edit", "write"}:
         parts.append(WORK_NOTE + (TEST_NOTE if "bash" in names else ""))
@@ -157,7 +171,9 @@ def action_text(message: AssistantMessage) -> str:
     """An earlier reply as the JSON action it was (calls first; one call per reply here)."""
     calls = message.tool_calls()
     if calls:
-        return json.dumps({"tool": calls[0].name, "arguments": calls[0].arguments})
+        thought = "".join(b.thinking for b in message.content if isinstance(b, ThinkingContent))
+        reason = {"thought": thought} if thought else {}
+        return json.dumps({**reason, "tool": calls[0].name, "arguments": calls[0].arguments})
     return json.dumps({"answer": message.text()})
 
 
@@ -194,10 +210,11 @@ def build_body(
     note, answer_only = step_note(request.messages, settings)
     allowed = request.allowed_tools
     callable_tools = [t for t in request.tools if allowed is None or t.name in allowed]
-    schema = action_schema(callable_tools, answer_only=answer_only or not callable_tools)
-    messages = convert_messages(
-        system_text(request.system, request.tools), request.messages, settings.result_chars
+    schema = action_schema(
+        callable_tools, answer_only=answer_only or not callable_tools, thought=settings.thought
     )
+    system = system_text(request.system, request.tools, thought=settings.thought)
+    messages = convert_messages(system, request.messages, settings.result_chars)
     # Notes go after the conversation: in the system prompt they would change the prefix that
     # llama.cpp keeps cached, and the whole conversation would be evaluated again.
     notes = [n for n in (request.allowed_note if allowed is not None else None, note) if n]
@@ -230,6 +247,7 @@ class ActionStream:
         self._mode: str | None = None
         """None until the first key is known; then "answer", "tool", "prose" or "other"."""
         self._answer = _StringDecoder()
+        self._thought = _StringDecoder()
         self.called = False
 
     def feed(self, text: str) -> Iterator[ProviderEvent]:
@@ -240,7 +258,9 @@ class ActionStream:
             yield from self._answer_text(text)
             return
         self._buffer += text
-        if self._mode is None:
+        if self._mode == "thought":
+            yield from self._thought_text(text)
+        elif self._mode is None:
             yield from self._decide()
 
     def _decide(self) -> Iterator[ProviderEvent]:
@@ -264,8 +284,19 @@ class ActionStream:
                 return
             self._mode = "answer"
             yield from self._answer_text(rest.lstrip()[1:])
-        else:
+        elif key == "thought" and rest.lstrip().startswith('"'):
+            self._mode = "thought"
+            yield from self._thought_text(rest.lstrip()[1:])
+        elif key != "thought":
             self._mode = "tool" if key == "tool" else "other"
+
+    def _thought_text(self, text: str) -> Iterator[ProviderEvent]:
+        """The thought streams as thinking; the rest of the action is parsed whole at the end."""
+        decoded = self._thought.feed(text)
+        if decoded:
+            yield ThinkingDelta(text=decoded)
+        if self._thought.closed:
+            self._mode = "tool"
 
     def _answer_text(self, text: str) -> Iterator[ProviderEvent]:
         decoded = self._answer.feed(text)

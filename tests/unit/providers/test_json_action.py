@@ -13,8 +13,16 @@ import pytest_asyncio
 
 from memento.config import MementoConfig, ProviderConfig
 from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import ModelRequest, ProviderEvent, StreamDone, TextDelta, ToolSpec
-from memento.providers.json_action import FAILED_AGAIN_NOTE, LIMIT_NOTE, REPEAT_NOTE, ActionStream, step_note
+from memento.providers.base import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
+from memento.providers.json_action import (
+    FAILED_AGAIN_NOTE,
+    LIMIT_NOTE,
+    REPEAT_NOTE,
+    ActionStream,
+    action_schema,
+    action_text,
+    step_note,
+)
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session import events
 from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
@@ -254,6 +262,30 @@ def test_action_stream_edge_cases() -> None:
     assert run('{"tool": "read", "argu') == ('{"tool": "read", "argu', ["done"])  # cut off: shown
     assert run('{"answer": "\\ud83d\\ude00 \\ud83d!"}') == ("\U0001f600 \ufffd!", ["done"])
     assert run('{"other": 1}') == ('{"other": 1}', ["done"])
+
+
+def test_a_thought_streams_as_thinking_before_the_call() -> None:
+    stream = ActionStream()
+    pieces = [
+        '{"thou',
+        'ght": "add returns a \\u002d b',
+        '; it should add", "tool": "ed',
+        'it", "arguments": {"path": "c.py"}}',
+    ]
+    out: list[ProviderEvent] = [e for piece in pieces for e in stream.feed(piece)]
+    thinking = [e.text for e in out if isinstance(e, ThinkingDelta)]
+    assert "".join(thinking) == "add returns a - b; it should add" and len(thinking) >= 2  # as it streams
+    out += stream.finish(StreamDone(stop_reason="stop"))
+    message = assemble(out)
+    assert [c.name for c in message.tool_calls()] == ["edit"] and message.stop_reason == "toolUse"
+    # Sent back as the action it was, thought first; the schema asks for a thought first.
+    assert json.loads(action_text(message)) == {
+        "thought": "add returns a - b; it should add",
+        "tool": "edit",
+        "arguments": {"path": "c.py"},
+    }
+    call = action_schema([READ], thought=True)["oneOf"][0]
+    assert list(call["properties"]) == ["thought", "tool", "arguments"] and call["required"][0] == "thought"
 
 
 @pytest.mark.asyncio
