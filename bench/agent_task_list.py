@@ -61,6 +61,13 @@ def unchanged(root: Path, files: dict[str, str | bytes]) -> str | None:
         data = (root / rel).read_bytes() if (root / rel).exists() else None
         if data != (content if isinstance(content, bytes) else content.encode()):
             return f"{rel} was changed"
+    return None
+
+
+def untouched(root: Path, files: dict[str, str | bytes]) -> str | None:
+    """The workspace is exactly `files`: nothing changed, nothing created."""
+    if (changed := unchanged(root, files)) is not None:
+        return changed
     extra = [
         p.relative_to(root).as_posix()
         for p in root.rglob("*")
@@ -215,7 +222,7 @@ TASKS: list[Task] = [
         "explain-a-file",
         "What does inventory.py do?",
         explain_files,
-        lambda root, answer: first(lambda: unchanged(root, explain_files), lambda: mentions(answer, "stock")),
+        lambda root, answer: first(lambda: untouched(root, explain_files), lambda: mentions(answer, "stock")),
     ),
     Task(
         "fix-syntax-error",
@@ -279,7 +286,7 @@ TASKS: list[Task] = [
         "Which function in utils.py reverses a string?",
         question_files,
         lambda root, answer: first(
-            lambda: unchanged(root, question_files), lambda: mentions(answer, "reverse_text")
+            lambda: untouched(root, question_files), lambda: mentions(answer, "reverse_text")
         ),
     ),
     Task(

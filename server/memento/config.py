@@ -250,6 +250,9 @@ class MemorySettings(Settings):
     """Decisions per epoch: the main log rolls into `decisions-epoch-N.log` beyond this."""
     recall_max: int = Field(default=3, ge=0)
     """Earlier decisions recalled into context per prompt or touched file, at most."""
+    decision_tool: bool | None = None
+    """Offer the model `log_decision`. Default: yes, except with JSON actions (small models
+    spend their steps logging trivia instead of doing the task)."""
 
 
 class MementoConfig(Settings):

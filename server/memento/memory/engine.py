@@ -87,7 +87,10 @@ class MemoryEngine(Hooks):
         self._prompt = ""
         self._touched: list[str] = []
         session.events.subscribe(self._on_event)
-        if self.settings.enabled:
+        offered = self.settings.decision_tool
+        if offered is None:
+            offered = session.config.provider.tool_mode() != "json"
+        if self.settings.enabled and offered:
             tool = LogDecisionTool(self.log_decision)
             session.tools[tool.spec.name] = tool
 
