@@ -43,7 +43,7 @@ from memento.session import events  # noqa: E402
 from memento.session.session import Session  # noqa: E402
 from memento.session.tasks import TaskRegistry  # noqa: E402
 
-TURN_TIMEOUT_S = 300.0
+TURN_TIMEOUT_S = 420.0
 
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "full-1.5b": ("qwen2.5-coder-1.5b", {}),

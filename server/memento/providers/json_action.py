@@ -58,8 +58,8 @@ WORK_NOTE = (
     "1. Change only the files the request is about. Read a file before you change it, unless "
     "the conversation already shows its current text.\n"
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
-    "indentation); newText replaces it, so to add code keep those lines in newText and add "
-    "yours. Or write the file's complete new content."
+    "indentation); newText replaces it. To add new code at the end of a file, edit with an "
+    "empty oldText. Or write the file's complete new content."
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
 TEST_NOTE = "\n3. If the workspace has tests, run them with bash after the change; fix what fails."

@@ -169,3 +169,10 @@ async def test_replace_all_renames_every_exact_place(root: Path) -> None:
     out = await EditTool().run(args, ctx)
     assert out.text == "Edited report.py: replaced 3 places (at lines 1, 5, 5)"
     assert (root / "report.py").read_text().count("circle_area") == 3
+
+
+@pytest.mark.asyncio
+async def test_an_empty_old_text_appends_to_the_file(root: Path) -> None:
+    text = await edit(root, "", "def sub(a, b):\n    return a - b")
+    assert text == "Edited calc.py: appended lines 11-12"
+    assert (root / "calc.py").read_text() == CALC + "\ndef sub(a, b):\n    return a - b\n"

@@ -93,8 +93,8 @@ async def test_edit_not_found_and_ambiguous(root: Path) -> None:
         await edit(root, "y = 1", "z")
     with pytest.raises(ToolError, match="oldText matches 2 places in f.py, at lines 1, 2; include more"):
         await edit(root, "x = 1", "z")
-    with pytest.raises(ToolError, match="must not be empty"):
-        await edit(root, "", "z")
+    with pytest.raises(ToolError, match="both empty"):
+        await edit(root, "", "")
     assert (root / "f.py").read_text() == "x = 1\nx = 1\n"
 
 

@@ -76,6 +76,13 @@ def plan_edit(
     text = current.replace("\r\n", "\n") if crlf else current
     if crlf:
         old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    if not old:
+        # An empty oldText appends: "add a function" needs no anchor to copy.
+        gap = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        updated = text + gap + new + ("" if new.endswith("\n") else "\n")
+        first = (text + gap).count("\n") + 1
+        summary = f"appended {_line_range(first, new.rstrip(chr(10)).count(chr(10)) + 1)}"
+        return (updated.replace("\n", "\r\n") if crlf else updated), summary
     if replace_all and (places := matching.find_all(text, old)):
         updated = text.replace(old, new)
         lines = ", ".join(str(text.count("\n", 0, at) + 1) for at in places[:10])
@@ -111,14 +118,18 @@ class EditTool:
         description=(
             "Edit a file by replacing a piece of its text. oldText is the current text to "
             "replace, copied from the file (whole lines are best) and found exactly once; "
-            "include surrounding lines to make it unique. newText replaces it. Read the file "
-            "first if unsure of its current content."
+            "include surrounding lines to make it unique. newText replaces it; an empty oldText "
+            "appends newText to the end of the file. Read the file first if unsure of its "
+            "current content."
         ),
         parameters={
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "File path, relative to the workspace root."},
-                "oldText": {"type": "string", "description": "Text to find, as it is in the file."},
+                "oldText": {
+                    "type": "string",
+                    "description": "Text to find, as it is in the file (empty: append newText).",
+                },
                 "newText": {"type": "string", "description": "Text to put in its place."},
                 "replaceAll": {
                     "type": "boolean",
@@ -131,8 +142,8 @@ class EditTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         a = parse_args(EditArgs, args, "edit")
-        if not a.old_text:
-            raise ToolError("oldText must not be empty; use write to create or overwrite a file")
+        if not a.old_text and not a.new_text:
+            raise ToolError("oldText and newText are both empty; nothing to change")
         if a.old_text == a.new_text:
             raise ToolError("oldText and newText are identical; nothing to change")
         path = resolve_in_workspace(ctx.root, a.path)
