@@ -129,7 +129,9 @@ def test_the_local_provider_runs_its_server_and_speaks_json_actions(
     assert "[tool] read path=VERSION" in done.stderr
     first, second = (r.body for r in model_server.requests)
     assert first["model"] == "stand-in" and first["response_format"]["type"] == "json_object"
-    assert second["messages"][-1] == {"role": "user", "content": "read result:\n7.3.1\n"}
+    # A question to a small model: the result, then why it may only read and answer.
+    assert second["messages"][-2] == {"role": "user", "content": "read result:\n7.3.1\n"}
+    assert "asked a question" in second["messages"][-1]["content"]
 
 
 def test_a_local_session_records_its_window_and_estimated_usage_for_inspect(
@@ -205,7 +207,7 @@ def test_settings_that_can_never_free_space_are_a_line_at_start(
     model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
 ) -> None:
     configure(workspace, model_server.openai_base_url)
-    config = workspace / ".memento" / "config.toml"
+    config = user_dir(workspace.parent) / "config.toml"
     config.write_text(
         config.read_text().replace("contextWindow = 100000", "contextWindow = 8192")
         + "[compaction]\nkeepRecentTokens = 20000\n"
