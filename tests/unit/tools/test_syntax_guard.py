@@ -9,7 +9,7 @@ import pytest
 
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.edit import EditTool
-from memento.session.tools.syntax import guard, syntax_problems
+from memento.session.tools.syntax import Verdict, guard, syntax_problems
 from memento.session.tools.write import WriteTool
 
 CALC = '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a + b\n'
@@ -64,6 +64,10 @@ async def test_a_file_that_was_already_broken_may_be_fixed_step_by_step(root: Pa
     text = await edit(root, "broken.py", "def f(:", "def f():")
     assert text.startswith("Edited broken.py")
     assert (root / "broken.py").read_text().startswith("def f():")
+    # Through, but the model hears the file is not fixed yet, and where.
+    assert "broken.py still has python syntax errors:\nline 4, column" in text
+    text = await edit(root, "broken.py", "def g(:", "def g():")
+    assert "still has" not in text
 
 
 @pytest.mark.asyncio
@@ -90,5 +94,5 @@ def test_problems_name_missing_tokens_and_error_nodes() -> None:
     assert syntax_problems("x = (1,\n", "python")[0].line == 1
     assert [p.message for p in syntax_problems("fn main() { let x = 1 }\n", "rust")] == ["missing `;`"]
     assert syntax_problems("def ok():\n    return 1\n", "python") == []
-    assert guard("a.json", '{"a": 1}', '{"a": 1,}') is not None
-    assert guard("a.json", None, '{"a": 1}') is None
+    assert guard("a.json", '{"a": 1}', '{"a": 1,}').refusal is not None
+    assert guard("a.json", None, '{"a": 1}') == Verdict()

@@ -165,8 +165,10 @@ class EditTool:
             updated, summary = await asyncio.to_thread(plan, current)
         if updated == current:
             raise ToolError(f"the edit changes nothing in {shown}")
-        if ctx.syntax_guard and (refusal := await asyncio.to_thread(syntax.guard, shown, current, updated)):
-            raise ToolError(refusal)
+        verdict = await asyncio.to_thread(syntax.guard, shown, current, updated) if ctx.syntax_guard else None
+        if verdict is not None and verdict.refusal:
+            raise ToolError(verdict.refusal)
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
-        return ToolOutput(f"Edited {shown}: {summary}")
+        note = f"\n{verdict.still_broken}" if verdict is not None and verdict.still_broken else ""
+        return ToolOutput(f"Edited {shown}: {summary}{note}")

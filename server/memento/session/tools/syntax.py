@@ -96,26 +96,39 @@ def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
     return found
 
 
-def guard(path: str, before: str | None, after: str) -> str | None:
-    """Why the change from `before` (None: a new file) to `after` is refused, or None.
+@dataclass(frozen=True)
+class Verdict:
+    refusal: str | None = None
+    """Why the change is refused (the file parsed, or is new, and would not parse)."""
+    still_broken: str | None = None
+    """The errors a file that was already broken still has after the change (it goes through:
+    a broken file may be fixed a step at a time, and the model should know it is not there yet)."""
 
-    Refused only when the file parsed before (or is new) and does not parse after: a file
-    that was already broken may be fixed a step at a time."""
+
+def guard(path: str, before: str | None, after: str) -> Verdict:
+    """The syntax guard's verdict on changing `path` from `before` (None: a new file) to `after`."""
     language = language_of(path)
     if language is None or len(after) > MAX_GUARDED_CHARS:
-        return None
+        return Verdict()
     problems = syntax_problems(after, language)
     if not problems:
-        return None
-    if before is not None and (len(before) > MAX_GUARDED_CHARS or syntax_problems(before, language)):
-        return None
-    lines = after.split("\n")
+        return Verdict()
+    if before is not None and len(before) > MAX_GUARDED_CHARS:
+        return Verdict()
+    shown = _shown(after, problems)
+    if before is not None and syntax_problems(before, language):
+        return Verdict(still_broken=f"{path} still has {language} syntax errors:\n{shown}")
+    return Verdict(
+        refusal=f"refused: the change would leave {path} with {language} syntax errors, so the file "
+        f"was left as it was. Fix the text and try again:\n{shown}"
+    )
+
+
+def _shown(text: str, problems: list[SyntaxProblem]) -> str:
+    lines = text.split("\n")
     shown = [
         f"line {p.line}, column {p.column}: {p.message}\n    {lines[p.line - 1].strip()[:160]}"
         for p in problems[:MAX_REPORTED]
     ]
     more = f"\n(and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
-    return (
-        f"refused: the change would leave {path} with {language} syntax errors, so the file was "
-        "left as it was. Fix the text and try again:\n" + "\n".join(shown) + more
-    )
+    return "\n".join(shown) + more

@@ -54,8 +54,11 @@ class WriteTool:
         content, note = a.content, ""
         if old is not None and uses_crlf(old) and "\r\n" not in content and "\n" in content:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
-        if ctx.syntax_guard and (refusal := await asyncio.to_thread(syntax.guard, shown, old, content)):
-            raise ToolError(refusal)
+        verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
+        if verdict is not None and verdict.refusal:
+            raise ToolError(verdict.refusal)
+        if verdict is not None and verdict.still_broken:
+            note += f"\n{verdict.still_broken}"
         if buffer is None or not await ctx.editor.replace_document(path, buffer, content):
             await asyncio.to_thread(write_text_atomic, path, content, shown)
         return ToolOutput(f"Wrote {len(content.encode('utf-8'))} bytes to {shown}{note}")
