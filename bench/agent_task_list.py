@@ -24,6 +24,7 @@ class Task:
     tags: list[str] = field(default_factory=list[str])
 
     def materialize(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
         for rel, content in self.files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -59,10 +59,11 @@ WORK_NOTE = (
     "the conversation already shows its current text.\n"
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
     "indentation); newText replaces it. To add new code at the end of a file, edit with an "
-    "empty oldText. Or write the file's complete new content."
+    "empty oldText. Or write the file's complete new content.\n"
+    '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").'
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
-TEST_NOTE = "\n3. If the workspace has tests, run them with bash after the change; fix what fails."
+TEST_NOTE = "\n4. If the workspace has tests, run them with bash after the change; fix what fails."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
 FAILED_AGAIN_NOTE = (

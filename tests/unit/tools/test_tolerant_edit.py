@@ -176,3 +176,12 @@ async def test_an_empty_old_text_appends_to_the_file(root: Path) -> None:
     text = await edit(root, "", "def sub(a, b):\n    return a - b")
     assert text == "Edited calc.py: appended lines 11-12"
     assert (root / "calc.py").read_text() == CALC + "\ndef sub(a, b):\n    return a - b\n"
+
+
+@pytest.mark.asyncio
+async def test_an_edit_made_already_says_so(root: Path) -> None:
+    await edit(root, "return a - b", "return a + b")
+    with pytest.raises(
+        ToolError, match="oldText is not in calc.py but newText is: this change is made already"
+    ):
+        await edit(root, "return a - b", "return a + b")

@@ -51,9 +51,11 @@ def _explain(how: str) -> str:
     return f"{text}, after unescaping \\n in oldText" if note else text
 
 
-def _not_found(text: str, old: str, shown: str, tolerant: bool) -> str:
+def _not_found(text: str, old: str, new: str, shown: str, tolerant: bool) -> str:
     if not tolerant:
         return f"oldText not found in {shown}"
+    if new.strip() and new in text:
+        return f"oldText is not in {shown} but newText is: this change is made already; go on with the next step."
     head = f"oldText not found in {shown}, not even ignoring whitespace and indentation."
     retry = "Copy oldText exactly from the file's text (without the fence) and try again."
     count = text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -90,7 +92,7 @@ def plan_edit(
         return (updated.replace("\n", "\r\n") if crlf else updated), summary
     found = matching.find_edit(text, old, new, tolerant=tolerant)
     if found is None:
-        raise ToolError(_not_found(text, old, shown, tolerant))
+        raise ToolError(_not_found(text, old, new, shown, tolerant))
     if isinstance(found, matching.Ambiguous):
         where = ", ".join(str(n) for n in found.lines[:10])
         how = "" if found.how == "exact" else f" ({_explain(found.how)})"
