@@ -90,6 +90,18 @@ async def test_valid_changes_pass_and_crlf_files_keep_crlf(root: Path) -> None:
     assert (root / "win.ts").read_bytes() == b"export const a = 2;\r\nexport const b = 3;\r\n"
 
 
+@pytest.mark.asyncio
+async def test_a_second_json_value_appended_to_a_json_file_is_refused(root: Path) -> None:
+    (root / "config.json").write_text('{\n  "debug": true\n}\n')
+    with pytest.raises(ToolError, match=r"json syntax errors.*\n.*line 5, column 1: Extra data"):
+        await edit(root, "config.json", "", '{"debug": false}')
+    assert (root / "config.json").read_text() == '{\n  "debug": true\n}\n'
+    # JSON with comments (tsconfig.json) was never strict JSON: its edits are not held to it.
+    (root / "tsconfig.json").write_text('{\n  // strict mode\n  "strict": true\n}\n')
+    text = await edit(root, "tsconfig.json", '"strict": true', '"strict": false')
+    assert text.startswith("Edited tsconfig.json") and "syntax" not in text
+
+
 def test_problems_name_missing_tokens_and_error_nodes() -> None:
     assert syntax_problems("x = (1,\n", "python")[0].line == 1
     assert [p.message for p in syntax_problems("fn main() { let x = 1 }\n", "rust")] == ["missing `;`"]

@@ -147,7 +147,10 @@ async def test_crlf_file_keeps_crlf_through_a_tolerant_match(root: Path) -> None
 def test_whitespace_matcher_respects_token_boundaries() -> None:
     # "ab = 1" without whitespace is "ab=1", which sits inside "cab=1": not a match.
     assert find_edit("cab = 1\n", "ab  =  1", "ab = 2") is None
-    assert find_edit("xs = [1]\nys = [2]\n", "xs=[1]\nys=[2]", "x = 3") is not None
+    assert find_edit("values = [1, 2]\nys = [2]\n", "values=[1,2]\nys=[2]", "x = 3") is not None
+    # A short oldText without whitespace inside is not looked for ignoring whitespace: it
+    # would find itself inside a docstring.
+    assert find_edit('"""Helpers."""\n\ndef used(x):\n    return x\n', "Helpers. ", "x") is None
 
 
 def test_exact_match_in_two_places_stays_ambiguous() -> None:

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 ANCHOR_SIMILARITY = 0.5
 """The least middle-lines similarity (difflib ratio) a first/last-lines block needs."""
-MIN_SQUEEZED_CHARS = 8
-"""oldText shorter than this without whitespace is never matched ignoring whitespace."""
+MIN_SQUEEZED_CHARS = 16
+"""oldText shorter than this without whitespace is never matched ignoring whitespace (a short
+one finds itself in too many places, inside strings and comments too)."""
 MAX_REGION_LINES = 12
 
 _WS = re.compile(r"\s+")
@@ -232,8 +233,8 @@ def _word(ch: str) -> bool:
 
 def _whitespace(file: _Lines, old: str, new: str) -> list[Candidate]:
     needle, _ = _squeeze(old)
-    if len(needle) < MIN_SQUEEZED_CHARS:
-        return []
+    if len(needle) < MIN_SQUEEZED_CHARS or not any(ch.isspace() for ch in old.strip()):
+        return []  # no whitespace inside oldText: nothing for this matcher to forgive
     haystack, offsets = _squeeze(file.text)
     lead, trail = old[: len(old) - len(old.lstrip())], old[len(old.rstrip()) :]
     body = new[: len(new) - len(trail)] if trail and new.endswith(trail) else new

@@ -8,6 +8,7 @@ empty Python block). Parsing holds the GIL and is blocking: call from a worker t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -78,6 +79,16 @@ def _nodes(root: ast_grep_py.SgNode) -> Iterator[ast_grep_py.SgNode]:
         stack.extend(node.children())
 
 
+def strict_json_problem(text: str) -> SyntaxProblem | None:
+    """What Python's JSON parser rejects and tree-sitter's grammar lets by (several top-level
+    values, a trailing garbage line). Only for files that were strict JSON (not JSONC)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return SyntaxProblem(exc.lineno, exc.colno, exc.msg)
+    return None
+
+
 def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
     """The syntax errors of `text`, first ones first (empty when it parses)."""
     root = ast_grep_py.SgRoot(text, language).root()
@@ -111,6 +122,8 @@ def guard(path: str, before: str | None, after: str) -> Verdict:
     if language is None or len(after) > MAX_GUARDED_CHARS:
         return Verdict()
     problems = syntax_problems(after, language)
+    if language == "json" and not problems and (before is None or strict_json_problem(before) is None):
+        problems = [p] if (p := strict_json_problem(after)) is not None else []
     if not problems:
         return Verdict()
     if before is not None and len(before) > MAX_GUARDED_CHARS:
