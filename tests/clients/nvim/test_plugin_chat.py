@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, Thinking, ToolCallStep
+from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, Thinking
 from tests.lsp.edit_scenarios import edit
 from tests.lsp.harness import provider_options
 
