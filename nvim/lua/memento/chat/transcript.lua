@@ -5,6 +5,7 @@
 -- through these operations, so a reloaded chat reads like the live one.
 local format = require('memento.format')
 local Writer = require('memento.chat.writer')
+local cards = require('memento.chat.cards')
 
 local M = {}
 
@@ -118,75 +119,6 @@ function Transcript:stream(kind, text)
 end
 
 -- -- tool cards ----------------------------------------------------------------------------
-local function summary(args)
-  if type(args) ~= 'table' then
-    return nil
-  end
-  local value = args.path or args.command or args.pattern or args.query or args.url
-  if type(value) ~= 'string' then
-    return nil
-  end
-  value = value:gsub('\n.*', ' …')
-  return #value > 80 and value:sub(1, 77) .. '…' or value
-end
-
-local function header_text(card)
-  local about = summary(card.arguments)
-  return ('⚙ %s%s'):format(card.name, about and (' `' .. about .. '`') or '')
-end
-
---- A fence longer than any run of backticks in `text`.
-local function fence(text)
-  local longest = 2
-  for run in text:gmatch('`+') do
-    longest = math.max(longest, #run)
-  end
-  return string.rep('`', longest + 1)
-end
-
-local function fenced(info, text)
-  local bar = fence(text)
-  local lines = { bar .. info }
-  vim.list_extend(lines, split(text))
-  table.insert(lines, bar)
-  return lines
-end
-
-local function value_text(value)
-  return type(value) == 'string' and value or vim.json.encode(value)
-end
-
---- The call's arguments as lines: a diff for an edit, the content of a write, the command.
-local function argument_lines(args)
-  if type(args) ~= 'table' then
-    return {}
-  end
-  if type(args.oldText) == 'string' and type(args.newText) == 'string' then
-    local diff = {}
-    for _, line in ipairs(split(args.oldText)) do
-      table.insert(diff, '-' .. line)
-    end
-    for _, line in ipairs(split(args.newText)) do
-      table.insert(diff, '+' .. line)
-    end
-    return fenced('diff', table.concat(diff, '\n'))
-  end
-  if type(args.content) == 'string' then
-    local extension = type(args.path) == 'string' and args.path:match('%.([%w_]+)$') or ''
-    return fenced(vim.filetype.match({ filename = 'x.' .. extension }) or '', args.content)
-  end
-  if type(args.command) == 'string' then
-    return fenced('sh', args.command)
-  end
-  local keys = vim.tbl_keys(args)
-  table.sort(keys)
-  local lines = {}
-  for _, key in ipairs(keys) do
-    table.insert(lines, ('%s: %s'):format(key, value_text(args[key])))
-  end
-  return #lines > 0 and fenced('', table.concat(lines, '\n')) or {}
-end
-
 function Transcript:card(call_id, name)
   local card = self.cards[call_id]
   if card then
@@ -196,7 +128,7 @@ function Transcript:card(call_id, name)
   self.w:separate(not self.after_header)
   self.after_header = false
   card = { id = call_id, name = name or 'tool', args = '', turn = self.turn }
-  local row = self.w:lines({ header_text(card) }, false)
+  local row = self.w:lines({ cards.header_text(card) }, false)
   card.header = self.w:mark(row, 'tool', M.STATUS.streaming)
   card.last = vim.api.nvim_buf_set_extmark(self.w.buf, Writer.ns, row, 0, {})
   self.cards[call_id] = card
@@ -237,9 +169,9 @@ function Transcript:tool_started(call_id, name, arguments)
     arguments = ok and decoded or nil
   end
   card.arguments = arguments
-  self.w:set_line(self.w:position(card.header), header_text(card))
+  self.w:set_line(self.w:position(card.header), cards.header_text(card))
   self.w:remark(card.header, 'tool', M.STATUS.tool_running)
-  self:card_lines(card, argument_lines(arguments))
+  self:card_lines(card, cards.argument_lines(arguments))
 end
 
 function Transcript:tool_finished(call_id, name, is_error, output)
@@ -258,7 +190,7 @@ function Transcript:tool_output(call_id, is_error, output)
   local card = self.cards[call_id]
   if card and not card.output and output and output ~= '' then
     card.output = true
-    self:card_lines(card, fenced(is_error and 'error' or 'output', output))
+    self:card_lines(card, cards.fenced(is_error and 'error' or 'output', output))
   end
 end
 
