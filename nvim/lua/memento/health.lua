@@ -48,8 +48,14 @@ local function report_settings(server)
     health.info('every setting has its default value')
   end
   health.info(('sources of provider.kind: %s'):format((result.sources or {})['provider.kind'] or 'default'))
-  for which, path in pairs(result.files or {}) do
-    health.info(('%s file: %s'):format(which, path))
+  for _, which in ipairs({ 'user', 'workspace' }) do
+    local path = (result.files or {})[which]
+    if path then
+      health.info(('%s file: %s%s'):format(which, path, vim.uv.fs_stat(path) and '' or ' (none)'))
+    end
+  end
+  if type(result.workspaceTrusted) == 'boolean' then
+    health.info('workspace trusted: ' .. tostring(result.workspaceTrusted))
   end
   if result.ignoredKeys and #result.ignoredKeys > 0 then
     health.warn(
@@ -80,12 +86,14 @@ function M.check()
 
   health.start('memento: server')
   local cmd = config.command()
-  health.info('server command: ' .. table.concat(cmd, ' '))
+  local shown = table.concat(cmd, ' ')
   if vim.fn.executable(cmd[1]) ~= 1 then
-    health.error(cmd[1] .. ' is not an executable', { "pip install memento-lsp, or set setup({ cmd = { … } })" })
+    health.error(('server command: %s: %s is not an executable'):format(shown, cmd[1]), {
+      'pip install memento-lsp, or set setup({ cmd = { … } })',
+    })
     return
   end
-  health.ok(('%s is %s'):format(cmd[1], vim.fn.exepath(cmd[1])))
+  health.ok(('server command: %s (%s)'):format(shown, vim.fn.exepath(cmd[1])))
   local server = client_mod.current(false)
   local temporary = false
   if not server then
