@@ -27,6 +27,8 @@ local HIGHLIGHTS = {
 --- Start Memento for file buffers under a workspace root. Options: :help memento-setup.
 function M.setup(opts)
   config.set(opts)
+  -- Again here: a plugin manager that puts nvim/ on the runtimepath late never sources plugin/.
+  require('memento.commands').define()
   for group, link in pairs(HIGHLIGHTS) do
     vim.api.nvim_set_hl(0, group, { link = link, default = true })
   end
