@@ -147,9 +147,11 @@ function M.create(label)
   end)
 end
 
-function M.rewind(checkpoint_id)
+--- Pick a checkpoint (or take `checkpoint_id`), confirm, rewind; `server` defaults to the
+--- current buffer's.
+function M.rewind(checkpoint_id, server)
   async.run(function()
-    local server = client_mod.need()
+    server = server or client_mod.need()
     local now = os.time()
     local list = client_mod.ask(server, 'memento/checkpoint/list', nil, 'cannot list the checkpoints')
     local item

@@ -98,6 +98,7 @@ local function client_config(root)
     -- workspace/configuration from them; the server merges the push over the same values.
     settings = next(settings) and { memento = vim.deepcopy(settings) } or nil,
     handlers = handlers,
+    commands = require('memento.actions').commands,
     on_init = function(client)
       for _, callback in ipairs(ready_callbacks[client.id] or {}) do
         callback()

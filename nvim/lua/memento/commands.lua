@@ -171,7 +171,13 @@ M.list = {
 
 --- /omfg: a complaint becomes a candidate rule; you read it and save it, or not.
 function M.omfg(complaint)
-  local result = ask('memento/omfg', { complaint = complaint }, '/omfg failed')
+  local server = client_mod.need()
+  M.review(client_mod.ask(server, 'memento/omfg', { complaint = complaint }, '/omfg failed'), server)
+end
+
+--- Inside async.run: a /omfg answer (a candidate rule) of `server` shown for reading, then
+--- saved if you say so (asking again before replacing a rule of that name).
+function M.review(result, server)
   local rule = result.rule
   if not rule then
     async.fail(('Memento: no usable rule came back (%d attempts). %s'):format(result.attempts or 0, table.concat(result.feedback or {}, ' ')))
@@ -183,13 +189,13 @@ function M.omfg(complaint)
     return
   end
   local params = { rule = { name = rule.name, content = rule.content }, write = true }
-  local saved, err = client_mod.await(client_mod.need(), 'memento/omfg', params)
+  local saved, err = client_mod.await(server, 'memento/omfg', params)
   if err and tostring(err.message):find('exists') then
     if not choose(('Replace the existing rule “%s”?'):format(rule.name), 'Overwrite') then
       return
     end
     params.overwrite = true
-    saved = ask('memento/omfg', params, 'the rule was not saved')
+    saved = client_mod.ask(server, 'memento/omfg', params, 'the rule was not saved')
   elseif err then
     async.fail('Memento: the rule was not saved: ' .. tostring(err.message))
   end
