@@ -4,6 +4,7 @@
 local api = vim.api
 local async = require('memento.async')
 local client_mod = require('memento.client')
+local views = require('memento.views')
 
 local M = {}
 
@@ -44,14 +45,6 @@ function M.checkpoint_before(server, call_id)
   end
 end
 
-local function named(name)
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_get_name(buf) == name then
-      return buf
-    end
-  end
-end
-
 --- Inside async.run: open `path` (workspace-relative) against checkpoint `checkpoint_id`.
 function M.open(server, checkpoint_id, path)
   local result = client_mod.ask(
@@ -72,7 +65,7 @@ function M.open(server, checkpoint_id, path)
   vim.cmd('leftabove vnew')
   local buf = api.nvim_get_current_buf()
   local name = ('memento://checkpoint/%s/%s'):format(checkpoint_id, path)
-  local old = named(name)
+  local old = views.named(name)
   if old then
     api.nvim_buf_delete(old, { force = true })
   end

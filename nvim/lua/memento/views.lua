@@ -5,14 +5,18 @@ local format = require('memento.format')
 
 local M = {}
 
---- Show `lines` in a scratch buffer named `name` (reused), in a split.
-function M.show(name, lines, filetype)
-  local buf
-  for _, candidate in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_get_name(candidate) == name then
-      buf = candidate
+--- The buffer named `name` (a memento:// scratch buffer), if there is one.
+function M.named(name)
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(buf) == name then
+      return buf
     end
   end
+end
+
+--- Show `lines` in a scratch buffer named `name` (reused), in a split.
+function M.show(name, lines, filetype)
+  local buf = M.named(name)
   if not buf then
     buf = api.nvim_create_buf(false, true)
     api.nvim_buf_set_name(buf, name)

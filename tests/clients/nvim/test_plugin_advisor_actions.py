@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from tests.clients.nvim.harness import run_nvim
-from tests.clients.nvim.test_plugin_scenario import ADVISOR, MAIN, advisor_options
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.lsp.test_advisor import ADVISOR, APP, MAIN
+from tests.lsp.test_advisor import options as advisor_options
 
-APP = "import flags\n\ndef poll():\n    while True:\n        flags.wait_for_flag()\n"
 RULE = {
     "name": "no-unbounded-loops",
     "description": "Unbounded polling loops",
@@ -47,13 +47,11 @@ def test_make_a_rule_and_rewind_from_code_actions_ask_first(
         *[Reply(Text(""))] * 6,
         model=ADVISOR,
     )
-    options = advisor_options(model_server)
-    options["advisor"]["maxNotesPerUpdate"] = 2
     observed = run_nvim(
         "plugin_advisor_actions.lua",
         workspace=workspace,
         data_dir=data_dir,
-        init_options=options,
+        init_options=advisor_options(model_server, maxNotesPerUpdate=2),
         params={"file": "app.py", "prompt": "Bound the loop", "rule_line": 3, "rewind_line": 4},
     ).observations
 

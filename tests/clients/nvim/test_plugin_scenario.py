@@ -4,30 +4,15 @@ model: the issue's scenario from opening a file to rewinding the agent's edit.""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tests.clients.nvim.harness import run_nvim
 from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.edit_scenarios import edit
-from tests.lsp.harness import provider_options
+from tests.lsp.test_advisor import ADVISOR, MAIN
+from tests.lsp.test_advisor import options as advisor_options
 
-MAIN, ADVISOR = "main-model", "advisor-model"
 BEFORE = "count = 1\nlabel = 'x'\n"
 NOTE = "label is never read; drop it or use it."
-
-
-def advisor_options(server: ScriptedModelServer) -> dict[str, Any]:
-    options = provider_options(server.openai_base_url, model=MAIN)
-    options["advisor"] = {
-        "enabled": True,
-        "provider": {
-            "kind": "openai",
-            "baseUrl": server.openai_base_url,
-            "model": ADVISOR,
-            "retry": {"attempts": 1, "baseDelay": 0.01, "maxDelay": 0.01},
-        },
-    }
-    return options
 
 
 def tokens(n: int) -> str:

@@ -8,6 +8,7 @@ local client_mod = require('memento.client')
 local config = require('memento.config')
 local history = require('memento.chat.history')
 local transcript = require('memento.chat.transcript')
+local views = require('memento.views')
 local window = require('memento.chat.window')
 
 local M = {}
@@ -17,16 +18,8 @@ local chats = {}
 local Chat = {}
 Chat.__index = Chat
 
-local function named(name)
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_get_name(buf) == name then
-      return buf
-    end
-  end
-end
-
 local function scratch(name, client_id)
-  local old = named(name)
+  local old = views.named(name)
   if old then
     local owner = vim.b[old].memento_client
     local client = owner and vim.lsp.get_client_by_id(owner)
@@ -35,7 +28,7 @@ local function scratch(name, client_id)
     end
   end
   local buf = api.nvim_create_buf(false, true)
-  local taken = named(name) ~= nil
+  local taken = views.named(name) ~= nil
   api.nvim_buf_set_name(buf, taken and ('%s/%d'):format(name, client_id) or name)
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'hide'

@@ -204,6 +204,39 @@ function M.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
+--- Whether the buffer's text contains `text` (plain).
+function M.has(buf, text)
+  return table.concat(M.lines(buf), '\n'):find(text, 1, true) ~= nil
+end
+
+--- The last (1-based) row of `buf` whose line matches the Lua `pattern`, or nil.
+function M.row_of(buf, pattern)
+  local found
+  for row, line in ipairs(M.lines(buf)) do
+    if line:find(pattern) then
+      found = row
+    end
+  end
+  return found
+end
+
+--- Whether a vim.notify message so far contains `text` (plain).
+function M.said(text)
+  for _, m in ipairs(M.messages) do
+    if m.message:find(text, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+--- The vim.notify messages at ERROR level.
+function M.errors()
+  return vim.tbl_filter(function(m)
+    return m.level == vim.log.levels.ERROR
+  end, M.messages)
+end
+
 --- The buffer's text as the user sees it (with its final newline).
 function M.text(buf)
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)

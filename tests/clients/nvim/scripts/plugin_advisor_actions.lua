@@ -6,12 +6,6 @@
 local t = require('memento_test')
 local api = vim.api
 
-local function said(pattern)
-  return #vim.tbl_filter(function(m)
-    return m.message:find(pattern, 1, true) ~= nil
-  end, t.messages) > 0
-end
-
 local function pick(wanted)
   return function(items, opts, shown)
     local title = wanted[opts.kind]
@@ -41,7 +35,7 @@ t.run(function()
   api.nvim_win_set_cursor(win, { p.rule_line, 0 })
   vim.lsp.buf.code_action()
   t.wait('the rule saved', 30000, function()
-    return said('rule saved to')
+    return t.said('rule saved to')
   end)
   local view = vim.tbl_filter(function(b)
     return api.nvim_buf_get_name(b):find('^memento://omfg/') ~= nil
@@ -56,12 +50,10 @@ t.run(function()
   api.nvim_win_set_cursor(win, { p.rewind_line, 0 })
   vim.lsp.buf.code_action()
   t.wait('the rewind', 15000, function()
-    return said('Rewound')
+    return t.said('Rewound')
   end)
   t.observe('rewind_selects', t.selects)
   t.observe('restored', t.text(buf))
   t.observe('modified', vim.bo[buf].modified)
-  t.observe('errors', vim.tbl_filter(function(m)
-    return m.level == vim.log.levels.ERROR
-  end, t.messages))
+  t.observe('errors', t.errors())
 end)

@@ -6,10 +6,6 @@
 local t = require('memento_test')
 local api = vim.api
 
-local function chat_text(chat)
-  return table.concat(t.lines(chat.buf), '\n')
-end
-
 t.run(function()
   local p = t.params
   local memento = t.plugin()
@@ -35,7 +31,7 @@ t.run(function()
   api.nvim_feedkeys(vim.keycode('<CR>'), 'mx', false)
   local first = t.wait_event('MementoTurnFinished', 30000)
   t.wait('the reply in the chat', 5000, function()
-    return chat_text(chat):find('it counts%.') ~= nil
+    return t.has(chat.buf, 'it counts.')
   end)
   t.observe('first_turn', first)
   t.observe('chat_after_first', t.lines(chat.buf))
@@ -75,9 +71,7 @@ t.run(function()
   -- A checkpoint, then a turn that edits the file (through applyEdit).
   vim.cmd('MementoCheckpoint ' .. p.checkpoint)
   t.wait('the checkpoint', 15000, function()
-    return #vim.tbl_filter(function(m)
-      return m.message:find('checkpoint') ~= nil
-    end, t.messages) > 0
+    return t.said('checkpoint')
   end)
   vim.cmd('MementoPrompt ' .. p.prompts[2])
   t.wait_event('MementoTurnFinished', 30000, 2)
@@ -86,12 +80,7 @@ t.run(function()
   end)
   t.observe('edited', t.text(file_buf))
   t.observe('chat_after_edit', t.lines(chat.buf))
-  local card_row
-  for row, line in ipairs(t.lines(chat.buf)) do
-    if line:find('^⚙ edit') then
-      card_row = row
-    end
-  end
+  local card_row = t.row_of(chat.buf, '^⚙ edit')
   t.observe('card_folded', api.nvim_win_call(chat_win, function()
     return vim.fn.foldclosed(card_row + 1) == card_row + 1
   end))
@@ -111,15 +100,13 @@ t.run(function()
   end)
   vim.cmd('MementoRewind')
   t.wait('the rewind', 15000, function()
-    return #vim.tbl_filter(function(m)
-      return m.message:find('Rewound') ~= nil
-    end, t.messages) > 0
+    return t.said('Rewound')
   end)
   t.observe('rewind_selects', t.selects)
   t.observe('restored', t.text(file_buf))
   t.observe('restored_modified', vim.bo[file_buf].modified)
   t.wait('the chat redrawn from the rewound history', 10000, function()
-    return not chat_text(chat):find('⚙ edit')
+    return not t.has(chat.buf, '⚙ edit')
   end)
   t.observe('chat_after_rewind', t.lines(chat.buf))
 
@@ -130,7 +117,5 @@ t.run(function()
   t.observe('after_undo', t.text(file_buf))
   t.observe('final_status', memento.status())
   t.observe('final_context', (t.request('memento/context', nil)))
-  t.observe('errors', vim.tbl_filter(function(m)
-    return m.level == vim.log.levels.ERROR
-  end, t.messages))
+  t.observe('errors', t.errors())
 end)

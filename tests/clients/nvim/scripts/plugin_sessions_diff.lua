@@ -5,16 +5,6 @@
 local t = require('memento_test')
 local api = vim.api
 
-local function said(pattern)
-  return #vim.tbl_filter(function(m)
-    return m.message:find(pattern, 1, true) ~= nil
-  end, t.messages) > 0
-end
-
-local function chat_has(chat, text)
-  return table.concat(t.lines(chat.buf), '\n'):find(text, 1, true) ~= nil
-end
-
 t.run(function()
   local p = t.params
   t.plugin()
@@ -26,12 +16,7 @@ t.run(function()
 
   vim.cmd('MementoPrompt ' .. p.prompts[1])
   t.wait_event('MementoTurnFinished', 30000)
-  local card_row
-  for row, line in ipairs(t.lines(chat.buf)) do
-    if line:find('^⚙ edit') then
-      card_row = row
-    end
-  end
+  local card_row = t.row_of(chat.buf, '^⚙ edit')
 
   -- The user reads the card while the next reply streams: the window stays on it.
   api.nvim_set_current_win(chat_win)
@@ -61,10 +46,10 @@ t.run(function()
   -- Sessions: a new one (the chat starts empty), then back to the first through the picker.
   vim.cmd('MementoSession new')
   t.wait('the new session', 15000, function()
-    return said('new session')
+    return t.said('new session')
   end)
   t.wait('the chat emptied', 10000, function()
-    return not chat_has(chat, p.prompts[1])
+    return not t.has(chat.buf, p.prompts[1])
   end)
   t.observe('chat_new_session', t.lines(chat.buf))
   t.stub_select(function(items, opts, shown)
@@ -76,11 +61,9 @@ t.run(function()
   end)
   vim.cmd('MementoSession')
   t.wait('the first session back in the chat', 15000, function()
-    return chat_has(chat, p.prompts[1])
+    return t.has(chat.buf, p.prompts[1])
   end)
   t.observe('session_select', t.selects[#t.selects])
   t.observe('chat_first_session', t.lines(chat.buf))
-  t.observe('errors', vim.tbl_filter(function(m)
-    return m.level == vim.log.levels.ERROR
-  end, t.messages))
+  t.observe('errors', t.errors())
 end)

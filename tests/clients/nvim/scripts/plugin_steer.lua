@@ -6,10 +6,6 @@
 local t = require('memento_test')
 local api = vim.api
 
-local function has(chat, pattern)
-  return table.concat(t.lines(chat.buf), '\n'):find(pattern, 1, true) ~= nil
-end
-
 t.run(function()
   local p = t.params
   local memento = t.plugin()
@@ -26,7 +22,7 @@ t.run(function()
     api.nvim_buf_set_lines(chat.input, 0, -1, false, { p.steer })
     chat:send_input()
     t.wait('the steer in the chat', 10000, function()
-      return has(chat, '↳ ' .. p.steer)
+      return t.has(chat.buf, '↳ ' .. p.steer)
     end)
     steered_before_answer = memento.status()
     for _, item in ipairs(items) do
@@ -45,7 +41,7 @@ t.run(function()
   -- A turn that streams and then hangs: the partial reply is there, :MementoStop ends it.
   vim.cmd('MementoPrompt ' .. p.prompts[2])
   t.wait('the partial reply', 15000, function()
-    return has(chat, 'partial answer')
+    return t.has(chat.buf, 'partial answer')
   end)
   t.observe('status_running', memento.status())
   vim.cmd('MementoStop')
@@ -62,8 +58,6 @@ t.run(function()
   t.observe('headers', headers)
   vim.cmd('MementoStop')
   t.wait('the idle stop to say so', 10000, function()
-    return #vim.tbl_filter(function(m)
-      return m.message:find('no turn is running') ~= nil
-    end, t.messages) > 0
+    return t.said('no turn is running')
   end)
 end)
