@@ -158,6 +158,20 @@ function M.plugin_client(timeout_ms)
   return M.client
 end
 
+--- Edit a workspace file as a user does (the plugin attaches it, starting the server) and
+--- wait for the server; returns the buffer.
+function M.plugin_open(relative)
+  vim.cmd.edit(vim.fn.fnameescape(M.config.workspace .. '/' .. relative))
+  M.plugin_client()
+  return vim.api.nvim_get_current_buf()
+end
+
+--- :MementoChat; returns the chat (its `buf` and `input`).
+function M.plugin_chat()
+  vim.cmd('MementoChat')
+  return require('memento.chat').get(M.client.id)
+end
+
 --- The User events named `pattern` recorded so far (their data).
 function M.fired(pattern)
   local found = {}

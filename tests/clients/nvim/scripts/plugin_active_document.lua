@@ -13,9 +13,7 @@ end
 t.run(function()
   local p = t.params
   t.plugin()
-  vim.cmd.edit(t.config.workspace .. '/' .. p.files[1])
-  local first = vim.api.nvim_get_current_buf()
-  t.plugin_client()
+  local first = t.plugin_open(p.files[1])
   vim.cmd.edit(t.config.workspace .. '/' .. p.files[2])
   local second = vim.api.nvim_get_current_buf()
   t.wait('both files attached', 10000, function()

@@ -20,9 +20,7 @@ end
 t.run(function()
   local p = t.params
   t.plugin()
-  vim.cmd.edit(t.config.workspace .. '/' .. p.file)
-  local buf, win = api.nvim_get_current_buf(), api.nvim_get_current_win()
-  t.plugin_client()
+  local buf, win = t.plugin_open(p.file), api.nvim_get_current_win()
   t.request('memento/prompt', { text = p.prompt })
   t.wait_event('MementoTurnFinished', 30000)
   t.wait('both advisor notes', 30000, function()

@@ -40,10 +40,8 @@ end
 t.run(function()
   local p = t.params
   local memento = t.plugin()
-  vim.cmd.edit(t.config.workspace .. '/' .. p.file)
-  t.plugin_client()
-  vim.cmd('MementoChat')
-  local chat = require('memento.chat').get(t.client.id)
+  t.plugin_open(p.file)
+  local chat = t.plugin_chat()
 
   local progress = {}
   api.nvim_create_autocmd('LspProgress', {

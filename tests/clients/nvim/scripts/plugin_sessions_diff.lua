@@ -8,10 +8,8 @@ local api = vim.api
 t.run(function()
   local p = t.params
   t.plugin()
-  vim.cmd.edit(t.config.workspace .. '/' .. p.file)
-  t.plugin_client()
-  vim.cmd('MementoChat')
-  local chat = require('memento.chat').get(t.client.id)
+  t.plugin_open(p.file)
+  local chat = t.plugin_chat()
   local chat_win = vim.fn.win_findbuf(chat.buf)[1]
 
   vim.cmd('MementoPrompt ' .. p.prompts[1])

@@ -9,10 +9,8 @@ local api = vim.api
 t.run(function()
   local p = t.params
   local memento = t.plugin()
-  vim.cmd.edit(t.config.workspace .. '/' .. p.file)
-  t.plugin_client()
-  vim.cmd('MementoChat')
-  local chat = require('memento.chat').get(t.client.id)
+  t.plugin_open(p.file)
+  local chat = t.plugin_chat()
 
   local steered_before_answer
   t.stub_select(function(items, opts)
