@@ -102,6 +102,7 @@ async def test_crossing_the_threshold_compacts_with_progress_and_keeps_the_tail(
         [listed] = (await editor.request("memento/compaction/list"))["compactions"]
         assert (listed["level"], listed["reason"], listed["summarizer"]) == ("compact", "threshold", "model")
         assert listed["tokensAfter"] == finished[0]["tokensAfter"] < listed["tokensBefore"]
+        assert listed["tokensBefore"] == finished[0]["tokensBefore"]  # what the notification said
         assert "MODEL-SUMMARY" in listed["summary"] and listed["at"].endswith("Z")
 
         assert (await _finished(editor, "And now?"))["state"] == "finished"
@@ -230,6 +231,8 @@ async def test_a_superseded_read_becomes_a_notice_but_protected_reads_stay(
         listed = (await editor.request("memento/compaction/list"))["compactions"]
         assert [(c["level"], c["reason"]) for c in listed] == [("compact", "manual"), ("prune", "turn")]
         assert listed[1]["entries"] == 1 and listed[1]["tokensAfter"] < listed[1]["tokensBefore"]
+        # The count the notification gave (a chat drawn from the history shows the same divider).
+        assert listed[0]["tokensBefore"] == result["tokensBefore"]
         assert "summary" not in listed[1] and listed[0]["summary"].strip()
 
     # Within the turn nothing was rewritten (the cache stays warm)…

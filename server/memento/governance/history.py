@@ -1,7 +1,8 @@
 """The relief steps a session's active path went through, for editors' compaction views.
 
 Read back from what the steps leave in the session: a `compaction` entry per compaction
-(its summary, and in `details` the summarizer, reason and tokens after) and a rewrite
+(its summary, and in `details` the summarizer, reason and tokens before and after as the
+meter counted them) and a rewrite
 record per prune or shake (`edits.EDIT_RECORD`). Sessions written before the tokens
 after were recorded (or by pi) simply lack them.
 """
@@ -48,7 +49,7 @@ def _compaction(entry: CompactionEntry) -> ReliefRecord:
         at=entry.timestamp,
         level="compact",
         reason=reason if isinstance(reason, str) else None,
-        tokens_before=entry.tokens_before,
+        tokens_before=_int(details.get("tokensBefore")) or entry.tokens_before,
         tokens_after=_int(details.get("tokensAfter")),
         summarizer=summarizer if summarizer in ("model", "structured") else "model",
         summary=entry.summary,

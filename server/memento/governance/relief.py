@@ -245,6 +245,9 @@ class Relief:
         entry.details = details
         entry.details = {
             **details,
+            # The meter's counts, as `memento/compaction` says them (the entry's own
+            # tokensBefore is pi's estimate, which a history view would contradict).
+            "tokensBefore": before,
             "tokensAfter": await self.meter.count_path([*session.branch_path(), entry]),
         }
         session.append(entry)

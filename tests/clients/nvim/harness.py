@@ -22,7 +22,11 @@ from typing import Any
 
 HERE = Path(__file__).parent
 SCRIPTS = HERE / "scripts"
+PLUGIN = HERE.parents[2] / "nvim"
+"""The Neovim plugin (scripts load it with `t.plugin()`)."""
 NEOVIM_VERSION = "NVIM v0.11.4"
+LUA_ERROR = "Error executing"
+"""How Neovim starts the message of a Lua error it caught (E5108 and the like) on stderr."""
 
 
 class NvimFailed(AssertionError):
@@ -74,6 +78,7 @@ def run_nvim(
         "init_options": init_options or {},
         "params": params or {},
         "out": str(out),
+        "plugin_dir": str(PLUGIN),
     }
     (home / "config.json").write_text(json.dumps(config))
     run_env = dict(os.environ)
@@ -95,6 +100,9 @@ def run_nvim(
     except subprocess.TimeoutExpired as exc:
         raise NvimFailed(f"{path.name}: Neovim ran past {timeout} s\n{_logs(home, exc.stderr)}") from None
     observations = json.loads(out.read_text()) if out.exists() else {}
+    # An error in a callback (a handler, a scheduled function) does not stop the script.
+    if LUA_ERROR in done.stderr and "error" not in observations:
+        observations["error"] = "a Lua error in a callback (see Neovim's stderr)"
     if done.returncode != 0 or "error" in observations or not out.exists():
         raise NvimFailed(
             f"{path.name}: exit {done.returncode}: {observations.get('error', 'no observations written')}\n"

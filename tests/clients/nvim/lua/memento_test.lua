@@ -114,6 +114,143 @@ function M.turn(text, timeout_ms)
   return ended
 end
 
+-- -- the plugin (nvim/) ------------------------------------------------------------------
+--- User autocmds the plugin fired (`Memento*`), in order: { pattern, data }.
+M.events = {}
+--- vim.notify messages: { message, level }.
+M.messages = {}
+--- vim.ui.select calls: { prompt, kind, items (as format_item shows them) }.
+M.selects = {}
+
+--- Load the plugin as a user's config does: on the runtimepath, plugin/memento.lua sourced,
+--- setup() with the harness's server command and its init_options as the settings (the
+--- plugin sends them as initializationOptions and in a didChangeConfiguration). `opts` is
+--- merged into setup()'s options. Records User autocmds and vim.notify messages.
+function M.plugin(opts)
+  vim.opt.rtp:prepend(M.config.plugin_dir)
+  vim.cmd.runtime('plugin/memento.lua')
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'Memento*',
+    callback = function(args)
+      table.insert(M.events, { pattern = args.match, data = args.data or vim.NIL })
+    end,
+  })
+  local notify = vim.notify
+  vim.notify = function(message, level, extra)
+    table.insert(M.messages, { message = message, level = level or vim.NIL })
+    return notify(message, level, extra)
+  end
+  local memento = require('memento')
+  memento.setup(vim.tbl_deep_extend('force', {
+    cmd = { M.config.python, '-m', 'memento', 'lsp' },
+    settings = M.config.init_options,
+  }, opts or {}))
+  return memento
+end
+
+--- Wait for the plugin's server (started for the current buffer) to initialize; sets t.client.
+function M.plugin_client(timeout_ms)
+  M.wait('the plugin to start the server', timeout_ms or 30000, function()
+    local client = require('memento').client()
+    return client ~= nil and client.initialized == true
+  end)
+  M.client = require('memento').client()
+  return M.client
+end
+
+--- Edit a workspace file as a user does (the plugin attaches it, starting the server) and
+--- wait for the server; returns the buffer.
+function M.plugin_open(relative)
+  vim.cmd.edit(vim.fn.fnameescape(M.config.workspace .. '/' .. relative))
+  M.plugin_client()
+  return vim.api.nvim_get_current_buf()
+end
+
+--- :MementoChat; returns the chat (its `buf` and `input`).
+function M.plugin_chat()
+  vim.cmd('MementoChat')
+  return require('memento.chat').get(M.client.id)
+end
+
+--- The User events named `pattern` recorded so far (their data).
+function M.fired(pattern)
+  local found = {}
+  for _, event in ipairs(M.events) do
+    if event.pattern == pattern then
+      table.insert(found, event.data)
+    end
+  end
+  return found
+end
+
+--- Wait until `count` User events `pattern` have fired; returns the last one's data.
+function M.wait_event(pattern, timeout_ms, count)
+  M.wait(pattern, timeout_ms or 30000, function()
+    return #M.fired(pattern) >= (count or 1)
+  end)
+  local found = M.fired(pattern)
+  return found[#found]
+end
+
+--- Replace vim.ui.select: `answer(items, opts, shown)` returns the item to choose (nil:
+--- dismiss); each call is recorded in t.selects. The callback is called at once.
+function M.stub_select(answer)
+  vim.ui.select = function(items, opts, on_choice)
+    opts = opts or {}
+    local shown = {}
+    for _, item in ipairs(items) do
+      table.insert(shown, opts.format_item and opts.format_item(item) or tostring(item))
+    end
+    table.insert(M.selects, { prompt = opts.prompt or vim.NIL, kind = opts.kind or vim.NIL, items = shown })
+    local chosen = answer(items, opts, shown)
+    local index = nil
+    for i, item in ipairs(items) do
+      if item == chosen then
+        index = i
+      end
+    end
+    on_choice(chosen, index)
+  end
+end
+
+--- Lines of a buffer.
+function M.lines(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+--- Whether the buffer's text contains `text` (plain).
+function M.has(buf, text)
+  return table.concat(M.lines(buf), '\n'):find(text, 1, true) ~= nil
+end
+
+--- The last (1-based) row of `buf` whose line matches the Lua `pattern`, or nil.
+function M.row_of(buf, pattern)
+  local found
+  for row, line in ipairs(M.lines(buf)) do
+    if line:find(pattern) then
+      found = row
+    end
+  end
+  return found
+end
+
+--- Whether a vim.notify message so far contains `text` (plain).
+function M.said(text)
+  for _, m in ipairs(M.messages) do
+    if m.message:find(text, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+--- The vim.notify messages at ERROR level.
+function M.errors()
+  return vim.tbl_filter(function(m)
+    return m.level == vim.log.levels.ERROR
+  end, M.messages)
+end
+
 --- The buffer's text as the user sees it (with its final newline).
 function M.text(buf)
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)

@@ -1,0 +1,85 @@
+-- The server's memento/* notifications: into the status, the chat, and User autocmds.
+-- ($/progress, diagnostics, applyEdit and window/showMessageRequest are Neovim's own.)
+local chat = require('memento.chat')
+local status = require('memento.status')
+
+local M = {}
+
+local function draw(client_id, fn, started)
+  local target = chat.get(client_id, true)
+  if target then
+    target:on(fn, started)
+  end
+end
+
+local TURN_EVENTS = {
+  started = 'MementoTurnStarted',
+  retrying = 'MementoTurnRetrying',
+  finished = 'MementoTurnFinished',
+  aborted = 'MementoTurnFinished',
+  error = 'MementoTurnFinished',
+}
+
+M.handlers = {
+  ['memento/turn'] = function(params, client_id)
+    status.on_turn(client_id, params)
+    draw(client_id, function(c)
+      c:turn(params)
+    end, params.state == 'started' and params.turnId or nil)
+    status.fire(TURN_EVENTS[params.state] or 'MementoTurnFinished', vim.tbl_extend('force', params, { client_id = client_id }))
+  end,
+  ['memento/stream'] = function(params, client_id)
+    draw(client_id, function(c)
+      c:stream(params)
+    end)
+  end,
+  ['memento/tool'] = function(params, client_id)
+    draw(client_id, function(c)
+      c:tool(params)
+    end)
+    status.fire('MementoTool', vim.tbl_extend('force', params, { client_id = client_id }))
+  end,
+  ['memento/context'] = function(params, client_id)
+    status.on_context(client_id, params)
+    status.fire('MementoContext', vim.tbl_extend('force', params, { client_id = client_id }))
+  end,
+  ['memento/compaction'] = function(params, client_id)
+    status.on_compaction(client_id, params)
+    draw(client_id, function(c)
+      c.t:compaction(params)
+    end)
+    local data = vim.tbl_extend('force', params, { client_id = client_id })
+    status.fire(params.phase == 'started' and 'MementoCompacting' or 'MementoCompacted', data)
+  end,
+  ['memento/advisor'] = function(params, client_id)
+    draw(client_id, function(c)
+      c.t:advisor(params)
+    end)
+    status.fire('MementoAdvisorNote', vim.tbl_extend('force', params, { client_id = client_id }))
+  end,
+  ['memento/checkpoints'] = function(_, client_id)
+    status.fire('MementoCheckpoints', { client_id = client_id })
+  end,
+  ['memento/session'] = function(params, client_id)
+    status.on_session(client_id, params)
+    local target = chat.get(client_id, false)
+    if target then
+      target:load_history()
+    end
+    status.fire('MementoSession', { id = params.id, client_id = client_id })
+  end,
+}
+
+function M.exited(client_id, code)
+  local target = chat.get(client_id, false)
+  if target then
+    target:on(function(c)
+      c.t:error_line(('the server stopped (exit code %s)'):format(tostring(code)))
+    end)
+    chat.forget(client_id)
+  end
+  status.forget(client_id)
+  vim.cmd.redrawstatus({ bang = true })
+end
+
+return M

@@ -1,0 +1,118 @@
+-- Read-only views in a split: the effective settings and their sources, the rules, the
+-- session's compactions (with their summaries), a /omfg candidate rule.
+local api = vim.api
+local format = require('memento.format')
+
+local M = {}
+
+--- The buffer named `name` (a memento:// scratch buffer), if there is one.
+function M.named(name)
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(buf) == name then
+      return buf
+    end
+  end
+end
+
+--- Show `lines` in a scratch buffer named `name` (reused), in a split.
+function M.show(name, lines, filetype)
+  local buf = M.named(name)
+  if not buf then
+    buf = api.nvim_create_buf(false, true)
+    api.nvim_buf_set_name(buf, name)
+    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = 'nofile', 'hide', false
+  end
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype or 'markdown'
+  local win = vim.fn.win_findbuf(buf)[1]
+  if win then
+    api.nvim_set_current_win(win)
+  else
+    vim.cmd('botright split')
+    api.nvim_win_set_buf(0, buf)
+  end
+  vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true, silent = true })
+  return buf
+end
+
+local function flatten(value, prefix, out)
+  if type(value) == 'table' and not vim.islist(value) and next(value) ~= nil then
+    local keys = vim.tbl_keys(value)
+    table.sort(keys)
+    for _, key in ipairs(keys) do
+      flatten(value[key], prefix == '' and key or (prefix .. '.' .. key), out)
+    end
+  else
+    table.insert(out, { prefix, value })
+  end
+  return out
+end
+
+function M.settings_lines(result)
+  local lines = { '# Memento: effective settings', '' }
+  table.insert(lines, ('- workspace trusted: %s'):format(result.workspaceTrusted and 'yes' or 'no'))
+  for _, which in ipairs({ 'user', 'workspace' }) do
+    if result.files and result.files[which] then
+      table.insert(lines, ('- %s file: %s'):format(which, result.files[which]))
+    end
+  end
+  if result.ignoredKeys and #result.ignoredKeys > 0 then
+    table.insert(lines, '- ignored (set by the untrusted workspace file): ' .. table.concat(result.ignoredKeys, ', '))
+  end
+  for _, problem in ipairs(result.problems or {}) do
+    table.insert(lines, '- problem: ' .. problem)
+  end
+  table.insert(lines, '')
+  table.insert(lines, '| setting | value | from |')
+  table.insert(lines, '|---|---|---|')
+  for _, item in ipairs(flatten(result.settings or {}, '', {})) do
+    local value = type(item[2]) == 'string' and item[2] or vim.json.encode(item[2] == nil and vim.NIL or item[2])
+    table.insert(lines, ('| %s | `%s` | %s |'):format(item[1], value:gsub('|', '\\|'), (result.sources or {})[item[1]] or 'default'))
+  end
+  return lines
+end
+
+function M.rules_lines(result)
+  local lines = { '# Memento: rules', '' }
+  for _, rule in ipairs(result.rules or {}) do
+    local extra = {}
+    if rule.globs and #rule.globs > 0 then
+      table.insert(extra, 'globs ' .. table.concat(rule.globs, ', '))
+    end
+    if rule.attached and #rule.attached > 0 then
+      table.insert(extra, 'attached by ' .. table.concat(rule.attached, ', '))
+    end
+    if (rule.fired or 0) > 0 then
+      table.insert(extra, ('fired %d×'):format(rule.fired))
+    end
+    table.insert(lines, ('- **%s** (%s, %s) %s%s'):format(rule.name, rule.bucket, rule.engine, rule.path, #extra > 0 and (' — ' .. table.concat(extra, '; ')) or ''))
+    if rule.description then
+      table.insert(lines, '  ' .. rule.description:gsub('\n', ' '))
+    end
+  end
+  return lines
+end
+
+function M.compactions_lines(result)
+  local transcript = require('memento.chat.transcript')
+  local lines = { '# Memento: context relief in this session (newest first)', '' }
+  local now = os.time()
+  for _, item in ipairs(result.compactions or {}) do
+    local params = vim.tbl_extend('force', item, { phase = 'finished' })
+    local text = transcript.compaction_text(params):gsub('^── ', ''):gsub(' ──$', '')
+    table.insert(lines, ('## %s — %s%s'):format(format.relative_time(item.at, now), text, item.reason and (' (' .. item.reason .. ')') or ''))
+    if item.summary then
+      table.insert(lines, '')
+      vim.list_extend(lines, vim.split(item.summary, '\n', { plain = true }))
+    end
+    table.insert(lines, '')
+  end
+  if #(result.compactions or {}) == 0 then
+    table.insert(lines, 'No prune, shake or compaction yet.')
+  end
+  return lines
+end
+
+return M
