@@ -148,18 +148,18 @@ class MementoApp:
                         tool_name=event.tool_name,
                     ),
                 )
-            case events.ToolCallStarted() | events.ToolCallFinished():
-                finished = isinstance(event, events.ToolCallFinished)
+            case events.ToolCallStarted():
                 self.notify(
                     p.TOOL,
                     p.ToolParams(
                         turn_id=event.turn_id,
                         tool_call_id=event.tool_call_id,
                         tool_name=event.tool_name,
-                        state="finished" if finished else "started",
-                        is_error=event.is_error if isinstance(event, events.ToolCallFinished) else None,
+                        state="started",
                     ),
                 )
+            case events.ToolCallFinished():
+                self.notify(p.TOOL, tool_finished_params(event))
             case events.TurnRetrying():
                 self.notify(
                     p.TURN,
@@ -187,6 +187,19 @@ class MementoApp:
                 self.notify(p.SESSION_NOTIFICATION, p.SessionParams(id=session_id))
             case _:
                 pass  # mechanism events are mapped by their own feature modules (`on_start`)
+
+
+def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
+    truncated = len(event.output) > p.TOOL_OUTPUT_LIMIT
+    return p.ToolParams(
+        turn_id=event.turn_id,
+        tool_call_id=event.tool_call_id,
+        tool_name=event.tool_name,
+        state="finished",
+        is_error=event.is_error,
+        output=event.output[: p.TOOL_OUTPUT_LIMIT],
+        output_truncated=truncated or None,
+    )
 
 
 def context_params(usage: events.ContextUsage) -> p.ContextParams:

@@ -89,9 +89,18 @@ class HistoryParams(Model):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
+class RunningTurn(Model):
+    """The turn running while history was read: its entries so far are in the history, its
+    prompt is the entry `entry_id` (chat views put the live turn in their place)."""
+
+    turn_id: str
+    entry_id: str | None = None
+
+
 class HistoryResult(Model):
     entries: list[dict[str, Any]]
     next_cursor: str | None = None
+    running_turn: RunningTurn | None = None
 
 
 class SessionOpenParams(Model):
@@ -167,6 +176,13 @@ class ToolParams(Model):
     tool_name: str
     state: Literal["started", "finished"]
     is_error: bool | None = None
+    output: str | None = None
+    """When finished: the result (its first `TOOL_OUTPUT_LIMIT` characters; the history has it
+    whole), so a tool card shows it while the turn still runs."""
+    output_truncated: bool | None = None
+
+
+TOOL_OUTPUT_LIMIT = 16_000
 
 
 class ContextParams(Model):

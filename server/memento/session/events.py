@@ -47,6 +47,8 @@ class ToolCallFinished(BaseModel):
     tool_call_id: str
     tool_name: str
     is_error: bool
+    output: str = ""
+    """The result the model gets (as stored in the session)."""
 
 
 class TurnRetrying(BaseModel):

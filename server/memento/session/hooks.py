@@ -42,6 +42,8 @@ class TurnInfo:
     is streaming."""
     notes: dict[str, object] = field(default_factory=dict[str, object])
     """Scratch space for hooks, keyed by the mechanism's name."""
+    entry_id: str | None = None
+    """The id of the turn's prompt entry, once stored (chat views place the running turn by it)."""
 
 
 class RetryRequest(Exception):

@@ -197,6 +197,11 @@ class Session:
         return self._turn_lock.locked()
 
     @property
+    def running_turn(self) -> TurnInfo | None:
+        """The turn that is running now, if any."""
+        return self._runner.turn if self._runner is not None else None
+
+    @property
     def turn_lock(self) -> asyncio.Lock:
         """Held while a turn runs; hold it to change the history between turns (rewind)."""
         return self._turn_lock

@@ -87,7 +87,7 @@ class TurnRunner:
             and is_question(turn.prompt)
         )
         session.record_model()
-        session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms()))
+        turn.entry_id = session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms())).id
         session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
         state: TurnEndState = "finished"
         error: str | None = None
@@ -376,6 +376,10 @@ class TurnRunner:
         )
         session.events.publish(
             events.ToolCallFinished(
-                turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name, is_error=output.is_error
+                turn_id=turn.turn_id,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                is_error=output.is_error,
+                output=output.text,
             )
         )

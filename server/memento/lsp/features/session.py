@@ -63,9 +63,12 @@ def register(server: MementoServer) -> None:
             except ValueError:
                 raise JsonRpcException(f"invalid cursor: {args.cursor!r}", code=-32602) from None
         start = max(0, end - args.limit)
+        running = app.session.running_turn
+        live = None if running is None else p.RunningTurn(turn_id=running.turn_id, entry_id=running.entry_id)
         return p.HistoryResult(
             entries=[entry.dump() for entry in entries[start:end]],
             next_cursor=str(start) if start > 0 else None,
+            running_turn=live,
         ).wire()
 
     @server.feature(p.SESSION_LIST)
