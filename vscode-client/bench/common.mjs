@@ -1,20 +1,32 @@
-// Shared by the panel's benchmarks: the built page, the baseline page, Chromium, and
-// in-page frame timing.
+// Shared by the panel's benchmarks: the built page behind a worker that plays the extension
+// (`host.ts`), the baseline page, Chromium, and what is measured in the page (frames, long
+// tasks, Chromium's own counters, heap). Each figure is the median of RUNS runs.
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launch, OUTPUT, startServer } from "../webview/e2e/harness.mjs";
+import { harnessPage, launch, OUTPUT, startServer } from "../webview/e2e/harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The tools are the page package's (vscode-client/webview/node_modules).
 const { build } = createRequire(join(here, "..", "webview", "package.json"))("esbuild");
 
+export const RUNS = Number(process.env.RUNS ?? 3);
+export const TRACE = process.env.TRACE !== "0";
+export const BENCH_OUTPUT = join(OUTPUT, "bench");
+
 export async function setup() {
-  await mkdir(join(OUTPUT, "bench"), { recursive: true });
-  const naive = join(OUTPUT, "bench", "naive.js");
-  await build({ entryPoints: [join(here, "naive.ts")], outfile: naive, bundle: true, minify: true, format: "iife", logLevel: "silent" });
-  const server = await startServer({ "/naive.js": naive, "/naive.html": join(here, "naive.html") });
+  await mkdir(BENCH_OUTPUT, { recursive: true });
+  const bundle = (entry, outfile) =>
+    build({ entryPoints: [join(here, entry)], outfile: join(BENCH_OUTPUT, outfile), bundle: true, minify: true, format: "iife", target: "chrome120", logLevel: "silent" });
+  await Promise.all([bundle("naive.ts", "naive.js"), bundle("host.ts", "host.js")]);
+  const server = await startServer({
+    "/naive.js": join(BENCH_OUTPUT, "naive.js"),
+    "/naive.html": join(here, "naive.html"),
+    "/host.js": join(BENCH_OUTPUT, "host.js"),
+    "/host-page.js": join(here, "host-page.js"),
+    "/bench": (origin) => harnessPage(origin, ["/fake-vscode.js", "/host-page.js"], { worker: true }),
+  });
   const browser = await launch();
   return {
     server,
@@ -26,34 +38,116 @@ export async function setup() {
   };
 }
 
-/** Starts recording every frame's duration in the page (rAF to rAF). */
-export const startFrames = (page) =>
-  page.evaluate(() => {
-    window.__frames = [];
-    let last = performance.now();
-    const tick = (now) => {
-      window.__frames.push(now - last);
-      last = now;
-      if (window.__frames !== undefined) requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-  });
-
-export async function stopFrames(page) {
-  const frames = await page.evaluate(() => window.__frames.slice(1));
-  frames.sort((a, b) => a - b);
-  const p99 = frames[Math.min(frames.length - 1, Math.floor(frames.length * 0.99))] ?? 0;
-  return { frames: frames.length, longest: frames[frames.length - 1] ?? 0, p99 };
+/** The panel behind the worker host, on a session of `messages` messages, its first page shown. */
+export async function openPanel(browser, server, messages) {
+  const page = await browser.context.newPage();
+  page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
+  await page.goto(`${server.origin}/bench?messages=${messages}`);
+  if (messages > 0) await page.evaluate(() => window.__painted);
+  return page;
 }
 
-export async function heapMB(page) {
+/**
+ * Starts recording in the page: every frame's duration (rAF to rAF), long tasks (> 50 ms)
+ * and long animation frames; and Chromium's own counters over CDP (`Performance.getMetrics`).
+ */
+export async function startRecording(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const before = await metrics(cdp);
+  await page.evaluate(() => {
+    const run = { frames: [], longTasks: [], longFrames: [] };
+    window.__recording = run;
+    let last = performance.now();
+    const tick = (now) => {
+      if (window.__recording !== run) return;
+      run.frames.push(now - last);
+      last = now;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+    run.observers = [
+      ["longtask", run.longTasks],
+      ["long-animation-frame", run.longFrames],
+    ].map(([type, into]) => {
+      const observer = new PerformanceObserver((list) => into.push(...list.getEntries().map((e) => e.duration)));
+      observer.observe({ type });
+      return observer;
+    });
+  });
+  return { cdp, before };
+}
+
+export async function stopRecording(page, { cdp, before }) {
+  const run = await page.evaluate(() => {
+    const r = window.__recording;
+    window.__recording = undefined;
+    for (const o of r.observers) {
+      for (const e of o.takeRecords()) (e.entryType === "longtask" ? r.longTasks : r.longFrames).push(e.duration);
+      o.disconnect();
+    }
+    return { frames: r.frames.slice(1), longTasks: r.longTasks, longFrames: r.longFrames };
+  });
+  const after = await metrics(cdp);
+  await cdp.detach();
+  const frames = [...run.frames].sort((a, b) => a - b);
+  const n = run.frames.length;
+  const delta = (name) => (after[name] ?? 0) - (before[name] ?? 0);
+  return {
+    frames: n,
+    p99: quantile(frames, 0.99),
+    longest: frames[n - 1] ?? 0,
+    // A frame over 1.5 intervals at 60 Hz missed at least one vsync.
+    missed: run.frames.filter((f) => f > 25).length,
+    longTasks: run.longTasks.length,
+    longFrames: run.longFrames.length,
+    // Main-thread time per frame, by kind (Chromium's counters, seconds → ms).
+    scriptPerFrame: (delta("ScriptDuration") * 1000) / Math.max(1, n),
+    layoutPerFrame: ((delta("LayoutDuration") + delta("RecalcStyleDuration")) * 1000) / Math.max(1, n),
+    taskPerFrame: (delta("TaskDuration") * 1000) / Math.max(1, n),
+    layouts: delta("LayoutCount"),
+  };
+}
+
+async function metrics(cdp) {
+  const { metrics: list } = await cdp.send("Performance.getMetrics");
+  return Object.fromEntries(list.map((m) => [m.name, m.value]));
+}
+
+/** JS heap after a full collection, and DOM nodes, in the page. */
+export async function memory(page) {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("HeapProfiler.collectGarbage");
   await cdp.send("Performance.enable");
-  const { metrics } = await cdp.send("Performance.getMetrics");
-  const used = metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0;
+  const m = await metrics(cdp);
   await cdp.detach();
-  return used / 1024 / 1024;
+  return { heap: (m.JSHeapUsedSize ?? 0) / 1024 / 1024, nodes: m.Nodes ?? 0 };
+}
+
+/** One frame, then the task after it: the page has rendered what it had. */
+export const settled = (page) =>
+  page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+
+export function quantile(sorted, q) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
+}
+
+export function median(values) {
+  const sorted = values.filter((v) => typeof v === "number").sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The median of each numeric field over runs, and the spread of `key` (min–max). */
+export function medians(runs) {
+  const out = {};
+  for (const key of Object.keys(runs[0] ?? {})) out[key] = median(runs.map((r) => r[key]));
+  out.range = (key) => {
+    const values = runs.map((r) => r[key]);
+    return `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
+  };
+  return out;
 }
 
 export const ms = (n) => `${n.toFixed(1)} ms`;

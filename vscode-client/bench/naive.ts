@@ -20,14 +20,12 @@ window.naive = {
     source += text;
     answer ??= root.appendChild(document.createElement("div"));
     answer.className = "markdown";
-    answer.innerHTML = renderMarkdown(source); // the whole message, every delta
+    answer.innerHTML = renderMarkdown(source, "streaming"); // the whole message, every delta
   },
   history(entries) {
     const context = { checkpointFor: () => undefined };
     for (const row of entriesToRows(entries)) {
-      const view = createView(row, context);
-      view.element.style.position = "static";
-      root.append(view.element);
+      root.append(createView(row, context).element);
     }
   },
 };

@@ -155,6 +155,9 @@ const noticeShapes = {
     toolName: str,
     state: lit("started", "finished"),
     isError: opt(bool),
+    /** When finished: the result, maybe cut (`outputTruncated`; the history has it whole). */
+    output: opt(str),
+    outputTruncated: opt(bool),
   },
   context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num },
   compaction: {
@@ -182,17 +185,39 @@ export const noticeSchema = tagged("kind", noticeShapes);
 export type Notice = Infer<typeof noticeSchema>;
 export type NoticeOf<K extends Notice["kind"]> = Extract<Notice, { kind: K }>;
 
+/** The turn running when history was read: `entryId` is its prompt's entry (absent: the
+ * server does not say), `notices` what the extension heard of it so far. */
+const runningTurn = obj({ turnId: str, entryId: opt(str), notices: arr(noticeSchema) });
+export type RunningTurn = Infer<typeof runningTurn>;
+
+/** Session entries as one JSON text: a single string crosses into the webview in one copy,
+ * where thousands of nested objects are cloned one by one (twice, in VS Code's relay). */
+const entriesSchema = arr(record);
+
+/** The entries of a `history` message; a text that is not a JSON list of objects throws. */
+export function parseEntries(json: string): Record<string, unknown>[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new ProtocolError(`message.entriesJson: not JSON (${String(error)})`);
+  }
+  return entriesSchema.parse(value, "message.entriesJson");
+}
+
 // -- extension → page -------------------------------------------------------------------
 
 export const toPageSchema = tagged("type", {
   /** Coalesced notifications, in arrival order (at most one message per flush). */
   notices: { notices: arr(noticeSchema) },
-  /** A page of `memento/history`, oldest first; `nextCursor` pages further back. */
+  /** A page of `memento/history`, oldest first (`parseEntries`); `nextCursor` pages further
+   * back. A tail page read while a turn runs says which (the page shows it live). */
   history: {
     requestId: num,
-    entries: arr(record),
+    entriesJson: str,
     nextCursor: opt(str),
     tail: bool,
+    running: opt(runningTurn),
   },
   sessions: { requestId: num, sessions: arr(session), current: opt(str) },
   /** The session changed (new, opened, or rewound): the page drops its timeline. */

@@ -13,6 +13,7 @@ import {
   type FromPage,
   type Notice,
   type RewindMode,
+  type RunningTurn,
   type ToPage,
 } from "../webviewProtocol";
 import { Coalescer, LiveTurn, type Timer } from "./coalescer";
@@ -56,6 +57,13 @@ export function rewindArguments(checkpointId: string, mode: RewindMode): Record<
 }
 
 const TTSR_INJECTION = "ttsr-injection";
+
+/** What `memento/history` answers (read defensively: entries are checked one by one). */
+interface HistoryPage {
+  entries?: unknown;
+  nextCursor?: string | null;
+  runningTurn?: { turnId?: unknown; entryId?: unknown } | null;
+}
 
 export class PanelBridge implements vscode.Disposable {
   private readonly coalescer: Coalescer;
@@ -152,21 +160,19 @@ export class PanelBridge implements vscode.Disposable {
         await client.sendRequest(LSP.abort, {});
         return;
       case "history": {
-        const page = await client.sendRequest<{ entries: unknown; nextCursor?: string | null }>(
-          LSP.history,
-          { cursor: message.cursor, limit: message.limit },
-        );
+        const page = await client.sendRequest<HistoryPage>(LSP.history, {
+          cursor: message.cursor,
+          limit: message.limit,
+        });
         const entries = Array.isArray(page.entries) ? page.entries.filter(isObject) : [];
         this.send({
           type: "history",
           requestId: message.requestId,
-          entries,
+          entriesJson: JSON.stringify(entries),
           nextCursor: page.nextCursor ?? undefined,
           tail: message.tail,
+          running: message.tail ? this.running(page.runningTurn) : undefined,
         });
-        // A page that opens mid-turn gets the partial answer after the stored tail.
-        const running = this.live.snapshot();
-        if (message.tail && running.length > 0) this.send({ type: "notices", notices: running });
         return;
       }
       case "listSessions": {
@@ -219,6 +225,17 @@ export class PanelBridge implements vscode.Disposable {
   }
 
   private currentSession: string | undefined;
+
+  /** The running turn for a page that opens mid-turn: what the server says of it (where its
+   * entries start) and what was heard of it so far (the page replaces its stored steps with
+   * these, so none shows twice). The server's answer and the notices it sent before it
+   * arrive in order, so the notices hold at least what the entries do. */
+  private running(server: HistoryPage["runningTurn"]): RunningTurn | undefined {
+    const turnId = this.live.running;
+    if (turnId === undefined) return undefined;
+    const entryId = server?.turnId === turnId && typeof server.entryId === "string" ? server.entryId : undefined;
+    return { turnId, entryId, notices: this.live.snapshot() };
+  }
 
   private command<R>(command: string, argument: Record<string, unknown>): Promise<R | undefined> {
     return this.client.sendRequest<R | undefined>(LSP.executeCommand, {

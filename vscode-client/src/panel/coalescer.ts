@@ -93,6 +93,9 @@ export class Coalescer {
 export class LiveTurn {
   private turnId: string | undefined;
   private notices: Notice[] = [];
+  private readonly heardAt = new WeakMap<Notice, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
 
   record(notice: Notice): void {
     if (notice.kind === "turn" && notice.state === "started") {
@@ -106,6 +109,7 @@ export class LiveTurn {
       this.notices = [];
       return;
     }
+    if (notice.kind === "turn" && notice.retryInMs !== undefined) this.heardAt.set(notice, this.now());
     coalesceInto(this.notices, notice);
   }
 
@@ -113,7 +117,12 @@ export class LiveTurn {
     return this.turnId;
   }
 
+  /** The notices so far; a retry's countdown is what is left of it now. */
   snapshot(): Notice[] {
-    return [...this.notices];
+    return this.notices.map((notice) => {
+      const heard = this.heardAt.get(notice);
+      if (heard === undefined || notice.kind !== "turn" || notice.retryInMs === undefined) return notice;
+      return { ...notice, retryInMs: Math.max(0, notice.retryInMs - (this.now() - heard)) };
+    });
   }
 }

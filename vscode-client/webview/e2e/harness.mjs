@@ -17,27 +17,33 @@ export const CHROMIUM_ARGS = [
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
 
-/** The same placeholders the extension fills (src/panel/html.ts), with the harness script
- * put before the page's own, under the same nonce. */
-async function harnessPage(origin) {
+/** The same placeholders the extension fills (src/panel/html.ts), with the stand-in scripts
+ * (`preludes`) put before the page's own, under the same nonce. The benchmarks' stand-in
+ * runs the extension side in a worker, which the CSP then allows from the origin. */
+export async function harnessPage(origin, preludes = ["/fake-vscode.js"], { worker = false } = {}) {
   const nonce = "harness" + Math.random().toString(36).slice(2);
   const template = await readFile(join(MEDIA, "panel.html"), "utf8");
   const csp = [
     "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src ${origin}`,
     `img-src ${origin} data:`, `font-src ${origin}`, "base-uri 'none'", "form-action 'none'",
+    ...(worker ? [`worker-src ${origin}`] : []),
   ].join("; ");
   const values = { nonce, csp, scriptUri: `${origin}/panel.js`, styleUri: `${origin}/panel.css` };
   const html = template.replace(/\{\{(\w+)\}\}/g, (_, name) => values[name].replace(/"/g, "&quot;"));
-  return html.replace("<script nonce", `<script nonce="${nonce}" src="${origin}/fake-vscode.js"></script>\n  <script nonce`);
+  const scripts = preludes.map((src) => `<script nonce="${nonce}" src="${origin}${src}"></script>`).join("\n  ");
+  return html.replace("<script nonce", `${scripts}\n  <script nonce`);
 }
 
-/** `extra`: more files to serve, by path (the benchmarks' baseline page and script). */
+/** `extra`: more files to serve, by path (the benchmarks' scripts), or a function of the
+ * origin that makes the body (the benchmarks' page). */
 export async function startServer(extra = {}) {
   let origin = "";
   const server = createServer(async (request, response) => {
     const path = new URL(request.url ?? "/", origin).pathname;
     try {
-      const body = extra[path] !== undefined ? await readFile(extra[path])
+      const file = extra[path];
+      const body = typeof file === "function" ? await file(origin)
+        : file !== undefined ? await readFile(file)
         : path === "/" ? await harnessPage(origin)
         : path === "/fake-vscode.js" ? await readFile(join(here, "fake-vscode.js"))
         : await readFile(join(MEDIA, path.slice(1)));
@@ -78,13 +84,14 @@ export function panel(page) {
     send: (message) => page.evaluate((m) => window.postMessage(m, "*"), message),
     notices: (...notices) => page.evaluate((n) => window.postMessage({ type: "notices", notices: n }, "*"), notices),
     /** Waits until the page posted a message of `type` for which `predicate(m, arg)` holds
-     * (`predicate` runs in the page: it sees only its arguments). */
+     * (`predicate` runs here, on each new post: the page's CSP forbids compiling it there). */
     waitForPost: async (type, predicate = () => true, arg = null) => {
-      const handle = await page.waitForFunction(
-        ([t, p, a]) => window.__posted.find((m) => m.type === t && new Function("m", "arg", `return (${p})(m, arg)`)(m, a)),
-        [type, predicate.toString(), arg],
-      );
-      return handle.jsonValue();
+      for (;;) {
+        const posted = await page.evaluate(() => window.__posted);
+        const found = posted.find((m) => m.type === type && predicate(m, arg));
+        if (found !== undefined) return found;
+        await page.waitForFunction((seen) => window.__posted.length > seen, posted.length);
+      }
     },
     frame: () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))),
   };

@@ -34,7 +34,7 @@ test("opens with the stored history and the session list", async () => {
   assert.equal(tail.cursor, undefined);
   await p.waitForPost("ready");
   const list = await p.waitForPost("listSessions");
-  await p.send({ type: "history", requestId: tail.requestId, entries: stored, nextCursor: "60", tail: true });
+  await p.send({ type: "history", requestId: tail.requestId, entriesJson: JSON.stringify(stored), nextCursor: "60", tail: true });
   await p.send({ type: "sessions", requestId: list.requestId, current: "s1", sessions: [
     { id: "s1", path: "/x/s1.jsonl", title: "Refactor the parser", updatedAt: new Date().toISOString() },
     { id: "s2", path: "/x/s2.jsonl", updatedAt: "2025-12-01T00:00:00Z" },
@@ -156,11 +156,13 @@ test("Restore to here posts the chosen rewind", async () => {
 });
 
 test("scrolling up pages older history in, keeping the reader's place", async () => {
+  // Until now the reader stayed at the bottom: nothing asked for older history.
+  assert.deepEqual((await p.posted()).filter((m) => m.type === "history" && !m.tail), []);
   await page.locator("#timeline").evaluate((t) => { t.scrollTop = 0; });
   const older = await p.waitForPost("history", (m) => !m.tail);
   assert.equal(older.cursor, "60");
   const top = await page.locator(".row-user").first().innerText();
-  await p.send({ type: "history", requestId: older.requestId, entries: conversation(20, { first: 0, prefix: "o" }), tail: false });
+  await p.send({ type: "history", requestId: older.requestId, entriesJson: JSON.stringify(conversation(20, { first: 0, prefix: "o" })), tail: false });
   await page.waitForFunction(() => document.querySelectorAll(".row").length > 0);
   await p.frame();
   // The row the reader was on is still on screen; the older turns are above it.
@@ -168,4 +170,108 @@ test("scrolling up pages older history in, keeping the reader's place", async ()
   await page.locator("#timeline").evaluate((t) => { t.scrollTop = 0; });
   await page.locator(".row-user", { hasText: "Question 0:" }).waitFor();
   await shot("10-older-page");
+});
+
+/** Back to the end of the timeline (the tests above left the reader at the top). */
+const toBottom = async () => {
+  await page.locator("#timeline").evaluate((t) => { t.scrollTop = t.scrollHeight; });
+  await p.frame();
+};
+
+test("a streamed list that a blank line interrupts stays one list", async () => {
+  await toBottom();
+  const turn = "t-list";
+  await p.notices({ kind: "turn", turnId: turn, state: "started" });
+  const row = page.locator(`.row-assistant[data-key="turn:${turn}"]`);
+  for (const delta of ["Steps:\n\n1. build", "\n2. test\n", "\n3", ". ship\n", "\nDone."]) {
+    await p.notices({ kind: "stream", turnId: turn, stream: "text", delta });
+    await p.frame();
+    assert.ok((await row.locator("ol").count()) <= 1, `after ${JSON.stringify(delta)}`);
+  }
+  assert.equal(await row.locator("ol > li").count(), 3);
+  await p.notices({ kind: "turn", turnId: turn, state: "finished" });
+});
+
+test("follows the stream at the bottom only: scrolling up stops it, the bottom resumes it", async () => {
+  await toBottom();
+  const turn = "t-follow";
+  await p.notices({ kind: "turn", turnId: turn, state: "started" });
+  const gap = () => page.locator("#timeline").evaluate((t) => t.scrollHeight - t.scrollTop - t.clientHeight);
+  const paragraph = (i) => ({ kind: "stream", turnId: turn, stream: "text", delta: `Paragraph ${i} of a long answer that keeps going.\n\n` });
+  for (let i = 0; i < 40; i += 1) await p.notices(paragraph(i));
+  await p.frame();
+  assert.ok((await gap()) <= 24, "at the bottom while following");
+  await page.locator("#timeline").evaluate((t) => { t.scrollTop -= 300; });
+  await p.frame();
+  const top = await page.locator("#timeline").evaluate((t) => t.scrollTop);
+  for (let i = 40; i < 60; i += 1) await p.notices(paragraph(i));
+  await p.frame();
+  assert.equal(await page.locator("#timeline").evaluate((t) => t.scrollTop), top, "the reader's place holds");
+  await page.locator("#timeline").evaluate((t) => { t.scrollTop = t.scrollHeight; });
+  await p.frame();
+  for (let i = 60; i < 70; i += 1) await p.notices(paragraph(i));
+  await p.frame();
+  assert.ok((await gap()) <= 24, "following again");
+  await p.notices({ kind: "turn", turnId: turn, state: "finished" });
+});
+
+test("the retrying banner reads well without a reason or a delay", async () => {
+  const turn = "t-retry";
+  await p.notices({ kind: "turn", turnId: turn, state: "started" }, { kind: "turn", turnId: turn, state: "retrying", attempt: 2 });
+  const banner = page.locator("#banner.retrying");
+  await banner.waitFor();
+  assert.equal(await banner.innerText(), "Retrying… (attempt 2)");
+  await p.notices({ kind: "turn", turnId: turn, state: "aborted" });
+  await banner.waitFor({ state: "hidden" });
+});
+
+test("a finished tool call shows its output while the turn still runs", async () => {
+  await toBottom();
+  const turn = "t-tool";
+  await p.notices({ kind: "turn", turnId: turn, state: "started" },
+    { kind: "stream", turnId: turn, stream: "tool", toolCallId: "c9", toolName: "read", delta: '{"path": "src/big.py"}' },
+    { kind: "tool", turnId: turn, toolCallId: "c9", toolName: "read", state: "started" },
+    { kind: "tool", turnId: turn, toolCallId: "c9", toolName: "read", state: "finished", isError: false, output: "line 1\nline 2\n", outputTruncated: true });
+  const card = page.locator(".tool-card[data-call=c9]");
+  await card.locator(".tool-status", { hasText: "done" }).waitFor();
+  await card.locator("summary").click();
+  assert.equal(await card.locator(".tool-output").innerText(), "line 1\nline 2\n");
+  assert.match(await card.locator(".tool-note").innerText(), /start of the output/);
+  await shot("11-tool-output");
+  await p.notices({ kind: "turn", turnId: turn, state: "finished" });
+});
+
+test("a page that opens mid-turn shows the turn's steps once, with their results", async () => {
+  const reopened = await browser.context.newPage();
+  reopened.on("pageerror", (error) => { throw error; });
+  await reopened.goto(server.origin);
+  const q = panel(reopened);
+  const tail = await q.waitForPost("history", (m) => m.tail);
+  const message = (id, m) => ({ id, type: "message", message: m });
+  const entries = [
+    ...conversation(2),
+    message("p", { role: "user", content: "read both files" }),
+    message("a1", { role: "assistant", content: [{ type: "text", text: "Step one: reading a.py." }, { type: "toolCall", id: "k1", name: "read", arguments: { path: "a.py" } }] }),
+    message("r1", { role: "toolResult", toolCallId: "k1", content: [{ type: "text", text: "print('a')\n" }] }),
+  ];
+  const notices = [
+    { kind: "turn", turnId: "live", state: "started" },
+    { kind: "stream", turnId: "live", stream: "text", delta: "Step one: reading a.py." },
+    { kind: "stream", turnId: "live", stream: "tool", toolCallId: "k1", toolName: "read", delta: '{"path":"a.py"}' },
+    { kind: "tool", turnId: "live", toolCallId: "k1", toolName: "read", state: "started" },
+    { kind: "tool", turnId: "live", toolCallId: "k1", toolName: "read", state: "finished", output: "print('a')\n" },
+    { kind: "stream", turnId: "live", stream: "text", delta: "Step two: now b" },
+  ];
+  await q.send({ type: "history", requestId: tail.requestId, entriesJson: JSON.stringify(entries), tail: true, running: { turnId: "live", entryId: "p", notices } });
+  await reopened.locator(".row-assistant[data-state=streaming]", { hasText: "Step two: now b" }).waitFor();
+  await q.notices({ kind: "stream", turnId: "live", stream: "text", delta: ".py." });
+  await reopened.locator(".row-assistant[data-state=streaming]", { hasText: "Step two: now b.py." }).waitFor();
+  const shown = await reopened.locator("#timeline").innerText();
+  assert.equal(shown.split("Step one: reading a.py.").length - 1, 1, shown);
+  assert.equal(await reopened.locator("#stop").isVisible(), true);
+  const card = reopened.locator(".tool-card[data-call=k1]");
+  await card.locator("summary").click();
+  assert.equal(await card.locator(".tool-output").innerText(), "print('a')\n");
+  await reopened.screenshot({ path: join(OUTPUT, "panel-12-reopened-mid-turn.png") });
+  await reopened.close();
 });

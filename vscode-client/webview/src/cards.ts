@@ -39,6 +39,7 @@ export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined)
   const body = el("div", { class: "tool-body" });
   if (part.args !== "") body.append(el("pre", { class: "tool-args" }, prettyArgs(part.args)));
   if (part.output !== undefined) body.append(el("pre", { class: "tool-output" }, part.output));
+  if (part.outputTruncated) body.append(el("p", { class: "tool-note" }, "The start of the output: all of it shows when the turn ends."));
   const actions = el("div", { class: "card-actions" });
   if (isEdit) {
     actions.append(

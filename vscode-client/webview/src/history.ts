@@ -210,3 +210,35 @@ export function joinPages(older: Row[], newer: Row[]): Row[] {
   merged.key = first.key; // the newer row is what the list shows already
   return [...older.slice(0, -1), merged, ...newer.slice(1)];
 }
+
+/**
+ * A page opened mid-turn: the rows the running turn stored so far (from the row after its
+ * prompt's, all of the page when the prompt is older than the page, after the last prompt
+ * when the server does not say) are taken out, to be shown once, as the live row rebuilt
+ * from what was heard of the turn. Returns the rows that stay and those taken.
+ */
+export function takeRunningTurn(rows: Row[], entryId: string | undefined): { kept: Row[]; taken: Row[] } {
+  const prompt =
+    entryId === undefined ? rows.findLastIndex((r) => r.kind === "user") : rows.findIndex((r) => r.entryIds.includes(entryId));
+  const from = prompt >= 0 ? prompt + 1 : entryId === undefined ? rows.length : 0;
+  return { kept: rows.slice(0, from), taken: rows.slice(from) };
+}
+
+/** The live row of a running turn that stored `taken` so far: their entries (checkpoints
+ * attach to them) and tool results (whole, where a notice's may be cut) go to it; the steps
+ * themselves come again from the turn's notices. */
+export function resumedRow(turnId: string, taken: readonly Row[]): AssistantRow {
+  const row = assistantRow(`turn:${turnId}`, turnId);
+  row.state = "streaming";
+  row.entryIds = taken.flatMap((r) => (r.kind === "assistant" ? r.entryIds : []));
+  for (const stored of taken) {
+    if (stored.kind !== "assistant") continue;
+    for (const part of stored.parts) {
+      if (part.kind === "tool" && part.output !== undefined) {
+        row.orphans = { ...row.orphans, [part.id]: { output: part.output, isError: part.status === "error" } };
+      }
+    }
+    for (const [id, orphan] of Object.entries(stored.orphans ?? {})) row.orphans = { ...row.orphans, [id]: orphan };
+  }
+  return row;
+}

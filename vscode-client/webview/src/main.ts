@@ -3,12 +3,14 @@
  * once per animation frame, and the view redraws what changed in that same frame: however
  * fast deltas arrive, the page does at most one DOM update per frame.
  */
-import type { FromPage, NoticeOf, RewindMode, SessionItem, ToPage } from "../../src/webviewProtocol";
+import { parseEntries, type FromPage, type NoticeOf, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
 import { Channel } from "./api";
 import { el, relativeTime } from "./dom";
 import { meterLevel, meterText, renderContextView } from "./contextView";
+import { LazyHighlighter } from "./highlight";
+import { warmUp } from "./markdown";
 import { TimelineList } from "./list";
-import { Timeline } from "./model";
+import { retryText, Timeline } from "./model";
 
 const PAGE = 200;
 
@@ -30,7 +32,10 @@ const ui = {
 
 const channel = new Channel();
 const model = new Timeline();
-const list = new TimelineList(ui.timeline, ui.spacer, { checkpointFor: (row) => model.checkpointFor(row) });
+const list = new TimelineList(ui.timeline, ui.spacer, {
+  checkpointFor: (row) => model.checkpointFor(row),
+  highlighter: new LazyHighlighter(ui.timeline),
+});
 const state = channel.state;
 let queued: ToPage[] = [];
 let frame = 0;
@@ -89,14 +94,20 @@ function receive(message: ToPage): "sync" | "checkpoints" | undefined {
       }
       return effect;
     }
-    case "history":
-      if (message.requestId === olderRequest) {
-        olderRequest = -1;
-        model.prependPage(message.entries, message.nextCursor);
-      } else if (message.requestId === tailRequest || message.tail) {
-        model.loadTail(message.entries, message.nextCursor);
+    case "history": {
+      const older = message.requestId === olderRequest;
+      if (older) olderRequest = -1;
+      let entries: Record<string, unknown>[];
+      try {
+        entries = parseEntries(message.entriesJson);
+      } catch (error) {
+        console.warn(`memento panel: ignored a history page: ${String(error)}`);
+        return undefined;
       }
+      if (older) model.prependPage(entries, message.nextCursor);
+      else if (message.requestId === tailRequest || message.tail) model.loadTail(entries, message.nextCursor, message.running);
       return undefined;
+    }
     case "sessions":
       fillSessions(message.sessions, message.current);
       return undefined;
@@ -130,17 +141,28 @@ function endsTurn(notice: NoticeOf<"stream"> | { kind: string; state?: string })
 
 // -- chrome: composer, banner, meter, context view --------------------------------------
 
+/** Writes only what changed: a frame of streaming text touches none of this. */
+let chromeKey = "";
 function drawChrome(): void {
   const running = model.running !== undefined;
-  ui.stop.hidden = !running;
-  ui.send.textContent = running ? "Steer" : "Send";
-  ui.send.setAttribute("aria-label", running ? "Send as steering to the running turn" : "Send");
-  ui.input.placeholder = running ? "Steer the running turn…" : "Ask Memento… (Enter to send, Shift+Enter for a new line)";
-  ui.meter.textContent = meterText(model.context);
-  ui.meter.dataset["level"] = meterLevel(model.context);
-  drawBanner();
-  if (!ui.context.hidden) renderContextView(ui.context, model.context, model.series());
+  const meter = meterText(model.context);
+  const key = `${running}\u0000${meter}\u0000${model.banner === undefined ? "" : JSON.stringify(model.banner)}\u0000${status ?? ""}`;
+  if (key !== chromeKey) {
+    chromeKey = key;
+    ui.stop.hidden = !running;
+    ui.send.textContent = running ? "Steer" : "Send";
+    ui.send.setAttribute("aria-label", running ? "Send as steering to the running turn" : "Send");
+    ui.input.placeholder = running ? "Steer the running turn…" : "Ask Memento… (Enter to send, Shift+Enter for a new line)";
+    ui.meter.textContent = meter;
+    ui.meter.dataset["level"] = meterLevel(model.context);
+    drawBanner();
+  }
+  if (!ui.context.hidden && drawnContext !== model.contextVersion) {
+    drawnContext = model.contextVersion;
+    renderContextView(ui.context, model.context, model.series());
+  }
 }
+let drawnContext = -1;
 
 let bannerTimer = 0;
 function drawBanner(): void {
@@ -156,12 +178,10 @@ function drawBanner(): void {
     ui.banner.replaceChildren(el("span", {}, status ?? ""), el("button", { type: "button", "aria-label": "Dismiss", "data-action": "dismiss-status" }, "×"));
     return;
   }
-  const seconds = banner.retryAt === undefined ? undefined : Math.max(0, Math.ceil((banner.retryAt - Date.now()) / 1000));
-  const attempt = banner.attempt === undefined ? "" : ` (attempt ${banner.attempt})`;
-  const when = seconds === undefined ? "…" : seconds > 0 ? ` in ${seconds}s…` : " now…";
+  const { text, nextMs } = retryText(banner, Date.now());
   ui.banner.className = "banner retrying";
-  ui.banner.textContent = `Retrying${when}${attempt}${banner.reason ? ` — ${banner.reason}` : ""}`;
-  if (seconds !== undefined && seconds > 0) bannerTimer = window.setTimeout(drawBanner, 1000);
+  ui.banner.textContent = text;
+  if (nextMs !== undefined) bannerTimer = window.setTimeout(drawBanner, nextMs);
 }
 
 function setContextOpen(open: boolean): void {
@@ -266,3 +286,4 @@ post({ type: "ready" });
 requestTail();
 post({ type: "listSessions", requestId: channel.requestId() });
 drawChrome();
+requestIdleCallback(warmUp);

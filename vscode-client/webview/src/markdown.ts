@@ -1,58 +1,37 @@
 /**
  * Markdown for the model's words: markdown-it renders, DOMPurify sanitizes, highlight.js
- * colours code with classes only (no eval, no inline styles: it runs under the page's CSP).
+ * colours code (`highlight.ts`).
  *
  * While a reply streams, `IncrementalMarkdown` re-renders only its last top-level block:
  * every block before it is complete (a later block has begun) and keeps its DOM, so a
  * half-finished fence or list grows in place instead of the whole answer being redrawn.
+ * A settled message is rendered once, whole (`renderSettled`), and remembered: a row that
+ * scrolls away and back is not parsed again, and its code is coloured only when seen.
  */
 import DOMPurify, { type Config as PurifyConfig } from "dompurify";
-import hljs from "highlight.js/lib/core";
-import bash from "highlight.js/lib/languages/bash";
-import css from "highlight.js/lib/languages/css";
-import diff from "highlight.js/lib/languages/diff";
-import go from "highlight.js/lib/languages/go";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import lua from "highlight.js/lib/languages/lua";
-import python from "highlight.js/lib/languages/python";
-import rust from "highlight.js/lib/languages/rust";
-import typescript from "highlight.js/lib/languages/typescript";
-import xml from "highlight.js/lib/languages/xml";
-import yaml from "highlight.js/lib/languages/yaml";
 import MarkdownIt from "markdown-it";
+import { LruCache } from "./cache";
+import { escapeHtml, highlight, highlightedBefore, knownLanguage } from "./highlight";
 
-const LANGUAGES = { bash, css, diff, go, javascript, json, lua, python, rust, typescript, xml, yaml };
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-hljs.registerAliases(["sh", "shell", "zsh", "console"], { languageName: "bash" });
-hljs.registerAliases(["js", "jsx", "mjs"], { languageName: "javascript" });
-hljs.registerAliases(["ts", "tsx"], { languageName: "typescript" });
-hljs.registerAliases(["py"], { languageName: "python" });
-hljs.registerAliases(["html", "svg"], { languageName: "xml" });
-hljs.registerAliases(["yml", "toml"], { languageName: "yaml" });
-
-function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
+/** How the renderer treats code blocks: colour now (and remember), colour now without
+ * remembering (a block still streaming), or leave plain for `LazyHighlighter`. */
+let codeMode: "now" | "streaming" | "lazy" = "now";
 
 const md: MarkdownIt = new MarkdownIt({
   html: false, // the model's raw HTML is shown as text
   linkify: true,
   breaks: false,
   highlight(code, lang): string {
-    const language = lang.trim().toLowerCase();
-    if (language !== "" && hljs.getLanguage(language) !== undefined) {
-      try {
-        return `<pre class="code"><code class="hljs language-${escapeHtml(language)}">${
-          hljs.highlight(code, { language, ignoreIllegals: true }).value
-        }</code></pre>`;
-      } catch {
-        // fall through to plain text
-      }
-    }
-    return `<pre class="code"><code class="hljs">${escapeHtml(code)}</code></pre>`;
+    const language = knownLanguage(lang);
+    if (language === undefined) return `<pre class="code"><code class="hljs">${escapeHtml(code)}</code></pre>`;
+    const html = codeMode === "lazy" ? highlightedBefore(code, language) : highlight(code, language, codeMode === "now");
+    const lazy = html === undefined ? ` data-lang="${language}"` : "";
+    return `<pre class="code"><code class="hljs language-${language}"${lazy}>${html ?? escapeHtml(code)}</code></pre>`;
   },
 });
+
+// Links only where the model wrote a URL: `main.py` and `lib.rs` are file names, not hosts.
+md.linkify.set({ fuzzyLink: false });
 
 const PURIFY: PurifyConfig = {
   ALLOWED_ATTR: ["href", "title", "class", "start", "align", "colspan", "rowspan", "alt", "src"],
@@ -60,8 +39,33 @@ const PURIFY: PurifyConfig = {
   FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object"],
 };
 
-export function renderMarkdown(source: string): string {
-  return DOMPurify.sanitize(md.render(source), PURIFY) as unknown as string;
+export function renderMarkdown(source: string, mode: typeof codeMode = "now"): string {
+  codeMode = mode;
+  try {
+    return DOMPurify.sanitize(md.render(source), PURIFY) as unknown as string;
+  } finally {
+    codeMode = "now";
+  }
+}
+
+const settled = new LruCache<string>(3000);
+
+/** A finished message's HTML, rendered once: code blocks not coloured before carry
+ * `data-lang` for `LazyHighlighter`. */
+export function renderSettled(source: string): string {
+  let html = settled.get(source);
+  if (html === undefined) {
+    html = renderMarkdown(source, "lazy");
+    if (source.length < 200_000) settled.set(source, html);
+  }
+  return html;
+}
+
+/** Renders a small sample once, while the page waits for its first history page: that page
+ * then meets rendering code that is already compiled (the first render of a page is several
+ * times slower than the next). */
+export function warmUp(): void {
+  renderMarkdown("Warm **up** with `code`, _emphasis_ and https://example.com.\n\n- one\n- two\n\n1. three\n\n> quote\n", "lazy");
 }
 
 /** Offsets where each top-level block of `source` begins (line starts from markdown-it's map). */
@@ -87,7 +91,7 @@ export class IncrementalMarkdown {
 
   constructor(
     private readonly container: HTMLElement,
-    private readonly render: (source: string) => string = renderMarkdown,
+    private readonly render: (source: string, mode: "now" | "streaming") => string = renderMarkdown,
   ) {}
 
   /** Renders `source` (the whole text so far). Returns how many blocks it (re)rendered. */
@@ -97,8 +101,12 @@ export class IncrementalMarkdown {
     const rest = source.slice(this.committed);
     const starts = blockStarts(rest);
     let rendered = 0;
-    // Every block but the last is finished once the next one has begun.
-    const finished = final ? starts.length : starts.length - 1;
+    // A block is finished once the next one has begun for good: that one's first line is
+    // complete, so it can no longer turn out to continue the block before ("3" after a
+    // blank line is a paragraph, "3. c" the next item of the list above it).
+    const last = starts[starts.length - 1] ?? 0;
+    const settledStart = rest.indexOf("\n", last) >= 0;
+    const finished = final ? starts.length : Math.max(0, starts.length - (settledStart ? 1 : 2));
     for (let i = 0; i < finished; i += 1) {
       const start = starts[i]!;
       const end = starts[i + 1] ?? rest.length;
@@ -117,7 +125,7 @@ export class IncrementalMarkdown {
         this.tail = undefined;
       } else {
         this.tail ??= this.container.appendChild(blockElement());
-        this.tail.innerHTML = this.render(tailSource);
+        this.tail.innerHTML = this.render(tailSource, "streaming");
         this.tail.dataset["state"] = "streaming";
         rendered += 1;
       }
@@ -135,7 +143,7 @@ export class IncrementalMarkdown {
     const drawn = this.tail !== undefined && this.tailSource === blockSource;
     this.tail = undefined;
     this.tailSource = "";
-    if (!drawn) element.innerHTML = this.render(blockSource);
+    if (!drawn) element.innerHTML = this.render(blockSource, "now");
     delete element.dataset["state"];
     if (element.parentNode !== this.container) this.container.appendChild(element);
   }

@@ -3,14 +3,24 @@
  * Pure (no DOM): notices and history pages go in, the set of changed rows comes out, and the
  * view redraws only those, once per animation frame.
  */
-import type { CheckpointItem, Notice, NoticeOf } from "../../src/webviewProtocol";
-import { entriesToRows, joinPages } from "./history";
+import type { CheckpointItem, Notice, NoticeOf, RunningTurn } from "../../src/webviewProtocol";
+import { entriesToRows, joinPages, resumedRow, takeRunningTurn } from "./history";
 import { appendText, assistantRow, reminderText, type AssistantRow, type CompactionRow, type Row } from "./rows";
 
 export interface Banner {
   attempt?: number;
   reason?: string;
   retryAt?: number;
+}
+
+/** The retrying banner's words at `now`, and in how long they change (the countdown). The
+ * server may say why and when, or neither. */
+export function retryText(banner: Banner, now: number): { text: string; nextMs?: number } {
+  const seconds = banner.retryAt === undefined ? undefined : Math.max(0, Math.ceil((banner.retryAt - now) / 1000));
+  const when = seconds === undefined ? "…" : seconds > 0 ? ` in ${seconds}s…` : " now…";
+  const attempt = banner.attempt === undefined ? "" : ` (attempt ${banner.attempt})`;
+  const text = `Retrying${when}${attempt}${banner.reason ? ` — ${banner.reason}` : ""}`;
+  return seconds !== undefined && seconds > 0 ? { text, nextMs: banner.retryAt! - now - (seconds - 1) * 1000 } : { text };
 }
 
 export interface ContextState {
@@ -32,7 +42,11 @@ export class Timeline {
   banner: Banner | undefined;
   context: ContextState | undefined;
   checkpoints = new Map<string, CheckpointItem>();
+  /** Bumped whenever what the context view shows may have changed. */
+  contextVersion = 0;
   private liveCompaction = 0;
+  /** The prompt entry of a running turn that began before the first page loaded. */
+  private resuming: string | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -42,6 +56,7 @@ export class Timeline {
     this.olderCursor = undefined;
     this.hasOlder = false;
     this.banner = undefined;
+    this.contextVersion += 1;
   }
 
   private touch(row: Row): void {
@@ -52,13 +67,23 @@ export class Timeline {
   private add(row: Row): void {
     this.rows.push(row);
     this.structural = true;
+    this.contextVersion += 1;
   }
 
   /** The newest page of history. Rows already shown that are older than the page stay
-   * (the user may be reading them); the live turn stays after it while it runs. */
-  loadTail(entries: Record<string, unknown>[], nextCursor: string | undefined): void {
-    const rows = entriesToRows(entries);
-    const live = this.running === undefined ? [] : this.rows.filter((r) => r.entryIds.length === 0);
+   * (the user may be reading them); the live turn stays after it while it runs. A page
+   * read while a turn runs (`running`: the page opened mid-turn) shows that turn once, live:
+   * its stored steps make way for the steps its notices bring again. */
+  loadTail(entries: Record<string, unknown>[], nextCursor: string | undefined, running?: RunningTurn): void {
+    let rows = entriesToRows(entries);
+    let live = this.running === undefined ? [] : this.rows.filter((r) => r.entryIds.length === 0);
+    let taken: Row[] = [];
+    if (running !== undefined) {
+      ({ kept: rows, taken } = takeRunningTurn(rows, running.entryId));
+      live = [];
+      this.running = undefined;
+      this.resuming = running.entryId === undefined || rows.length > 0 ? undefined : running.entryId;
+    }
     let older: Row[] = [];
     const anchor = rows.findIndex((r) => r.kind !== "assistant");
     const anchorId = rows[anchor]?.entryIds[0];
@@ -70,17 +95,38 @@ export class Timeline {
       this.olderCursor = nextCursor;
       this.hasOlder = nextCursor !== undefined;
     }
+    if (running === undefined) adoptLiveKeys(this.rows, rows);
     this.rows = [...older, ...rows, ...live];
     this.structural = true;
+    this.contextVersion += 1;
+    if (running !== undefined) {
+      const row = resumedRow(running.turnId, taken);
+      row.retryText = this.rows.findLast((r) => r.kind === "user")?.text;
+      this.rows.push(row, ...taken.filter((r) => r.kind !== "assistant"));
+      for (const notice of running.notices) this.apply(notice);
+    }
   }
 
   /** An older page, put before what is shown. Returns how many rows were added on top. */
   prependPage(entries: Record<string, unknown>[], nextCursor: string | undefined): number {
     const before = this.rows.length;
-    this.rows = joinPages(entriesToRows(entries), this.rows);
+    let older = entriesToRows(entries);
+    const live = this.rows.find((r): r is AssistantRow => r.kind === "assistant" && r.turnId === this.running);
+    if (this.resuming !== undefined && live !== undefined) {
+      // The running turn began before the first page: its earlier steps are in this one.
+      const { kept, taken } = takeRunningTurn(older, this.resuming);
+      const earlier = resumedRow(live.turnId ?? "", taken);
+      live.entryIds = [...earlier.entryIds, ...live.entryIds];
+      live.orphans = { ...earlier.orphans, ...live.orphans };
+      this.rows = [...taken.filter((r) => r.kind !== "assistant"), ...this.rows];
+      if (kept.length > 0) this.resuming = undefined;
+      older = kept;
+    }
+    this.rows = older.length === 0 ? this.rows : joinPages(older, this.rows);
     this.olderCursor = nextCursor;
     this.hasOlder = nextCursor !== undefined;
     this.structural = true;
+    this.contextVersion += 1;
     return this.rows.length - before;
   }
 
@@ -135,7 +181,12 @@ export class Timeline {
           part = { kind: "tool", id: notice.toolCallId, name: notice.toolName, args: "", status: "running" };
           row.parts.push(part);
         }
-        if (part.kind === "tool") part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
+        if (part.kind === "tool") {
+          part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
+          const stored = row.orphans?.[part.id];
+          if (stored !== undefined) part.output = stored.output;
+          else if (notice.output !== undefined) [part.output, part.outputTruncated] = [notice.output, notice.outputTruncated];
+        }
         if (notice.state === "finished") row.stepStart = row.parts.length;
         return this.touch(row);
       }
@@ -147,6 +198,7 @@ export class Timeline {
       }
       case "context": {
         this.context = notice;
+        this.contextVersion += 1;
         const row = this.running === undefined ? undefined : this.liveTurn(this.running);
         if (row !== undefined) row.context = { tokens: notice.tokens, stable: notice.stablePrefixTokens };
         return;
@@ -202,6 +254,7 @@ export class Timeline {
       this.add(row);
     }
     Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, error: notice.error });
+    this.contextVersion += 1;
     this.touch(row);
   }
 
@@ -235,5 +288,24 @@ export class Timeline {
   settle(): void {
     this.structural = false;
     this.dirty.clear();
+  }
+}
+
+/**
+ * The stored rows that take over from rows drawn live (the prompt, the turn, a compaction)
+ * take their keys, in order: their views stay and redraw only what differs, so the end of a
+ * turn does not redraw it (nor fold its open cards).
+ */
+function adoptLiveKeys(shown: readonly Row[], stored: Row[]): void {
+  const known = new Set(shown.map((r) => r.key));
+  const live = shown.filter((r) => /^(prompt|turn|compaction):/.test(r.key));
+  let next = 0;
+  for (const row of stored) {
+    const drawn = live[next];
+    if (drawn === undefined) return;
+    if (known.has(row.key) || row.kind !== drawn.kind || (row.kind === "user" && drawn.kind === "user" && row.text !== drawn.text)) continue;
+    row.key = drawn.key;
+    row.version = drawn.version + 1;
+    next += 1;
   }
 }

@@ -12,6 +12,8 @@ export type Part =
       args: string;
       status: ToolStatus;
       output?: string;
+      /** The output is the start of the result (from a notice); the history has it whole. */
+      outputTruncated?: boolean;
     };
 
 export interface TtsrMark {
@@ -128,4 +130,35 @@ export function formatTokens(tokens: number): string {
   if (tokens >= 10_000) return `${Math.round(tokens / 1000)}k`;
   if (tokens >= 1000) return `${(tokens / 1000).toFixed(1)}k`;
   return String(tokens);
+}
+
+const LINE = 19; // px: a line of body text (13px × 1.45)
+const CHAR = 7; // px: an average character of it
+
+/** How tall a row will be, before it is measured (the list keeps the measured height). */
+export function estimateHeight(row: Row, width: number): number {
+  const perLine = Math.max(20, Math.floor((width - 40) / CHAR));
+  const lines = (text: string): number => {
+    let total = 0;
+    let start = 0;
+    // Line by line without splitting: this runs for every row of a long session.
+    for (let n = 0; n < 400 && start <= text.length; n += 1) {
+      const end = text.indexOf("\n", start);
+      const length = (end < 0 ? text.length : end) - start;
+      total += length === 0 ? 0.5 : Math.ceil(length / perLine);
+      if (end < 0) break;
+      start = end + 1;
+    }
+    return Math.min(total, 4000) * LINE;
+  };
+  switch (row.kind) {
+    case "user":
+      return 42 + lines(row.text);
+    case "assistant":
+      return 32 + row.parts.reduce((sum, p) => sum + (p.kind === "tool" ? 38 : p.kind === "thinking" ? 26 : lines(p.text) + 8), 0);
+    case "advisor":
+      return 96 + lines(row.note);
+    default:
+      return 30;
+  }
 }

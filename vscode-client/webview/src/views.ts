@@ -1,16 +1,20 @@
 /**
- * One view per timeline row. A view redraws only when its row's version moved; the
- * assistant view keeps one incremental markdown renderer per text part, so a streaming
- * answer touches only its growing last block.
+ * One view per timeline row, its element kept for the row's life in the DOM (the list
+ * measures it). A view redraws only when its row's version moved; a streaming answer keeps
+ * one incremental markdown renderer per text part, so it touches only its growing last
+ * block, and a settled answer is rendered once, whole.
  */
 import type { CheckpointItem } from "../../src/webviewProtocol";
 import { advisorCard, compactionDivider, noteRow, restoreControl, toolCard, ttsrMark } from "./cards";
 import { button, el } from "./dom";
-import { IncrementalMarkdown } from "./markdown";
+import type { LazyHighlighter } from "./highlight";
+import { IncrementalMarkdown, renderSettled } from "./markdown";
 import type { AssistantRow, Part, Row } from "./rows";
 
 export interface RowContext {
   checkpointFor(row: Row): CheckpointItem | undefined;
+  /** Colours the code blocks of settled messages as they come into view. */
+  readonly highlighter?: LazyHighlighter;
 }
 
 export interface RowView {
@@ -25,27 +29,16 @@ export function createView(row: Row, context: RowContext): RowView {
   return view;
 }
 
-function shell(row: Row): HTMLElement {
-  const element = el("article", { class: `row row-${row.kind}`, "data-key": row.key });
-  return element;
-}
-
-/** Rows that change rarely: redrawn whole. */
+/** Rows that change rarely: their content redrawn whole. */
 class PlainView implements RowView {
-  element: HTMLElement = el("article");
+  readonly element: HTMLElement = el("article");
   version = -1;
 
   update(row: Row, context: RowContext): void {
-    const next = shell(row);
-    next.append(...plainContent(row));
+    this.element.className = `row row-${row.kind}`;
+    this.element.dataset["key"] = row.key;
     const checkpoint = context.checkpointFor(row);
-    if (checkpoint !== undefined) next.append(restoreControl(checkpoint));
-    if (this.element.parentNode !== null) {
-      next.style.transform = this.element.style.transform;
-      next.dataset["index"] = this.element.dataset["index"];
-      this.element.replaceWith(next);
-    }
-    this.element = next;
+    this.element.replaceChildren(...plainContent(row), ...(checkpoint === undefined ? [] : [restoreControl(checkpoint)]));
     this.version = row.version;
   }
 }
@@ -69,7 +62,7 @@ function plainContent(row: Row): Node[] {
 }
 
 type PartView =
-  | { kind: "text"; element: HTMLElement; markdown: IncrementalMarkdown; source: string }
+  | { kind: "text"; element: HTMLElement; markdown?: IncrementalMarkdown; source: string }
   | { kind: "thinking"; element: HTMLDetailsElement; body: HTMLElement; source: string }
   | { kind: "tool"; element: HTMLElement; key: string };
 
@@ -79,6 +72,7 @@ class AssistantView implements RowView {
   private readonly footer: HTMLElement;
   private parts: PartView[] = [];
   private footerKey = "";
+  private marksKey = "";
   version = -1;
 
   constructor() {
@@ -90,13 +84,17 @@ class AssistantView implements RowView {
 
   update(row: Row, context: RowContext): void {
     if (row.kind !== "assistant") return;
-    this.element.dataset["key"] = row.key;
-    this.element.dataset["state"] = row.state;
-    this.element.setAttribute("aria-busy", String(row.state === "streaming"));
     const streaming = row.state === "streaming";
+    if (this.element.dataset["state"] !== row.state) {
+      this.element.dataset["key"] = row.key;
+      this.element.dataset["state"] = row.state;
+      this.element.setAttribute("aria-busy", String(streaming));
+    }
     // A retry dropped parts: forget their views.
     while (this.parts.length > row.parts.length) this.parts.pop()!.element.remove();
-    row.parts.forEach((part, index) => this.updatePart(index, part, streaming, context, row));
+    // Only the last part can still grow: a part before it is finished.
+    const last = row.parts.length - 1;
+    row.parts.forEach((part, index) => this.updatePart(index, part, streaming && index === last, context, row));
     this.placeMarks(row);
     this.updateFooter(row, context);
     this.version = row.version;
@@ -114,7 +112,15 @@ class AssistantView implements RowView {
       this.body.append(view.element);
     }
     if (view.kind === "text" && part.kind === "text") {
-      if (view.source !== part.text || !streaming) view.markdown.update(part.text, !streaming);
+      if (streaming || view.markdown !== undefined) {
+        // Streaming (or just finished streaming): grow in place, then settle what is drawn.
+        view.markdown ??= new IncrementalMarkdown(view.element);
+        if (view.source !== part.text || !streaming) view.markdown.update(part.text, !streaming);
+        if (!streaming) view.markdown = undefined;
+      } else if (view.source !== part.text) {
+        view.element.innerHTML = renderSettled(part.text);
+        context.highlighter?.watch(view.element);
+      }
       view.source = part.text;
     } else if (view.kind === "thinking" && part.kind === "thinking" && view.source !== part.text) {
       view.source = part.text;
@@ -134,10 +140,7 @@ class AssistantView implements RowView {
   }
 
   private createPart(part: Part): PartView {
-    if (part.kind === "text") {
-      const element = el("div", { class: "markdown" });
-      return { kind: "text", element, markdown: new IncrementalMarkdown(element), source: "" };
-    }
+    if (part.kind === "text") return { kind: "text", element: el("div", { class: "markdown" }), source: "" };
     if (part.kind === "thinking") {
       const body = el("div", { class: "thinking-body" });
       const element = el("details", { class: "thinking" }, el("summary", { "aria-label": "Show the model's thinking" }, "Thinking"), body);
@@ -147,6 +150,9 @@ class AssistantView implements RowView {
   }
 
   private placeMarks(row: AssistantRow): void {
+    const key = JSON.stringify(row.marks) + this.parts.length;
+    if (key === this.marksKey) return;
+    this.marksKey = key;
     for (const old of this.body.querySelectorAll(":scope > .ttsr-mark")) old.remove();
     for (const mark of row.marks) {
       const before = this.parts[mark.at]?.element ?? null;

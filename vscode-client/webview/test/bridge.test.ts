@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PanelBridge, rewindArguments } from "../../src/panel/bridge";
-import type { ToPage } from "../../src/webviewProtocol";
+import { LiveTurn } from "../../src/panel/coalescer";
+import { parseToPage, type ToPage } from "../../src/webviewProtocol";
 import { FakeClient, FakeEditor, ManualTimer } from "./fakes";
 
 function setup() {
@@ -48,21 +49,44 @@ describe("PanelBridge: notifications into the page", () => {
     expect(posted).toEqual([]);
   });
 
-  it("sends a reopened page the running turn after the history tail", async () => {
+  it("sends a reopened page the running turn with the history tail", async () => {
     const { client, bridge, posted, settle } = setup();
     client.notify("memento/turn", { turnId: "t", state: "started" });
     client.notify("memento/stream", { turnId: "t", stream: "text", delta: "partial" });
     bridge.attach(undefined);
     const reopened: ToPage[] = [];
     bridge.attach((m) => reopened.push(m));
-    client.answers["memento/history"] = () => ({ entries: [{ id: "a", type: "message" }, "junk"], nextCursor: null });
+    client.answers["memento/history"] = () => ({
+      entries: [{ id: "a", type: "message" }, "junk"], nextCursor: null, runningTurn: { turnId: "t", entryId: "a" },
+    });
     await bridge.receive({ type: "history", requestId: 7, limit: 100, tail: true });
     await settle();
-    expect(reopened).toEqual([
-      { type: "history", requestId: 7, entries: [{ id: "a", type: "message" }], tail: true },
-      { type: "notices", notices: [{ kind: "turn", turnId: "t", state: "started" }, { kind: "stream", turnId: "t", stream: "text", delta: "partial" }] },
-    ]);
+    expect(reopened).toEqual([{
+      type: "history", requestId: 7, entriesJson: '[{"id":"a","type":"message"}]', tail: true,
+      running: { turnId: "t", entryId: "a", notices: [
+        { kind: "turn", turnId: "t", state: "started" }, { kind: "stream", turnId: "t", stream: "text", delta: "partial" },
+      ] },
+    }]);
+    expect(parseToPage(reopened[0])).toEqual(reopened[0]);
     expect(posted).toEqual([]);
+    // An older page, or no turn running: no live part.
+    await bridge.receive({ type: "history", requestId: 8, limit: 100, cursor: "5", tail: false });
+    client.notify("memento/turn", { turnId: "t", state: "finished" });
+    await bridge.receive({ type: "history", requestId: 9, limit: 100, tail: true });
+    await settle();
+    const pages = reopened.slice(1).filter((m) => m.type === "history");
+    expect(pages.map((m) => [m.requestId, m.running])).toEqual([[8, undefined], [9, undefined]]);
+  });
+
+  it("gives a retry's countdown to a reopened page as what is left of it", async () => {
+    let now = 1000;
+    const live = new LiveTurn(() => now);
+    live.record({ kind: "turn", turnId: "t", state: "started" });
+    live.record({ kind: "turn", turnId: "t", state: "retrying", attempt: 2, reason: "rate limited", retryInMs: 5000 });
+    now += 3000;
+    expect(live.snapshot()[1]).toEqual({ kind: "turn", turnId: "t", state: "retrying", attempt: 2, reason: "rate limited", retryInMs: 2000 });
+    now += 9000;
+    expect(live.snapshot()[1]).toMatchObject({ retryInMs: 0 });
   });
 
   it("follows a TTSR retry with the rule's reminder from the session", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { conversation } from "../e2e/fixtures.mjs";
 import { entriesToRows } from "../src/history";
-import { Timeline } from "../src/model";
+import type { Notice } from "../../src/webviewProtocol";
+import { retryText, Timeline } from "../src/model";
 
 describe("history → rows", () => {
   it("groups a turn's assistant messages and tool results into one row", () => {
@@ -46,14 +47,102 @@ describe("Timeline", () => {
     expect(t.hasOlder).toBe(false);
   });
 
-  it("a finished turn is replaced by its stored entries on the next tail sync", () => {
+  it("a finished turn is replaced by its stored entries on the next tail sync, in the live rows' places", () => {
     const t = new Timeline(() => 0);
     t.loadTail(conversation(2), undefined);
     t.addPrompt("Question 2: how does part 2 work?");
     t.apply({ kind: "turn", turnId: "t", state: "started" });
     t.apply({ kind: "stream", turnId: "t", stream: "text", delta: "Answer 2." });
     t.apply({ kind: "turn", turnId: "t", state: "finished" });
+    const [prompt, turn] = t.rows.slice(-2);
     t.loadTail(conversation(3), undefined);
-    expect(t.rows.map((r) => r.key)).toEqual(entriesToRows(conversation(3)).map((r) => r.key));
+    const stored = entriesToRows(conversation(3));
+    expect(t.rows.map(({ key, version, ...content }) => content)).toEqual(stored.map(({ key, version, ...content }) => content));
+    // Their views stay (and redraw what differs): the stored rows take the live rows' keys.
+    expect(t.rows.map((r) => r.key)).toEqual([...stored.slice(0, -2).map((r) => r.key), prompt!.key, turn!.key]);
+    expect(t.rows[t.rows.length - 1]!.version).toBeGreaterThan(turn!.version);
+  });
+});
+
+describe("a page that opens mid-turn", () => {
+  const message = (id: string, message: Record<string, unknown>) => ({ id, type: "message", message });
+  const call = (id: string, path: string) => ({ type: "toolCall", id, name: "read", arguments: { path } });
+  // The running turn stored so far: its prompt, step one with its result, a steer, step two's call.
+  const stored = [
+    message("p", { role: "user", content: "read both" }),
+    message("a1", { role: "assistant", content: [{ type: "text", text: "Step one." }, call("c1", "a.py")] }),
+    message("r1", { role: "toolResult", toolCallId: "c1", content: [{ type: "text", text: "whole result one" }] }),
+    message("s", { role: "user", content: "also b" }),
+    message("a2", { role: "assistant", content: [{ type: "text", text: "Step two." }, call("c2", "b.py")] }),
+  ];
+  const heard: Notice[] = [
+    { kind: "turn", turnId: "t", state: "started" },
+    { kind: "stream", turnId: "t", stream: "text", delta: "Step one." },
+    { kind: "stream", turnId: "t", stream: "tool", toolCallId: "c1", toolName: "read", delta: '{"path":"a.py"}' },
+    { kind: "tool", turnId: "t", toolCallId: "c1", toolName: "read", state: "started" },
+    { kind: "tool", turnId: "t", toolCallId: "c1", toolName: "read", state: "finished", output: "whole res", outputTruncated: true },
+    { kind: "stream", turnId: "t", stream: "text", delta: "Step two." },
+    { kind: "stream", turnId: "t", stream: "tool", toolCallId: "c2", toolName: "read", delta: '{"path":"b.py"}' },
+    { kind: "tool", turnId: "t", toolCallId: "c2", toolName: "read", state: "started" },
+  ];
+  const texts = (t: Timeline) =>
+    t.rows.flatMap((r) => (r.kind === "assistant" ? r.parts.flatMap((p) => (p.kind === "text" ? [p.text] : [])) : r.kind === "user" ? [`user: ${r.text}`] : []));
+
+  it("shows each step of the running turn once, live, with the stored results", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail([...conversation(1), ...stored], undefined, { turnId: "t", entryId: "p", notices: heard });
+    expect(texts(t)).toEqual(["user: Question 0: how does part 0 work?", expect.stringContaining("Answer 0."), "Done with part 0.", "user: read both", "Step one.", "Step two.", "user: also b"]);
+    const live = t.rows.find((r) => r.kind === "assistant" && r.turnId === "t");
+    if (live?.kind !== "assistant") throw new Error("no live row");
+    expect(live.parts.map((p) => (p.kind === "tool" ? [p.id, p.status, p.output] : p.kind))).toEqual([
+      "text", ["c1", "done", "whole result one"], "text", ["c2", "running", undefined],
+    ]);
+    expect(live.entryIds).toEqual(["a1", "r1", "a2"]);
+    expect(t.running).toBe("t");
+    // The turn goes on in the same row, and its stored entries replace it when it ends.
+    t.apply({ kind: "stream", turnId: "t", stream: "text", delta: " More." });
+    expect(texts(t).filter((x) => /Step|More/.test(x))).toEqual(["Step one.", "Step two.", " More."]);
+  });
+
+  it("without the server's word, takes the turn's steps from after the last prompt", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail([...conversation(1), ...stored.slice(0, 3)], undefined, { turnId: "t", notices: heard.slice(0, 5) });
+    expect(texts(t).filter((x) => x === "Step one.")).toHaveLength(1);
+  });
+
+  it("a turn that began before the first page takes its earlier steps from the older page", () => {
+    const t = new Timeline(() => 0);
+    const page = stored.slice(3);
+    t.loadTail(page, "3", { turnId: "t", entryId: "p", notices: heard });
+    expect(texts(t)).toEqual(["Step one.", "Step two.", "user: also b"]);
+    t.prependPage([...conversation(1), ...stored.slice(0, 3)], undefined);
+    expect(texts(t).slice(3)).toEqual(["user: read both", "Step one.", "Step two.", "user: also b"]);
+    const live = t.rows.find((r) => r.kind === "assistant" && r.turnId === "t");
+    expect(live?.entryIds).toEqual(["a1", "r1", "a2"]);
+  });
+
+  it("a finished tool call shows its output from the notice, cut or whole", () => {
+    const t = new Timeline(() => 0);
+    for (const notice of heard.slice(0, 5)) t.apply(notice);
+    const row = t.rows[0];
+    expect(row?.kind === "assistant" && row.parts[1]).toMatchObject({ kind: "tool", status: "done", output: "whole res", outputTruncated: true });
+  });
+});
+
+describe("the retrying banner", () => {
+  it("says why and when when the server does, and still reads well when it does not", () => {
+    expect(retryText({ attempt: 2, reason: "rate limited (429)", retryAt: 5_300 }, 1_000)).toEqual({ text: "Retrying in 5s… (attempt 2) — rate limited (429)", nextMs: 300 });
+    expect(retryText({ attempt: 2, retryAt: 1_000 }, 1_000)).toEqual({ text: "Retrying now… (attempt 2)" });
+    expect(retryText({ attempt: 3 }, 0)).toEqual({ text: "Retrying… (attempt 3)" });
+    expect(retryText({}, 0)).toEqual({ text: "Retrying…" });
+  });
+
+  it("takes the reason from the server's error when it gives no reason", () => {
+    const t = new Timeline(() => 0);
+    t.apply({ kind: "turn", turnId: "t", state: "started" });
+    t.apply({ kind: "turn", turnId: "t", state: "retrying", attempt: 2, error: "HTTP 503" });
+    expect(t.banner).toEqual({ attempt: 2, reason: "HTTP 503", retryAt: undefined });
+    t.apply({ kind: "stream", turnId: "t", stream: "text", delta: "back" });
+    expect(t.banner).toBeUndefined();
   });
 });

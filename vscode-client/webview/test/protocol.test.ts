@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseFromPage, parseNotice, parseToPage, ProtocolError } from "../../src/webviewProtocol";
+import { parseEntries, parseFromPage, parseNotice, parseToPage, ProtocolError } from "../../src/webviewProtocol";
 
 describe("messages from the page", () => {
   it("accepts each kind and drops unknown fields", () => {
@@ -32,6 +32,13 @@ describe("messages to the page", () => {
 
   it("rejects numbers that are not finite and oversized lists", () => {
     expect(() => parseNotice({ kind: "context", tokens: Number.NaN, contextWindow: 1, percent: 1, stablePrefixTokens: 0 })).toThrow(/tokens/);
-    expect(() => parseToPage({ type: "history", requestId: 1, tail: true, entries: {} })).toThrow(/entries: expected an array/);
+    expect(() => parseToPage({ type: "history", requestId: 1, tail: true, entriesJson: [] })).toThrow(/entriesJson: expected a string/);
+  });
+
+  it("reads a history page's entries from one JSON text, checked like the rest", () => {
+    expect(parseEntries('[{"id":"a","type":"message"}]')).toEqual([{ id: "a", type: "message" }]);
+    expect(() => parseEntries('{"id":"a"}')).toThrow(/entriesJson: expected an array/);
+    expect(() => parseEntries('[{"id":"a"}, 3]')).toThrow(/entriesJson\[1\]: expected an object/);
+    expect(() => parseEntries("[{")).toThrow(/entriesJson: not JSON/);
   });
 });
