@@ -101,14 +101,14 @@ async function naiveRun(browser, server, entries) {
 const { server, browser, close } = await setup();
 try {
   const entries = bigHistory(MESSAGES);
-  const collect = async (run) => {
-    const runs = [];
-    for (let i = 0; i < RUNS; i += 1) runs.push(await run());
-    return medians(runs);
-  };
-  const open = await collect(() => openRun(browser, server));
-  const worst = await collect(() => worstRun(browser, server));
-  const naive = await collect(() => naiveRun(browser, server, entries));
+  // Runs of the scenarios take turns, so that the machine's load falls on them alike.
+  const runs = { open: [], worst: [], naive: [] };
+  for (let i = 0; i < RUNS; i += 1) {
+    runs.open.push(await openRun(browser, server));
+    runs.worst.push(await worstRun(browser, server));
+    runs.naive.push(await naiveRun(browser, server, entries));
+  }
+  const [open, worst, naive] = [medians(runs.open), medians(runs.worst), medians(runs.naive)];
   const messages = entries.filter((e) => e.type === "message").length;
   console.log(`history: ${messages} messages (${entries.length} entries); medians of ${RUNS} runs`);
   const line = (name, r, note) =>

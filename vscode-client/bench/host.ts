@@ -66,7 +66,8 @@ function stream({ turnId, deltas, rate, coalesce }: StreamCommand): void {
   const step = (): void => {
     const due = Math.min(deltas.length, Math.floor(((performance.now() - started) * rate) / 1000) + 1);
     while (sent < due) delta(deltas[sent++]!);
-    if (sent < deltas.length) setTimeout(step, 1);
+    // Wake when the next delta is due, as a server's notifications would arrive.
+    if (sent < deltas.length) setTimeout(step, Math.max(0, started + (sent * 1000) / rate - performance.now()));
     else setTimeout(() => say("streamed"), 20); // after the coalescer's last flush (16 ms)
   };
   step();

@@ -65,6 +65,19 @@ export function highlightedBefore(code: string, language: string): string | unde
   return highlighted.get(keyOf(code, language));
 }
 
+/** Compiles each language's grammar in idle time, one at a time (the first block of a
+ * language otherwise pays for it: tens of milliseconds, in the middle of a stream). */
+export function warmLanguages(whenIdle: (task: () => void) => void): void {
+  const pending = Object.keys(LANGUAGES);
+  const next = (): void => {
+    const language = pending.shift();
+    if (language === undefined) return;
+    hljs.highlight("", { language, ignoreIllegals: true });
+    whenIdle(next);
+  };
+  whenIdle(next);
+}
+
 /** Colours `code[data-lang]` blocks when they come within a screen of the viewport. */
 export class LazyHighlighter {
   private readonly observer: IntersectionObserver | undefined;

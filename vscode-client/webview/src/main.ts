@@ -7,7 +7,7 @@ import { parseEntries, type FromPage, type NoticeOf, type RewindMode, type Sessi
 import { Channel } from "./api";
 import { el, relativeTime } from "./dom";
 import { meterLevel, meterText, renderContextView } from "./contextView";
-import { LazyHighlighter } from "./highlight";
+import { LazyHighlighter, warmLanguages } from "./highlight";
 import { warmUp } from "./markdown";
 import { TimelineList } from "./list";
 import { retryText, Timeline } from "./model";
@@ -286,4 +286,7 @@ post({ type: "ready" });
 requestTail();
 post({ type: "listSessions", requestId: channel.requestId() });
 drawChrome();
-requestIdleCallback(warmUp);
+requestIdleCallback(() => {
+  warmUp();
+  warmLanguages((task) => requestIdleCallback(task));
+});

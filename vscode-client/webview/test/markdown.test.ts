@@ -85,6 +85,11 @@ describe("IncrementalMarkdown", () => {
 });
 
 describe("renderMarkdown", () => {
+  it("links URLs the model wrote, not file names", () => {
+    const doc = new DOMParser().parseFromString(renderMarkdown("See main.py and lib.rs, or https://example.com/docs."), "text/html");
+    expect([...doc.querySelectorAll("a")].map((a) => a.getAttribute("href"))).toEqual(["https://example.com/docs"]);
+  });
+
   it("shows the model's HTML as text and drops script URLs", () => {
     const html = renderMarkdown('<img src=x onerror="alert(1)"> [x](javascript:alert(1)) <script>alert(2)</script>');
     const doc = new DOMParser().parseFromString(html, "text/html");
