@@ -5,7 +5,8 @@
  * Nothing here reads layout after writing it. A row's height comes from a ResizeObserver
  * (after the browser's own layout, before paint) and until then from an estimate; positions
  * are prefix sums over those heights. So a streaming reply grows in place with no script
- * layout at all, and a frame costs one layout however many rows move.
+ * positioning, and the only layout script can cause is the one setting the scroll position
+ * needs after the fillers moved — a layout the frame needs anyway.
  *
  * Follows the stream only while the reader is at the bottom; scrolling up stops following,
  * coming back to the bottom resumes it. When rows above the reader change (an older page on
@@ -52,15 +53,6 @@ export class TimelineList {
     this.resizes = new ResizeObserver((entries) => this.measured(entries));
     this.resizes.observe(scroller);
     scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
-  }
-
-  get isFollowing(): boolean {
-    return this.following;
-  }
-
-  /** Rows in the DOM right now (for tests and benchmarks). */
-  get mounted(): number {
-    return this.views.size;
   }
 
   /** New rows (or new order, with `structural`); `dirty` rows redraw in place. Call once a
