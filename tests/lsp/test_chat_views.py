@@ -47,7 +47,12 @@ async def test_a_view_opening_mid_turn_learns_the_turn_and_its_results(
         [prompt] = [e for e in whole["entries"] if e["id"] == running["entryId"]]
         assert prompt["message"] == {**prompt["message"], "role": "user", "content": "read my notes"}
         stored = whole["entries"][whole["entries"].index(prompt) + 1 :]
-        assert [e["message"]["role"] for e in stored] == ["assistant", "toolResult", "assistant", "toolResult"]
+        assert [e["message"]["role"] for e in stored] == [
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+        ]
 
         await editor.request("memento/abort")
         await editor.turn_end(turn_id)
