@@ -107,6 +107,16 @@ M.list = {
       end)
     end,
   },
+  MementoMode = {
+    nargs = '?',
+    complete = { 'ask', 'act' },
+    run = function(args)
+      memento()
+      async.run(function()
+        M.mode(args.fargs[1])
+      end)
+    end,
+  },
   MementoAdvisor = {
     nargs = '?',
     complete = { 'on', 'off', 'toggle' },
@@ -200,6 +210,18 @@ function M.review(result, server)
     async.fail('Memento: the rule was not saved: ' .. tostring(err.message))
   end
   vim.notify(('Memento: rule saved to %s.'):format(saved.rule and saved.rule.path or rule.name))
+end
+
+--- memento/mode: switch to `wanted` ('ask' or 'act'), or say which mode it is.
+function M.mode(wanted)
+  local modes = require('memento.status').MODES
+  if wanted ~= nil and not modes[wanted] then
+    async.fail(('Memento: :MementoMode %s? (ask or act)'):format(wanted))
+  end
+  local server = client_mod.need()
+  local result = client_mod.ask(server, 'memento/mode', wanted and { mode = wanted } or nil, 'cannot set the mode')
+  -- The status and the chat follow the memento/mode notification the change sends.
+  vim.notify('Memento: ' .. (modes[result.mode] or result.mode) .. '.')
 end
 
 --- memento/trust: trust the workspace's .memento/config.toml as it is now, or revoke.

@@ -60,6 +60,16 @@ M.handlers = {
   ['memento/checkpoints'] = function(_, client_id)
     status.fire('MementoCheckpoints', { client_id = client_id })
   end,
+  ['memento/mode'] = function(params, client_id)
+    local known = status.state(client_id).mode
+    status.on_mode(client_id, params.mode)
+    if known ~= nil and known ~= params.mode then
+      draw(client_id, function(c)
+        c.t:mode(params.mode)
+      end)
+    end
+    status.fire('MementoMode', { mode = params.mode, client_id = client_id })
+  end,
   ['memento/session'] = function(params, client_id)
     status.on_session(client_id, params)
     local target = chat.get(client_id, false)
@@ -69,6 +79,15 @@ M.handlers = {
     status.fire('MementoSession', { id = params.id, client_id = client_id })
   end,
 }
+
+--- A server answered initialize: its mode (a server without memento/mode is left at act).
+function M.ready(client)
+  require('memento.client').request(client, 'memento/mode', nil, function(err, result)
+    if not err and result and result.mode and status.state(client.id).mode == nil then
+      status.on_mode(client.id, result.mode)
+    end
+  end)
+end
 
 function M.exited(client_id, code)
   local target = chat.get(client_id, false)

@@ -17,6 +17,7 @@ local HIGHLIGHTS = {
   MementoChatAdvisor = 'DiagnosticInfo',
   MementoChatSteer = 'Special',
   MementoChatNote = 'Comment',
+  MementoChatMode = 'DiagnosticHint',
   MementoChatError = 'DiagnosticError',
   MementoChatRunning = 'DiagnosticInfo',
   MementoChatDone = 'DiagnosticOk',
@@ -34,6 +35,7 @@ function M.setup(opts)
   end
   client.handlers = events.handlers
   client.on_exit = events.exited
+  client.on_ready = events.ready
   local group = vim.api.nvim_create_augroup('memento', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'FileType' }, {
     group = group,
@@ -64,7 +66,7 @@ function M.setup(opts)
   M.did_setup = true
 end
 
---- For statuslines: "Memento 12.3k/128k (9.6%) · compacting · working"; "" with no server.
+--- For statuslines: "Memento 12.3k/128k (9.6%) · ask · compacting · working"; "" with no server.
 function M.status()
   local current = client.current(false)
   return current and status.text(current.id) or ''

@@ -59,6 +59,16 @@ function M.on_compaction(client_id, params)
   redraw()
 end
 
+M.MODES = {
+  ask = 'ask mode: read-only, the agent changes no file',
+  act = 'act mode: the agent may change files',
+}
+
+function M.on_mode(client_id, mode)
+  M.state(client_id).mode = mode
+  redraw()
+end
+
 function M.on_session(client_id, params)
   local state = M.state(client_id)
   state.session, state.turn, state.compaction = params.id, nil, nil
@@ -68,12 +78,13 @@ end
 local PHASES = { prune = 'pruning', shake = 'shaking', compact = 'compacting' }
 
 --- A copy of a server's state: { context = memento/context params, compaction = the step
---- running (memento/compaction params) or nil, turn = { id, state } or nil, session = id }.
+--- running (memento/compaction params) or nil, turn = { id, state } or nil, session = id,
+--- mode = 'ask' | 'act' }.
 function M.data(client_id)
   return vim.deepcopy(states[client_id] or {})
 end
 
---- "Memento 12.3k/128k (9.6%) · compacting · working"
+--- "Memento 12.3k/128k (9.6%) · ask · compacting · working"
 function M.text(client_id)
   local state = states[client_id]
   if not state then
@@ -93,6 +104,9 @@ function M.text(client_id)
     )
   end
   local extra = {}
+  if state.mode == 'ask' then
+    table.insert(extra, 'ask')
+  end
   if state.compaction then
     table.insert(extra, PHASES[state.compaction.level] or 'compacting')
   end

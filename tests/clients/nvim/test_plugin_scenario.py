@@ -102,4 +102,6 @@ def test_chat_advisor_checkpoint_edit_rewind_and_status(
     assert observed["after_undo"] == BEFORE.replace("count = 1", "count = 99")
     final = observed["final_context"]
     assert observed["final_status"] == f"Memento {tokens(final['tokens'])}/100k ({final['percent']:.1f}%)"
+    turn = [["MementoTurnStarted", "started"], ["MementoTurnFinished", "finished"]]
+    assert observed["turn_events"] == turn + turn
     assert observed["errors"] == []

@@ -4,6 +4,7 @@
 -- advisor notes, steering and errors. Live events and memento/history entries both draw
 -- through these operations, so a reloaded chat reads like the live one.
 local format = require('memento.format')
+local MODES = require('memento.status').MODES
 local Writer = require('memento.chat.writer')
 local cards = require('memento.chat.cards')
 
@@ -338,6 +339,10 @@ function Transcript:note(title, body)
     self.w:fold(row + 1, last, 'summary')
   end
   return mark
+end
+
+function Transcript:mode(mode)
+  self:marked('⇄ ' .. (MODES[mode] or mode), 'mode')
 end
 
 function Transcript:error_line(text)

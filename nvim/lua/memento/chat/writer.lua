@@ -20,6 +20,7 @@ M.KINDS = {
   advisor = { 'MementoChatAdvisor', '◆' },
   steer = { 'MementoChatSteer', '↳' },
   note = { 'MementoChatNote', '⟲' },
+  mode = { 'MementoChatMode', '⇄' },
   error = { 'MementoChatError', '✗' },
 }
 
