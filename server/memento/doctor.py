@@ -2,7 +2,8 @@
 
 Python, each dependency and its version, the embedded model's runtime (llama-cpp-python) and
 model files, the effective settings of the workspace with the layer each came from (secret
-values redacted), the API key variable (set or not, never its value), and whether the
+values redacted), the compaction budget in the model's window (a note when it can never free
+space), the API key variable (set or not, never its value), and whether the
 language server starts (`memento lsp` is run and answers `initialize`). Exits 1 when
 something needed is missing: a dependency, the server, or what the configured provider needs.
 """
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import MementoConfig
+from memento.governance.budget import budget_problem, window_settings
+from memento.governance.tokens import effective_reserve_tokens, threshold_tokens
 from memento.layers import Resolved, SettingsLayers
 from memento.localmodel import locate
 from memento.localmodel.catalog import CATALOG
@@ -86,6 +89,7 @@ def diagnose(root: Path, *, start_server: bool = True) -> Report:
     secrets.activate(secrets.Secrets.from_config(resolved.config))
     report.settings = resolved.view()
     _provider(report, resolved.config)
+    _compaction(report, resolved.config)
     _settings(report, resolved)
     if start_server:
         ok, detail = asyncio.run(server_starts(root))
@@ -161,6 +165,26 @@ def _provider(report: Report, config: MementoConfig) -> None:
             else f"{item.api_key_env} is not set"
         )
         report.add(f"{role} key", bool(value), detail)
+
+
+def _compaction(report: Report, config: MementoConfig) -> None:
+    """The compaction budget a session on this configuration runs with (unset token settings
+    sized to the window), and whether it can ever free space: a note, not a missing part."""
+    window = config.provider.context_window
+    settings = window_settings(config)
+    if not settings.enabled:
+        report.add("compaction", True, "off (compaction.enabled = false)", needed=False)
+        return
+    keep = settings.keep_recent_tokens
+    given = "set" if "keep_recent_tokens" in config.compaction.model_fields_set else "sized to the window"
+    detail = (
+        f"{window:,}-token window: compacts above {threshold_tokens(window, settings):,} tokens "
+        f"(reserve {effective_reserve_tokens(window, settings):,}), keeps the last {keep:,} ({given})"
+    )
+    problem = budget_problem(config)
+    if problem is not None:
+        detail = problem.removeprefix("Memento: ")
+    report.add("compaction", problem is None, detail, needed=False)
 
 
 def _settings(report: Report, resolved: Resolved) -> None:

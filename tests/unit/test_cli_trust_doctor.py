@@ -99,3 +99,22 @@ def test_doctor_fails_when_the_key_variable_is_not_set(
     done = memento(["doctor", "--no-server"], env, workspace)
     assert done.returncode == 1 and "DOCTOR_MISSING_KEY is not set" in done.stdout
     assert "missing: provider key" in done.stdout
+
+
+def test_doctor_shows_the_compaction_budget_and_one_that_can_never_free_space(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    user = tmp_path / "user" / "config.toml"
+    provider = (
+        '[provider]\nkind = "openai"\nbaseUrl = "http://127.0.0.1:9/v1"\nmodel = "m"\ncontextWindow = 8192\n'
+    )
+    user.write_text(provider)
+    done = memento(["doctor", "--no-server"], env, workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "compaction: 8,192-token window: compacts above 6,964 tokens" in done.stdout
+    assert "keeps the last 2,048 (sized to the window)" in done.stdout
+    user.write_text(provider + "[compaction]\nkeepRecentTokens = 7000\n")
+    done = memento(["doctor", "--no-server"], env, workspace)
+    assert done.returncode == 0, done.stdout + done.stderr  # a note: nothing is missing
+    line = next(line for line in done.stdout.splitlines() if "compaction:" in line)
+    assert line.startswith("[ note  ]") and "can never free space" in line and "below 6964" in line
