@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
@@ -65,8 +66,24 @@ def describe_exit(returncode: int) -> str:
     return f"it exited with status {returncode}"
 
 
+def default_threads(cpus: int | None = None, load: float | None = None) -> int:
+    """Threads for llama.cpp when `threads` is unset: the CPUs this process may use, less the
+    ones the 1-minute load average says other work keeps busy, at least one. llama.cpp's
+    threads wait for each other at every token, so one more than there are free CPUs makes it
+    slower, not faster: on a 2-core machine busy with other work, 2 threads generated ten
+    times slower than 1."""
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # no load average on this system
+            load = 0.0
+    return max(1, min(cpus, cpus - math.floor(load)))
+
+
 def build_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
-    threads = settings.threads or os.cpu_count() or 1
+    threads = settings.threads or default_threads()
     values = {
         "python": sys.executable,
         "model": str(model),
