@@ -5,7 +5,9 @@ walks the workbench in headless chromium — a prompt moves the context meter, i
 opens the chat panel, Create
 Checkpoint adds a tree item, a turn edits the open file, the advisor's note is in Problems
 with its quick fixes, Rewind restores the file, Compact Context adds a compaction — and
-leaves a screenshot per step in vscode-client/e2e/output/shots."""
+leaves a screenshot per step in vscode-client/e2e/output/shots. `panel-e2e.mjs` does the same
+through the chat panel's page (in the workbench's webview frames): prompt, streamed reply,
+tool card, Stop, the meter's context view, and Restore to here."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.clients.code_server import CLIENT, OUTPUT, code_server, package_extension
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
+from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 pytestmark = pytest.mark.vscode
 
@@ -54,7 +56,7 @@ def script(server: ScriptedModelServer) -> None:
     )
 
 
-def settings(server: ScriptedModelServer) -> dict[str, Any]:
+def settings(server: ScriptedModelServer, *, advisor: bool = True) -> dict[str, Any]:
     provider = {"kind": "openai", "baseUrl": server.openai_base_url, "retry.attempts": 1}
     return {
         "memento.server.command": str(Path(sys.executable).with_name("memento")),
@@ -65,7 +67,7 @@ def settings(server: ScriptedModelServer) -> dict[str, Any]:
         "memento.provider.retry.attempts": 2,
         "memento.tools.bash": "deny",
         "memento.compaction.keepRecentTokens": 100,
-        "memento.advisor.enabled": True,
+        "memento.advisor.enabled": advisor,
         "memento.advisor.provider": provider | {"model": ADVISOR, "retry": {"attempts": 1}},
     }
 
@@ -101,6 +103,50 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
     print(walk.stdout)
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
     assert "9 passed, 0 failed" in walk.stdout
+    assert (workspace / "app.py").read_text() == 'print("hello")\n'
+    assert not model.errors
+
+
+PANEL_REPLY = 'Here is **the function**:\n\n```python\ndef hello(name):\n    return f"hi {name}"\n```\n\nCall it with `hello("you")`.'
+
+
+def panel_script(server: ScriptedModelServer) -> None:
+    """The replies the panel walk asks for: a streamed answer, an edit, a turn left hanging."""
+    server.enqueue(
+        Reply(Text(PANEL_REPLY, chunks=12), Usage(input=6000, output=40)),  # "Write a hello function"
+        Reply(  # "Say goodbye instead"
+            ToolCallStep("e1", "edit", {"path": "app.py", "oldText": "hello", "newText": "goodbye"}),
+            Usage(input=6100, output=20),
+        ),
+        Reply(Text("Changed the greeting."), Usage(input=6200, output=10)),
+        Reply(Text("Let me list them one by one: ", chunks=3), Hang()),  # stopped from the panel
+        model=MAIN,
+    )
+
+
+def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
+    shots = fresh(OUTPUT / "panel")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "app.py").write_text('print("hello")\n')
+    env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
+    with ScriptedModelServer() as model:
+        panel_script(model)
+        with code_server(
+            tmp_path / "code-server", workspace, vsix, settings(model, advisor=False), env
+        ) as url:
+            walk = subprocess.run(
+                ["node", str(CLIENT / "e2e" / "panel-e2e.mjs")],
+                env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots), "MEMENTO_E2E_WORKSPACE": str(workspace)},
+                capture_output=True, text=True, timeout=400,
+            )  # fmt: skip
+            # While the server still runs (stopping it would close the stream anyway).
+            stopped = walk.returncode == 0 and model.wait_for_disconnect(timeout=10)
+    (OUTPUT / "panel.log").write_text(walk.stdout + walk.stderr)
+    print(walk.stdout)
+    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
+    assert "6 passed, 0 failed" in walk.stdout
+    assert stopped, "Stop did not close the model's stream"
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors
 

@@ -191,6 +191,18 @@ export class Workbench {
     await row.click();
   }
 
+  /** The document of the webview whose page has `selector` (a webview sits in two nested
+   * iframes of the workbench: the host frame VS Code makes, and the page's own inside it). */
+  async webview(selector) {
+    return this.until(`a webview with ${selector}`, async () => {
+      for (const frame of this.page.frames()) {
+        if (frame.isDetached()) continue;
+        if (await frame.locator(selector).count().catch(() => 0)) return frame;
+      }
+      return false;
+    });
+  }
+
   async editorText() {
     return text(await this.page.locator(".part.editor .editor-instance .monaco-editor .view-lines").first().innerText());
   }

@@ -204,12 +204,13 @@ export class PanelBridge implements vscode.Disposable {
           REWIND_COMMAND,
           rewindArguments(message.checkpointId, message.mode),
         );
+        // The conversation reloads first: its reset would clear the result the page shows.
+        if (message.mode !== "files") this.send({ type: "sessionChanged", id: this.currentSession });
         this.send({
           type: "rewound",
           restored: result?.restored ?? [],
           conflicts: result?.conflicts ?? [],
         });
-        if (message.mode !== "files") this.send({ type: "sessionChanged", id: this.currentSession });
         return;
       }
       case "compact":

@@ -137,7 +137,7 @@ describe("PanelBridge: the page's requests", () => {
       { method: "workspace/executeCommand", param: { command: "memento.advisor.toRule", arguments: [{ noteId: "n1" }] } },
       { method: "workspace/executeCommand", param: { command: "memento.checkpoint.rewind", arguments: [rewindArguments("c1", "conversation")] } },
     ]);
-    expect(posted).toEqual([{ type: "rewound", restored: ["a.py"], conflicts: [] }, { type: "sessionChanged" }]);
+    expect(posted).toEqual([{ type: "sessionChanged" }, { type: "rewound", restored: ["a.py"], conflicts: [] }]);
   });
 
   it("maps the three rewind choices", () => {

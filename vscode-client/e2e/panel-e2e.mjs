@@ -1,0 +1,135 @@
+// The chat panel in a real VS Code: code-server with the packaged extension, the real
+// `memento lsp` and a scripted model server (set up by tests/clients/test_vscode_e2e.py,
+// which scripts the replies this walk expects). Everything goes through the panel's page,
+// found in the workbench's nested webview frames: a prompt typed there streams a reply with
+// markdown and code, an edit shows as a tool card, Stop ends a turn that hangs, the status-bar
+// meter opens the panel's context view, and Restore to here puts the file back.
+// Prints one PASS/FAIL line per step and "N passed, N failed"; a screenshot per step.
+//
+// Environment: MEMENTO_E2E_URL (the workbench), MEMENTO_E2E_SHOTS (screenshot folder),
+// MEMENTO_E2E_WORKSPACE (the folder the workbench has open).
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Workbench } from "./driver.mjs";
+
+const METER = "memento.memento.contextMeter";
+const wb = new Workbench({ url: process.env.MEMENTO_E2E_URL, shots: process.env.MEMENTO_E2E_SHOTS || "shots", timeout: 30000 });
+let passed = 0;
+let failed = 0;
+let panel; // the panel page's frame
+
+async function step(name, work) {
+  const started = Date.now();
+  try {
+    const value = await work();
+    passed++;
+    console.log(`PASS ${name} (${Date.now() - started} ms)${value === undefined ? "" : `: ${JSON.stringify(value)}`}`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name}: ${error.message}`);
+    await wb.screenshot(`failed-${name.replace(/[^\w]+/g, "-").toLowerCase()}`).catch(() => {});
+    return;
+  }
+  await wb.screenshot(name.replace(/[^\w]+/g, "-").toLowerCase()).catch(() => {});
+}
+
+const fileText = (name) => readFileSync(join(process.env.MEMENTO_E2E_WORKSPACE, name), "utf8");
+
+/** Types `text` into the panel's input and sends it with Enter, as a user does. */
+async function ask(text) {
+  const input = panel.locator("#input");
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+const overall = setTimeout(() => {
+  console.log("FAIL the walk did not finish within 5 minutes");
+  process.exit(3);
+}, 300000);
+
+try {
+  await step("the chat panel opens in Memento's side bar", async () => {
+    await wb.open();
+    await wb.until("the context meter", () => wb.statusBarItem(METER));
+    await wb.openContainer("memento");
+    // The chat gets the side bar's height, as a user who works in it arranges it.
+    for (const view of ["Checkpoints", "Compactions"]) {
+      const header = wb.page.locator(`.part.sidebar .pane-header[aria-label=${JSON.stringify(`${view} Section`)}]`);
+      if ((await header.getAttribute("aria-expanded")) === "true") await header.click();
+    }
+    panel = await wb.webview("#timeline");
+    await panel.locator("#input").waitFor({ state: "visible" });
+    return { input: await panel.locator("#input").getAttribute("placeholder") };
+  });
+
+  await step("a prompt from the panel streams a reply with markdown and a code block", async () => {
+    await ask("Write a hello function");
+    const row = panel.locator(".row-assistant", { hasText: "Here is" }).last();
+    await row.locator("strong", { hasText: "the function" }).waitFor();
+    await row.locator("pre code .hljs-keyword", { hasText: "def" }).waitFor();
+    await panel.locator(".row-assistant[data-state=done]", { hasText: "Call it with" }).waitFor();
+    return { user: await panel.locator(".row-user").last().innerText(), code: await row.locator("pre code").innerText() };
+  });
+
+  await step("an edit shows as a tool card with its file and status", async () => {
+    await wb.openFile("app.py");
+    await ask("Say goodbye instead");
+    const card = panel.locator(".tool-card[data-tool=edit]").last();
+    await card.locator(".tool-status", { hasText: "done" }).waitFor();
+    await panel.locator(".row-assistant[data-state=done]", { hasText: "Changed the greeting." }).waitFor();
+    await wb.until("the edit in the editor", async () => (await wb.editorText()).includes('print("goodbye")'));
+    return { target: await card.locator(".tool-target").innerText(), status: await card.locator(".tool-status").innerText() };
+  });
+
+  await step("Stop ends a turn that is still streaming", async () => {
+    await ask("Explain every greeting ever written");
+    const streaming = panel.locator(".row-assistant[data-state=streaming]", { hasText: "Let me list them" });
+    await streaming.waitFor();
+    const stop = panel.getByRole("button", { name: "Stop the turn" });
+    await stop.click();
+    await panel.locator(".row-assistant[data-state=aborted] .turn-aborted", { hasText: "Stopped" }).waitFor();
+    await stop.waitFor({ state: "hidden" });
+    return { stopped: true };
+  });
+
+  await step("the status-bar meter opens the panel's context view", async () => {
+    await wb.page.locator(`.part.statusbar [id=${JSON.stringify(METER)}]`).click();
+    await panel.locator("#context:not([hidden]) .context-chart").waitFor();
+    await panel.locator("#context .context-figure", { hasText: "/ 100k" }).waitFor();
+    await wb.screenshot("panel"); // README's picture of the panel
+    return { figure: await panel.locator("#context .context-figure").innerText() };
+  });
+
+  await step("Restore to here puts the conversation and the file back", async () => {
+    // The checkpoint taken before the edit holds the session as the first reply left it, so
+    // "Restore to here" is on that reply. Scroll up to it, as a reader does (rows out of view
+    // are not in the page: the list is virtualized).
+    const row = panel.locator(".row-assistant", { has: panel.locator(".restore") }).last();
+    await wb.until("the restorable turn on screen", async () => {
+      if ((await row.count()) > 0) return true;
+      await panel.locator("#timeline").evaluate((t) => { t.scrollTop -= t.clientHeight / 2; });
+      return false;
+    });
+    if (!(await row.innerText()).includes("Call it with")) throw new Error(`Restore to here on: ${await row.innerText()}`);
+    const restore = row.locator(".restore");
+    await restore.locator("summary").click();
+    await restore.getByRole("menuitem", { name: "Restore the conversation and the files to here" }).click();
+    await panel.locator("#banner", { hasText: /Restored 1 file/ }).waitFor();
+    await wb.until("app.py restored in the editor and on disk", async () =>
+      (await wb.editorText()).includes('print("hello")') && fileText("app.py") === 'print("hello")\n');
+    // The conversation is back at the checkpoint: the edit's turn and the stopped one are gone.
+    for (const prompt of ["Say goodbye instead", "Explain every greeting"]) {
+      await panel.locator(".row-user", { hasText: prompt }).waitFor({ state: "detached" });
+    }
+    await panel.locator(".row-user", { hasText: "Write a hello function" }).waitFor();
+    return { banner: await panel.locator("#banner").innerText() };
+  });
+
+  console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));
+} finally {
+  await wb.close();
+  clearTimeout(overall);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
