@@ -70,7 +70,7 @@ class JsonEnd:
         self.in_string = False
         self.started = False
 
-    def scan(self, data: bytes | bytearray, pos: int, end: int) -> tuple[str, int]:
+    def scan(self, data: bytes | bytearray, pos: int, end: int) -> tuple[str, int]:  # noqa: C901 -- the JSON scanner's states in one loop
         """Scan `data[pos:end]`: ("done", offset just past the value), ("more", where to go
         on from) or ("invalid", offset of the offending byte)."""
         while pos < end:
@@ -227,7 +227,7 @@ class FrameReader:
             return f"the message is {length} bytes, more than the limit of {self.max_body}", length
         return None, length
 
-    async def _body(self, length: int) -> Frame | BadFrame:
+    async def _body(self, length: int) -> Frame | BadFrame:  # noqa: C901 -- the frame reader's states in one loop
         """A body whose Content-Length looks sane: it must hold exactly one JSON value."""
         start = self._pos
         limit = start + length

@@ -176,12 +176,12 @@ class MementoProtocol(LanguageServerProtocol):
         the log; typed methods get a second try with the other spellings of no params."""
         try:
             return self._structure(data)
-        except Exception as first:
+        except Exception as first:  # noqa: BLE001 -- any structuring failure is answered as malformed
             if "method" in data:
                 for alternative in envelope.empty_alternatives(data):
                     try:
                         return self._structure(alternative)
-                    except Exception:
+                    except Exception:  # noqa: BLE001 -- the first failure is the one reported
                         pass
             raise Malformed(_describe(first)) from None
 

@@ -77,11 +77,9 @@ class DecisionLint:
     def lint_buffer(self, uri: str) -> None:
         if self.path_of(uri) is None:
             return
-        try:
-            document = self.server.workspace.get_text_document(uri)
-        except Exception:
-            return
-        self.publish(uri, document.source)
+        document = self.server.workspace.text_documents.get(uri)
+        if document is not None:  # only an open buffer; a closed log is linted from disk
+            self.publish(uri, document.source)
 
     async def lint_disk(self) -> None:
         """The main log as stored, unless the editor has it open (its buffer is linted)."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 REQUEST_FAILED = -32803
 
 
-def register(server: MementoServer) -> None:
+def register(server: MementoServer) -> None:  # noqa: C901 -- to become a feature class
     app = server.app
 
     # Sync on purpose: pygls writes a sync handler's response at once, so the client
