@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, Usage  # noqa: E402
-from tests.lsp.rawclient import RawClient  # noqa: E402
+from testkit import Reply, ScriptedModelServer, Text, Usage  # noqa: E402
+from testkit.rawclient import RawClient  # noqa: E402
 
 BARE = [sys.executable, str(Path(__file__).with_name("bare_server.py"))]
 MEMENTO = [sys.executable, "-m", "memento", "lsp"]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from testkit import Reply, ScriptedModelServer, Text
+from testkit.rawclient import RawClient
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.harness import provider_options, server_env
-from tests.lsp.rawclient import RawClient
 
 
 def body(msg_id: Any, method: str = "memento/context", params: Any = None) -> bytes:
