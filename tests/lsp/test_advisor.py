@@ -307,6 +307,7 @@ async def test_rewind_is_offered_once_a_checkpoint_precedes_the_criticised_work(
         uri = app.as_uri()
         [diagnostic] = await editor.until(lambda: advisor_diagnostics(editor, uri))
         assert diagnostic.severity == types.DiagnosticSeverity.Error
+        await model_server.wait_for_model_requests_async(MAIN, 3)  # the turn the blocker steers
         await _turns_settled(editor)
         [checkpoint] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
 
