@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memento.lsp.protocol import INVALID_REQUEST, PARSE_ERROR
+
 DEFAULT_MAX_BODY = 64 * 1024 * 1024
 """Bytes one message may have (`memento lsp --max-message-bytes`)."""
 
@@ -56,7 +58,7 @@ class BadFrame:
     reason: str
     request_id: int | str | None = None
     """The request's id when it could still be read (a body above the cap)."""
-    code: int = -32700
+    code: int = PARSE_ERROR
     """Parse error for what could not be read as one message; invalid request for a
     message refused for its size."""
 
@@ -294,11 +296,11 @@ class FrameReader:
             if state != "more":
                 self._pos = at
                 request_id = sniff_id(bytes(head), tail) if keep_id and state == "done" else None
-                return BadFrame(problem, request_id, -32600 if keep_id else -32700)
+                return BadFrame(problem, request_id, INVALID_REQUEST if keep_id else PARSE_ERROR)
             del self._buf[:at]
             at = 0
             if not await self._fill():
-                return BadFrame(problem, None, -32600 if keep_id else -32700)
+                return BadFrame(problem, None, INVALID_REQUEST if keep_id else PARSE_ERROR)
 
 
 def _header(line: bytes) -> tuple[bytes, bytes] | None:

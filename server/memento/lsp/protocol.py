@@ -9,7 +9,29 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+# JSON-RPC and LSP error codes the server answers with.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_NOT_INITIALIZED = -32002
+REQUEST_FAILED = -32803
+"""LSP's code for a request that was valid but could not be carried out (the message says why)."""
+
+
+def request_failed(message: str) -> JsonRpcException:
+    return JsonRpcException(message, code=REQUEST_FAILED)
+
+
+def not_initialized() -> JsonRpcException:
+    return JsonRpcException("Memento is not initialized yet", code=SERVER_NOT_INITIALIZED)
+
+
+def invalid_params(message: str) -> JsonRpcException:
+    return JsonRpcException(message, code=INVALID_PARAMS)
+
 
 PROMPT = "memento/prompt"
 ABORT = "memento/abort"
@@ -59,7 +81,11 @@ CMD_OMFG = "memento.omfg"
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    # defer_build: a model's validator is built on its first use, not at import, so the server
+    # answers `initialize` without building the schemas of requests it has not seen yet.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     def wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
