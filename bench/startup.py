@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import statistics
 import sys
@@ -19,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from testkit import Reply, ScriptedModelServer, Text, Usage  # noqa: E402
 from testkit.rawclient import RawClient  # noqa: E402
+
+import memento as memento_package  # noqa: E402
 
 BARE = [sys.executable, str(Path(__file__).with_name("bare_server.py"))]
 MEMENTO = [sys.executable, "-m", "memento", "lsp"]
@@ -100,6 +103,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    # Both sides start from bytecode, as installed packages do: pygls' is compiled at install,
+    # Memento's checkout here (where PYTHONDONTWRITEBYTECODE may keep Python from caching it).
+    compileall.compile_dir(Path(memento_package.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as server:
         root = Path(tmp) / "ws"
         root.mkdir()

@@ -99,6 +99,8 @@ class MementoProtocol(LanguageServerProtocol):
         """The id of the `initialize` that is (being) answered; None until one is."""
         self.buffers: BufferSync | None = None
         """Set by the server: keeps the documents' copies true to the editor's buffers."""
+        self._initialize_answered = False
+        self._static_reply = False
         self.before_dispatch: Callable[[], None] | None = None
         """Set by the server: runs before each message is handled (the engine's deferred start)."""
         quiet = _QuietPygls(self.bad_input)
@@ -212,7 +214,11 @@ class MementoProtocol(LanguageServerProtocol):
 
     # -- answering --------------------------------------------------------------------
     def _send_data(self, data: Any) -> None:
-        """Every message to the editor passes the redaction step (`security.secrets`)."""
+        """Every message to the editor passes the redaction step (`security.secrets`) but the
+        initialize result (`_send_response`)."""
+        if self._static_reply:
+            super()._send_data(data)
+            return
         active = secrets.active()
         if data and active.values:
             body = json.dumps(data, default=self._serialize_message)
@@ -240,6 +246,16 @@ class MementoProtocol(LanguageServerProtocol):
         if error is not None:
             # pygls puts tracebacks (server paths included) in `data`; the editor gets none.
             error = types.ResponseError(code=error.code, message=error.message)
+        elif msg_id == self._initialize_id and not self._initialize_answered:
+            # pygls builds the initialize result from the registered features alone (nothing of
+            # the client's, the workspace's or the model's); it goes out unredacted, before the
+            # settings that say which values are secrets are loaded.
+            self._initialize_answered = self._static_reply = True
+            try:
+                super()._send_response(msg_id, result, None)
+            finally:
+                self._static_reply = False
+            return
         super()._send_response(msg_id, result, error)
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
