@@ -103,6 +103,7 @@ async def test_a_message_above_the_cap_is_refused_without_being_held(workspace: 
     raw = await RawClient.start(server_env(data_dir), "--max-message-bytes", str(8 * 1024 * 1024))
     try:
         await raw.initialize(workspace, QUIET)
+        await raw.request(4, "memento/context")  # the engine is built after initialize: measure it ready
         baseline = raw.peak_rss_mb()
         text = "steer me " * (48 * 1024 * 1024 // 9)
         raw.send_bytes(body(5, "memento/steer", {"text": text}))
@@ -118,6 +119,7 @@ async def test_a_message_above_the_cap_is_refused_without_being_held(workspace: 
 async def test_a_50_mb_steer_under_the_cap_is_refused_for_the_window_and_costs_little(
     client: RawClient,
 ) -> None:
+    await client.request(4, "memento/context")  # the engine is built after initialize: measure it ready
     baseline = client.peak_rss_mb()
     text = "paste " * (50 * 1024 * 1024 // 6)
     client.send_bytes(body(5, "memento/steer", {"text": text}))
