@@ -25,9 +25,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text  # noqa: E402
-from tests.fakes.sessions import workspace_session  # noqa: E402
-from tests.lsp.rawclient import RawClient  # noqa: E402
+from testkit import Reply, ScriptedModelServer, Text  # noqa: E402
+from testkit.rawclient import RawClient  # noqa: E402
+from testkit.sessions import workspace_session  # noqa: E402
 
 from memento.session.paths import sessions_dir  # noqa: E402
 from memento.session.store import read_session  # noqa: E402

@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 
 from memento.config import MementoConfig  # noqa: E402
 from memento.governance.governor import attach  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 
 from memento.checkpoints.engine import CheckpointEngine  # noqa: E402
 from memento.checkpoints.rewind import rewind  # noqa: E402

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep, Usage  # noqa: E402
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep, Usage  # noqa: E402
 
 from memento.config import (  # noqa: E402
     CompactionSettings,

@@ -181,7 +181,9 @@ def _add_trust_and_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParse
     parser.set_defaults(run=_run_doctor, quiet_logs=True)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `command` = "lsp" only that subcommand, so that the
+    server starts without importing what the other subcommands' options need."""
     parser = argparse.ArgumentParser(
         prog="memento", description="A language server that hosts a coding agent."
     )
@@ -202,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="larger messages from the client are refused without being read into memory (default 64 MiB)",
     )
     lsp.set_defaults(run=_run_lsp)
+    if command == "lsp":
+        return parser
     _add_chat(sub)
     _add_model(sub)
     _add_rules(sub)
@@ -210,8 +214,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command(argv: list[str]) -> str | None:
+    """The subcommand `argv` names (the first word that is neither an option nor its value)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-level":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(_command(sys.argv[1:] if argv is None else argv)).parse_args(argv)
     _configure_logging(args.log_level or ("WARNING" if getattr(args, "quiet_logs", False) else "INFO"))
     return int(args.run(args))
 

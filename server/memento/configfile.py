@@ -4,6 +4,7 @@ not a regular file (a FIFO would block) or a symlink out of its folder counts as
 
 from __future__ import annotations
 
+import os
 import stat
 import tomllib
 from dataclasses import dataclass, field
@@ -50,6 +51,17 @@ class ConfigFile:
     exists: bool = False
 
 
+def _refusal(path: Path, info: os.stat_result, confinement: Confinement | None) -> str | None:
+    """Why the file is not read at all: not a regular file, outside the confinement, too big."""
+    if not stat.S_ISREG(info.st_mode):
+        return f"cannot read {path}: not a regular file"
+    if confinement is not None and (why := confinement.refusal(path)):
+        return why
+    if info.st_size > MAX_CONFIG_BYTES:
+        return f"cannot read {path}: {info.st_size} bytes (the limit is {MAX_CONFIG_BYTES})"
+    return None
+
+
 def read_config_file(path: Path, confinement: Confinement | None = None) -> ConfigFile:
     """The settings in a TOML file; never raises (what went wrong is `problem`)."""
     try:
@@ -58,16 +70,8 @@ def read_config_file(path: Path, confinement: Confinement | None = None) -> Conf
         return ConfigFile(path)
     except OSError as exc:
         return ConfigFile(path, problem=f"cannot read {path}: {exc.strerror or exc}", exists=True)
-    if not stat.S_ISREG(info.st_mode):
-        return ConfigFile(path, problem=f"cannot read {path}: not a regular file", exists=True)
-    if confinement is not None and (why := confinement.refusal(path)):
-        return ConfigFile(path, problem=why, exists=True)
-    if info.st_size > MAX_CONFIG_BYTES:
-        return ConfigFile(
-            path,
-            problem=f"cannot read {path}: {info.st_size} bytes (the limit is {MAX_CONFIG_BYTES})",
-            exists=True,
-        )
+    if refusal := _refusal(path, info, confinement):
+        return ConfigFile(path, problem=refusal, exists=True)
     try:
         data = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
     except OSError as exc:

@@ -8,29 +8,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from testkit import Hang, HttpError, NoUsage, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from tests.chat.terminal import Terminal
 from tests.fakes import openai_proxy
-from tests.fakes.model_server import Hang, HttpError, NoUsage, Reply, ScriptedModelServer, Text, ToolCallStep
 
 CHAT = [sys.executable, "-m", "memento", "chat"]
-
-
-@pytest.fixture
-def model_server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root.resolve()
 
 
 def chat_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from testkit import Hang, Reply, ScriptedModelServer, Text
 
 from tests.chat.test_chat_cli import CHAT, chat_env, configure
 from tests.chat.tmux import TmuxPane
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text
-
-
-@pytest.fixture
-def model_server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
 
 
 def test_tmux_is_installed() -> None:

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from tests.clients.code_server import CLIENT, OUTPUT, code_server, package_extension
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 pytestmark = pytest.mark.vscode
 

@@ -296,7 +296,7 @@ def run_compact(i: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
     if prep is not None:
         try:
             result = asyncio.run(compact(prep, fake, i.get("customInstructions")))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- the vector records pi's throw, whatever it is
             out["error"] = str(exc)
         else:
             out["result"] = {

@@ -1,1 +1,2 @@
-"""Test doubles: the scripted model server and friends."""
+"""Test doubles only tests use (a stand-in local model server); the scripted model server
+that benchmarks share too is in `testkit/`."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 BEFORE = 'count = 1\nlabel = "x"\n'
 

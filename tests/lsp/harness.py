@@ -112,6 +112,11 @@ class Editor:
         client.feature("memento/checkpoints")(record(self.checkpoint_changes))
         client.feature("memento/compaction")(record(self.compactions))
         client.feature("memento/session")(record(self.sessions))
+        self._install_answers()
+
+    def _install_answers(self) -> None:
+        """The client's side of the server's requests (and the notifications kept raw)."""
+        client = self.client
 
         @client.feature(types.PROGRESS)
         def progress(params: types.ProgressParams) -> None:

@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tests.fakes.model_server import (
+from testkit import (
     Disconnect,
     Hang,
     HttpError,
@@ -19,6 +18,7 @@ from tests.fakes.model_server import (
     Text,
     ToolCallStep,
 )
+
 from tests.lsp.harness import provider_options, running_editor, session_files
 
 

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types
+from testkit import Disconnect, Hold, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.advisor.router import APPLIED
-from tests.fakes.model_server import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor
 
 MAIN, ADVISOR = "main-model", "advisor-model"
@@ -221,19 +222,29 @@ async def test_noise_is_filtered_to_exactly_the_real_notes(
 async def test_a_failing_advisor_never_slows_the_agent(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
+    held = threading.Event()
     model_server.enqueue(Reply(Text("one")), Reply(Text("two")), model=MAIN)
-    model_server.enqueue(*[Reply(HttpError(500, "advisor down"))] * 10, model=ADVISOR)
-    async with running_editor(workspace, data_dir, options=options(model_server, retryDelay=1.0)) as editor:
-        for question in ("first", "second"):
-            end = await editor.turn_end(await editor.prompt(question))
-            assert end["state"] == "finished"
-        # Both turns are done while the advisor is still in its first retry pause.
+    # The advisor's first request stays open until the test lets it fail; the rest fail at once.
+    model_server.enqueue(
+        Reply(Hold(held), Disconnect()), *[Reply(HttpError(500, "advisor down"))] * 10, model=ADVISOR
+    )
+    async with running_editor(workspace, data_dir, options=options(model_server, retryDelay=0.01)) as editor:
+        end = await editor.turn_end(await editor.prompt("first"))
+        assert end["state"] == "finished"
+        await model_server.wait_for_model_requests_async(ADVISOR, 1)  # the advisor is on turn one
+        # The next turn runs to its end while the advisor's request is still held open.
+        end = await editor.turn_end(await editor.prompt("second"))
+        assert end["state"] == "finished"
+        assert len(model_server.requests_for(ADVISOR)) == 1 and not held.is_set()
         assert not [m for m in editor.shown if "Advisor" in m.message]
+
+        held.set()
         failures = await editor.until(lambda: [m for m in editor.shown if "Advisor" in m.message])
         assert failures[0].type == types.MessageType.Warning
-        assert len(model_server.requests_for(ADVISOR)) == 3
         await editor.request("memento/context")
-        assert len([m for m in editor.shown if "Advisor" in m.message]) == 1
+        assert len([m for m in editor.shown if "Advisor" in m.message]) == 1  # said once
+        # Three failures drop the update (both turns' deltas by then); nothing more is asked.
+        assert len(model_server.requests_for(ADVISOR)) == 3
         assert not any(d.source == SOURCE for ds in editor.client.diagnostics.values() for d in ds)
         assert not editor.advisor_notes
 
@@ -296,6 +307,7 @@ async def test_rewind_is_offered_once_a_checkpoint_precedes_the_criticised_work(
         uri = app.as_uri()
         [diagnostic] = await editor.until(lambda: advisor_diagnostics(editor, uri))
         assert diagnostic.severity == types.DiagnosticSeverity.Error
+        await model_server.wait_for_model_requests_async(MAIN, 3)  # the turn the blocker steers
         await _turns_settled(editor)
         [checkpoint] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
 

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text
 
 from memento.governance.context import build_session_context
 from memento.governance.pruning import SUPERSEDED_NOTICE
 from memento.session.messages import ToolResultMessage
 from memento.session.store import new_session_path, read_session, sessions_dir
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.harness import Editor, provider_options, running_editor
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpora" / "sessions"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.edit_scenarios import BEFORE, SCENARIOS, edit, failed_edits
 from tests.lsp.harness import Editor, provider_options, running_editor
 

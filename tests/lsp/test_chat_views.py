@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options, running_editor
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.session.paths import encode_workspace
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 
 OPEN_DISK = "def f():\n    return 1\n"

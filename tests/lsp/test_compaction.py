@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from testkit import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from memento.governance.pruning import SUPERSEDED_NOTICE
 from memento.governance.summarizer import STRUCTURED_MARK
-from tests.fakes.model_server import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 
 SUMMARY = "## Goal\nInspect a.py and b.py.\n\n## Progress\n### Done\n- [x] Read both files (MODEL-SUMMARY)"

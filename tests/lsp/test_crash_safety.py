@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.session.entries import MessageEntry
 from memento.session.store import SessionStore
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from testkit import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor
 from tests.lsp.hostile_kit import (
     editor_in,

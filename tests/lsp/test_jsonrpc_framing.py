@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from testkit import Reply, ScriptedModelServer, Text
+from testkit.rawclient import RawClient
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.harness import provider_options, server_env
-from tests.lsp.rawclient import RawClient
 
 
 def body(msg_id: Any, method: str = "memento/context", params: Any = None) -> bytes:
@@ -103,6 +103,7 @@ async def test_a_message_above_the_cap_is_refused_without_being_held(workspace: 
     raw = await RawClient.start(server_env(data_dir), "--max-message-bytes", str(8 * 1024 * 1024))
     try:
         await raw.initialize(workspace, QUIET)
+        await raw.request(4, "memento/context")  # the engine is built after initialize: measure it ready
         baseline = raw.peak_rss_mb()
         text = "steer me " * (48 * 1024 * 1024 // 9)
         raw.send_bytes(body(5, "memento/steer", {"text": text}))
@@ -118,6 +119,7 @@ async def test_a_message_above_the_cap_is_refused_without_being_held(workspace: 
 async def test_a_50_mb_steer_under_the_cap_is_refused_for_the_window_and_costs_little(
     client: RawClient,
 ) -> None:
+    await client.request(4, "memento/context")  # the engine is built after initialize: measure it ready
     baseline = client.peak_rss_mb()
     text = "paste " * (50 * 1024 * 1024 // 6)
     client.send_bytes(body(5, "memento/steer", {"text": text}))

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.rawclient import RawClient
 
 from tests.lsp.harness import server_env
-from tests.lsp.rawclient import RawClient
 
 OMITTED = object()
 SPELLINGS: list[Any] = [OMITTED, None, {}, [], [{}], [[]]]

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options, running_editor
 
 GOOD = "[2025-01-01 10:00] [arch] One parser for both dialects | because they share 90% so one code path | files src/parse.py | snapshot 001 | alternatives -"

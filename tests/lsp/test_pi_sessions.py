@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text
 
 from memento.session.store import new_session_path, sessions_dir
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.harness import provider_options, running_editor
 
 VECTORS = Path(os.environ.get("PI_VECTORS_DIR", Path(__file__).parents[1] / "data" / "vectors" / "pi-1.6"))

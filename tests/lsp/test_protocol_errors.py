@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from testkit.rawclient import RawClient
 
 from memento.config import MementoConfig
 from tests.lsp.harness import running_editor, server_env
-from tests.lsp.rawclient import RawClient
 
 
 @pytest.mark.asyncio

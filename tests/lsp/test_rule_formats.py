@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpora" / "rules"

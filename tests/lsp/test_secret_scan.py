@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import running_editor, session_files
 from tests.lsp.hostile_kit import env_with, plant, provider_toml, result_text, tool_results, user_config
 

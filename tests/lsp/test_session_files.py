@@ -7,11 +7,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from testkit.rawclient import RawClient
+from testkit.sessions import workspace_session
 
 from memento.session.paths import sessions_dir
-from tests.fakes.sessions import workspace_session
 from tests.lsp.harness import server_env
-from tests.lsp.rawclient import RawClient
 
 OVERFLOW = "9999-12-31T23:59:59.999-23:59"
 

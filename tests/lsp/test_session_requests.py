@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options, running_editor, server_env, session_files
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor
 from tests.lsp.hostile_kit import editor_in, env_with, provider_toml, result_text, tool_results, user_config
 

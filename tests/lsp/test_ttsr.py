@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Delay, Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Delay, Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 
 NO_CONSOLE = '---\ncondition: "console\\\\.log\\\\("\n---\nUse the project logger, never console.log.\n'

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options, running_editor, session_files
 
 

@@ -1,45 +1,57 @@
-"""`install_mechanisms` governs a session exactly as the language server does: the same
-mechanism hooks, in the same order (the order is the hook order of the turn loop)."""
+"""`memento chat` governs a session exactly as the language server does: both front ends,
+built as users start them, end up with the same mechanism hooks in the same order (the order
+is the hook order of the turn loop) and the same mechanism handles."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from testkit import ScriptedModelServer
 
-from memento.compose import install_mechanisms
-from memento.config import MementoConfig
+from memento.chat.app import ChatApp
+from memento.chat.options import ChatOptions
+from memento.compose import Mechanisms
 from memento.lsp.server import create_server
-from memento.providers.factory import create_provider
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
 
 
 def hook_names(session: Session) -> list[str]:
     return [type(hook).__name__ for hook in session.hooks]
 
 
+def handle_types(mechanisms: Mechanisms) -> dict[str, str]:
+    return {f.name: type(getattr(mechanisms, f.name)).__name__ for f in fields(mechanisms)}
+
+
 @pytest.mark.asyncio
-async def test_the_chat_installs_the_mechanisms_the_language_server_installs(tmp_path: Path) -> None:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    options = {"dataDir": str(tmp_path / "data"), "provider": {"kind": "openai", "model": "m"}}
+async def test_the_chat_installs_the_mechanisms_the_language_server_installs(
+    model_server: ScriptedModelServer,
+    workspace: Path,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMENTO_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("MEMENTO_CONFIG_DIR", str(tmp_path / "user"))
+    url, model = model_server.openai_base_url, "m"
 
     server = create_server()
-    server.app.start(root, options)
-    editor_hooks = hook_names(server.app.session)
-    await server.app.shutdown()
-
-    config = MementoConfig.model_validate(options)
-    session = Session(root, config, create_provider(config.provider), data_dir=tmp_path / "data")
-    tasks = TaskRegistry()
-    mechanisms = install_mechanisms(session, tasks)
+    server.app.start(workspace, {"provider": {"kind": "openai", "baseUrl": url, "model": model}})
     try:
-        assert hook_names(session) == editor_hooks
-        assert len(editor_hooks) >= 5  # governance, advisor, checkpoints, memory, TTSR
-        handles = (mechanisms.governor, mechanisms.advisor, mechanisms.checkpoints, mechanisms.memory)
-        assert all(handle is not None for handle in (*handles, mechanisms.ttsr))
+        editor_hooks = hook_names(server.app.session)
+        editor_handles = handle_types(server.app.mechanisms)
     finally:
-        await tasks.cancel_all()
-        await mechanisms.aclose()
-        await session.aclose()
+        await server.app.shutdown()
+
+    options = ChatOptions(workspace=workspace, provider="openai", provider_url=url, model=model, plain=True)
+    chat = ChatApp(options, interactive=False)
+    await chat.start()
+    try:
+        assert hook_names(chat.session) == editor_hooks
+        assert handle_types(chat.mechanisms) == editor_handles
+        assert len(editor_hooks) >= 5  # governance, advisor, checkpoints, memory, TTSR
+        assert "NoneType" not in editor_handles.values(), editor_handles
+    finally:
+        await chat.close()

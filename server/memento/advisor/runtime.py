@@ -248,7 +248,7 @@ class AdvisorRuntime:
                 await self.agent.prompt(text)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- the advisor's boundary: any failure is reported by _failed
             if epoch != self.epoch:
                 return False  # reset while prompting: the batch belongs to a transcript that is gone
             self.agent.rollback_to(snapshot)

@@ -224,7 +224,7 @@ class CheckpointEngine(Hooks):
                     state.changed = True
                 await self.tracker.before(call, tree)
             state.calls.add(call.id)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a checkpoint never fails a tool call; _warn logs it
             self._warn(exc)
         return None
 
@@ -243,7 +243,7 @@ class CheckpointEngine(Hooks):
             async with self.lock:
                 if await self.tracker.after(call_id):
                     state.changed = turn.mutated = True
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a checkpoint never fails a tool call; _warn logs it
             self._warn(exc)
 
     async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:

@@ -233,7 +233,7 @@ class Relief:
         summarizer: SummarizerKind = "model"
         try:
             result = await compact(preparation, summarize, instructions)
-        except Exception as exc:  # the model failed in any way: code writes the summary
+        except Exception as exc:  # noqa: BLE001 -- the model failed in any way: code writes the summary
             log.warning("compaction summary failed, building it without a model: %s", exc)
             summarizer = "structured"
             publish(

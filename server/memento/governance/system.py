@@ -23,6 +23,25 @@ def _text(content: Any) -> str:
     )
 
 
+def _patch_sections(sections: dict[str, str], patch: Any) -> None:
+    """Sections replaced by name; a None value removes one."""
+    for name, value in patch.items() if isinstance(patch, dict) else ():
+        if value is None:
+            sections.pop(str(name), None)
+        else:
+            sections[str(name)] = str(value)
+
+
+def _patch_tools(tools: dict[str, Any], message: Message) -> None:
+    """Tools removed, then added, by name."""
+    for tool in getattr(message, "toolsRemoved", None) or []:
+        if isinstance(tool, dict):
+            tools.pop(str(tool.get("name")), None)
+    for tool in getattr(message, "toolsAdded", None) or []:
+        if isinstance(tool, dict):
+            tools[str(tool.get("name"))] = tool
+
+
 def current_system_message(messages: Sequence[Message]) -> OtherMessage | None:
     """Every system message replayed into one (pi `getCurrentSystemMessage`): contents
     appended, sections patched by name, tools added and removed by name."""
@@ -38,18 +57,8 @@ def current_system_message(messages: Sequence[Message]) -> OtherMessage | None:
         text = _text(getattr(message, "content", ""))
         if text:
             content.append(text)
-        patch: Any = getattr(message, "sections", None) or {}
-        for name, value in patch.items() if isinstance(patch, dict) else ():
-            if value is None:
-                sections.pop(str(name), None)
-            else:
-                sections[str(name)] = str(value)
-        for tool in getattr(message, "toolsRemoved", None) or []:
-            if isinstance(tool, dict):
-                tools.pop(str(tool.get("name")), None)
-        for tool in getattr(message, "toolsAdded", None) or []:
-            if isinstance(tool, dict):
-                tools[str(tool.get("name"))] = tool
+        _patch_sections(sections, getattr(message, "sections", None) or {})
+        _patch_tools(tools, message)
     if timestamp is None and not tools:
         return None
     data: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}

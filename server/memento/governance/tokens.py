@@ -71,6 +71,48 @@ def _iterable(value: Any, what: str) -> list[Any] | str:
     return value
 
 
+def _content(value: Any, texts: list[str]) -> int:
+    """Appends the texts of a string or a list of blocks; returns how many images it holds."""
+    if isinstance(value, str):
+        texts.append(value)
+        return 0
+    images = 0
+    for block in _iterable(value, "content"):
+        kind = _block(block, "type")
+        text = _block(block, "text")
+        if kind == "text" and isinstance(text, str) and text:
+            texts.append(text)
+        elif kind == "image":
+            images += 1
+    return images
+
+
+def _system_texts(message: Message, texts: list[str]) -> int:
+    images = _content(_get(message, "content"), texts)
+    sections = _get(message, "sections")
+    if isinstance(sections, dict):
+        texts.extend(v for v in sections.values() if isinstance(v, str) and v)
+    tools = _get(message, "toolsAdded")
+    if tools:
+        texts.append(js_stringify(tools))
+    return images
+
+
+def _assistant_texts(message: Message, texts: list[str]) -> None:
+    for block in _iterable(_get(message, "content"), "assistant.content"):
+        kind = _block(block, "type")
+        if kind == "text":
+            texts.append(_text(_block(block, "text"), "text"))
+        elif kind == "thinking":
+            texts.append(_text(_block(block, "thinking"), "thinking"))
+        elif kind == "toolCall":
+            texts.append(_text(_block(block, "name"), "name"))
+            arguments = _block(block, "arguments")
+            if arguments is None:
+                raise TypeError("toolCall.arguments is missing")
+            texts.append(js_stringify(arguments))
+
+
 def _visit(message: Message) -> tuple[list[str], int]:
     """The texts pi counts for a message, and how many images it holds (pi 1.6 `estimateTokens`).
 
@@ -78,44 +120,13 @@ def _visit(message: Message) -> tuple[list[str], int]:
     list, a text block without text, …): the estimate is pi's or nothing."""
     texts: list[str] = []
     images = 0
-
-    def content(value: Any) -> None:
-        nonlocal images
-        if isinstance(value, str):
-            texts.append(value)
-            return
-        for block in _iterable(value, "content"):
-            kind = _block(block, "type")
-            text = _block(block, "text")
-            if kind == "text" and isinstance(text, str) and text:
-                texts.append(text)
-            elif kind == "image":
-                images += 1
-
     match message.role:
         case "system":
-            content(_get(message, "content"))
-            sections = _get(message, "sections")
-            if isinstance(sections, dict):
-                texts.extend(v for v in sections.values() if isinstance(v, str) and v)
-            tools = _get(message, "toolsAdded")
-            if tools:
-                texts.append(js_stringify(tools))
+            images = _system_texts(message, texts)
         case "user" | "custom" | "toolResult":
-            content(_get(message, "content"))
+            images = _content(_get(message, "content"), texts)
         case "assistant":
-            for block in _iterable(_get(message, "content"), "assistant.content"):
-                kind = _block(block, "type")
-                if kind == "text":
-                    texts.append(_text(_block(block, "text"), "text"))
-                elif kind == "thinking":
-                    texts.append(_text(_block(block, "thinking"), "thinking"))
-                elif kind == "toolCall":
-                    texts.append(_text(_block(block, "name"), "name"))
-                    arguments = _block(block, "arguments")
-                    if arguments is None:
-                        raise TypeError("toolCall.arguments is missing")
-                    texts.append(js_stringify(arguments))
+            _assistant_texts(message, texts)
         case "bashExecution":
             texts.append(_text(_get(message, "command"), "command"))
             texts.append(_text(_get(message, "output"), "output"))

@@ -1,71 +1,116 @@
-"""The running Memento inside the language server: config, session, and the event mapping."""
+"""The running Memento inside the language server: config, session, features, and the event
+mapping.
+
+`initialize` only records the workspace (`initialize`); the engine (settings, session,
+mechanisms, every feature's `started`) is built right after the answer has gone out, before
+the next message is handled (`ensure_started`). So the editor gets its answer without
+waiting for the engine to load, and every later message sees the session as before."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
-from memento.compose import Mechanisms, install_mechanisms
-from memento.config import MementoConfig, data_dir
-from memento.layers import Resolved, SettingsLayers
 from memento.lsp import protocol as p
-from memento.lsp.bridge import LspEditor
-from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.lsp.feature import Features
 
 if TYPE_CHECKING:
+    from memento.compose import Mechanisms
+    from memento.config import MementoConfig
+    from memento.layers import Resolved, SettingsLayers
     from memento.lsp.server import MementoServer
+    from memento.session import events
+    from memento.session.session import Session
+    from memento.session.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
 
-SERVER_NOT_INITIALIZED = -32002
-
 
 class MementoApp:
-    def __init__(self, server: MementoServer, init_hooks: list[Callable[[MementoApp], None]]) -> None:
+    def __init__(self, server: MementoServer) -> None:
         self.server = server
-        self.tasks = TaskRegistry()
-        self.config = MementoConfig()
+        self.features = Features()
+        """The LSP features, found by type (`features.get(RulesFeature)`)."""
+        self._tasks: TaskRegistry | None = None
+        self._config: MementoConfig | None = None
         self.root: Path | None = None
         self._session: Session | None = None
-        self._init_hooks = init_hooks
+        self._pending: tuple[Path, Any] | None = None
         self.layers: SettingsLayers | None = None
         """Where the settings come from (files, initializationOptions, pushes); see memento.layers."""
         self.resolved: Resolved | None = None
         self._shown_problems: set[str] = set()
         self._warned_ignored: tuple[str, ...] = ()
-        self.mechanisms = Mechanisms()
-        """Handles on the engine's mechanisms, installed on the session at `initialize`."""
+        self._mechanisms: Mechanisms | None = None
 
     @property
     def session(self) -> Session:
         if self._session is None:
-            raise JsonRpcException("Memento is not initialized yet", code=SERVER_NOT_INITIALIZED)
+            raise p.not_initialized()
         return self._session
 
-    def on_start(self, callback: Callable[[MementoApp], None]) -> None:
-        """Run `callback` once the session exists (at `initialize`): feature modules register
-        their engine hooks and event listeners there."""
-        self._init_hooks.append(callback)
+    @property
+    def mechanisms(self) -> Mechanisms:
+        """Handles on the engine's mechanisms, installed on the session when it is built."""
+        if self._mechanisms is None:
+            raise p.not_initialized()
+        return self._mechanisms
+
+    @property
+    def config(self) -> MementoConfig:
+        if self._config is None:
+            raise p.not_initialized()
+        return self._config
+
+    @property
+    def tasks(self) -> TaskRegistry:
+        if self._tasks is None:
+            from memento.session.tasks import TaskRegistry
+
+            self._tasks = TaskRegistry()
+        return self._tasks
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
         return self.tasks.spawn(coro, name=name)
 
     # -- lifecycle --------------------------------------------------------------------
+    def initialize(self, root: Path, init_options: Any) -> None:
+        """`initialize`: the engine is built as soon as the answer is out (`ensure_started`)."""
+        self._pending = (root, init_options)
+        asyncio.get_running_loop().call_soon(self.ensure_started)
+
+    def ensure_started(self) -> None:
+        """Build the engine if `initialize` asked for it and it is not built yet (the protocol
+        calls this before it handles each message, so no message overtakes it)."""
+        if self._pending is None:
+            return
+        root, init_options = self._pending
+        self._pending = None
+        try:
+            self.start(root, init_options)
+        except Exception as exc:  # noqa: BLE001 -- the server stays up, answering "not initialized"
+            log.exception("Memento could not start in %s", root)
+            self.show(types.MessageType.Error, f"Memento could not start: {exc}")
+
     def start(self, root: Path, init_options: Any) -> None:
+        from memento.compose import install_mechanisms
+        from memento.config import data_dir
+        from memento.layers import SettingsLayers
+        from memento.lsp.bridge import LspEditor
+        from memento.providers.factory import create_provider
+        from memento.session.session import Session
+
         self.root = root.resolve()
         self.layers = SettingsLayers(self.root)
         self.layers.initialize(init_options)
         resolved = self._resolve()
         config = resolved.config
-        self.config = config
+        self._config = config
         self._session = Session(
             self.root,
             config,
@@ -74,9 +119,9 @@ class MementoApp:
             editor=LspEditor(self.server, self.server.buffers),
         )
         self._session.events.subscribe(self.on_event)
-        self.mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)
-        for hook in self._init_hooks:
-            hook(self)
+        self._mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)
+        for feature in self.features:
+            feature.started()
         self._announce(resolved)
 
     def _resolve(self) -> Resolved:
@@ -106,6 +151,8 @@ class MementoApp:
         """Resolve the layers again (the files are re-read) and apply the result."""
         if self._session is None:
             return
+        from memento.providers.factory import create_provider
+
         resolved = self._resolve()
         self._announce(resolved)
         config = resolved.config
@@ -114,12 +161,16 @@ class MementoApp:
         if config.provider != self.config.provider:
             provider = create_provider(config.provider)
             self.spawn(old_provider.aclose(), "close-old-provider")
-        self.config = config
+        self._config = config
         self._session.apply_config(config, provider)
 
     async def shutdown(self) -> None:
+        self._pending = None  # a shutdown before the engine was built: nothing to build
         await self.tasks.cancel_all()
-        await self.mechanisms.aclose()
+        for feature in self.features:
+            await feature.aclose()
+        if self._mechanisms is not None:
+            await self._mechanisms.aclose()
         if self._session is not None:
             await self._session.aclose()
 
@@ -130,7 +181,9 @@ class MementoApp:
     def notify(self, method: str, params: p.Model) -> None:
         self.server.protocol.notify(method, params.wire())
 
-    def on_event(self, event: events.Event) -> None:
+    def on_event(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind
+        from memento.session import events
+
         match event:
             case events.TurnStarted(turn_id=turn_id):
                 self.notify(p.TURN, p.TurnParams(turn_id=turn_id, state="started"))
@@ -186,7 +239,7 @@ class MementoApp:
             case events.SessionChanged(session_id=session_id):
                 self.notify(p.SESSION_NOTIFICATION, p.SessionParams(id=session_id))
             case _:
-                pass  # mechanism events are mapped by their own feature modules (`on_start`)
+                pass  # mechanism events are mapped by their own features (`started`)
 
 
 def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
@@ -203,6 +256,7 @@ def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
 
 
 def context_params(usage: events.ContextUsage) -> p.ContextParams:
+    """The `memento/context` notification's (and request's) fields of a usage event."""
     return p.ContextParams(
         tokens=usage.tokens,
         context_window=usage.context_window,

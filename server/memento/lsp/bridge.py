@@ -84,7 +84,7 @@ class LspEditor:
             result = await self.server.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=workspace_edit, label="Memento")
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- any failure of the editor's: the edit goes to disk instead
             log.warning("workspace/applyEdit failed for %s: %s", document.uri, exc)
             return False
         if not result.applied:

@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
-from memento.lsp.documents import documents
+from memento.lsp.documents import DocumentHub
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +37,17 @@ class _Pending:
 
 
 class BufferSync:
-    def __init__(self, server: LanguageServer, *, timeout: float = SETTLE_SECONDS) -> None:
+    def __init__(
+        self, server: LanguageServer, documents: DocumentHub, *, timeout: float = SETTLE_SECONDS
+    ) -> None:
         self.server = server
         self.timeout = timeout
         self._pending: dict[str, _Pending] = {}
         self._unconfirmed: dict[str, tuple[int, str]] = {}
         """uri → (version, text) the editor last confirmed, for a copy edited here."""
         self._locks: dict[str, asyncio.Lock] = {}
-        hub = documents(server)
-        hub.on_open(self.forget)
-        hub.on_close(self.forget)
+        documents.on_open(self.forget)
+        documents.on_close(self.forget)
 
     def _document(self, uri: str) -> TextDocument | None:
         try:

@@ -2,14 +2,14 @@
 
 pygls takes one handler per method, but several mechanisms follow the user's documents
 (advisor notes, rule-file lint) or offer code actions. They subscribe here instead of
-registering the method themselves: `documents(server).on_change(callback)`.
+registering the method themselves: `server.documents.on_change(callback)`. The hub belongs
+to its server (built with it in `create_server`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from weakref import WeakKeyDictionary
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -19,8 +19,6 @@ log = logging.getLogger(__name__)
 DocumentListener = Callable[[str], None]
 """Called with the document's URI after pygls updated its text."""
 CodeActionProvider = Callable[[types.CodeActionParams], list[types.CodeAction]]
-
-_HUBS: WeakKeyDictionary[LanguageServer, DocumentHub] = WeakKeyDictionary()
 
 
 class DocumentHub:
@@ -82,11 +80,3 @@ class DocumentHub:
 
     def on_code_action(self, provider: CodeActionProvider) -> None:
         self.code_actions.append(provider)
-
-
-def documents(server: LanguageServer) -> DocumentHub:
-    """The server's hub; the first call registers the document methods."""
-    hub = _HUBS.get(server)
-    if hub is None:
-        hub = _HUBS[server] = DocumentHub(server)
-    return hub

@@ -11,9 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-
 
 @dataclass
 class Invalid:

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memento.lsp.protocol import INVALID_REQUEST, PARSE_ERROR
+
 DEFAULT_MAX_BODY = 64 * 1024 * 1024
 """Bytes one message may have (`memento lsp --max-message-bytes`)."""
 
@@ -56,7 +58,7 @@ class BadFrame:
     reason: str
     request_id: int | str | None = None
     """The request's id when it could still be read (a body above the cap)."""
-    code: int = -32700
+    code: int = PARSE_ERROR
     """Parse error for what could not be read as one message; invalid request for a
     message refused for its size."""
 
@@ -70,7 +72,7 @@ class JsonEnd:
         self.in_string = False
         self.started = False
 
-    def scan(self, data: bytes | bytearray, pos: int, end: int) -> tuple[str, int]:
+    def scan(self, data: bytes | bytearray, pos: int, end: int) -> tuple[str, int]:  # noqa: C901 -- the JSON scanner's states in one loop
         """Scan `data[pos:end]`: ("done", offset just past the value), ("more", where to go
         on from) or ("invalid", offset of the offending byte)."""
         while pos < end:
@@ -227,7 +229,7 @@ class FrameReader:
             return f"the message is {length} bytes, more than the limit of {self.max_body}", length
         return None, length
 
-    async def _body(self, length: int) -> Frame | BadFrame:
+    async def _body(self, length: int) -> Frame | BadFrame:  # noqa: C901 -- the frame reader's states in one loop
         """A body whose Content-Length looks sane: it must hold exactly one JSON value."""
         start = self._pos
         limit = start + length
@@ -294,11 +296,11 @@ class FrameReader:
             if state != "more":
                 self._pos = at
                 request_id = sniff_id(bytes(head), tail) if keep_id and state == "done" else None
-                return BadFrame(problem, request_id, -32600 if keep_id else -32700)
+                return BadFrame(problem, request_id, INVALID_REQUEST if keep_id else PARSE_ERROR)
             del self._buf[:at]
             at = 0
             if not await self._fill():
-                return BadFrame(problem, None, -32600 if keep_id else -32700)
+                return BadFrame(problem, None, INVALID_REQUEST if keep_id else PARSE_ERROR)
 
 
 def _header(line: bytes) -> tuple[bytes, bytes] | None:

@@ -30,7 +30,7 @@ class LogMessageHandler(logging.Handler):
         try:
             kind = next((t for level, t in _LEVELS.items() if record.levelno >= level), types.MessageType.Log)
             self.server.window_log_message(types.LogMessageParams(type=kind, message=self.format(record)))
-        except Exception:
-            pass  # the editor went away; stderr still has the record
+        except Exception:  # noqa: BLE001 -- a log handler never raises; stderr still has the record
+            pass  # the editor went away
         finally:
             self._local.busy = False

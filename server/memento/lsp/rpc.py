@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -26,12 +27,10 @@ from pygls.protocol.language_server import lsp_method
 from memento.lsp import envelope
 from memento.lsp.buffers import BufferSync
 from memento.lsp.framing import BadFrame, Frame
+from memento.lsp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, SERVER_NOT_INITIALIZED
 from memento.security import secrets
 
 log = logging.getLogger(__name__)
-
-SERVER_NOT_INITIALIZED = -32002
-INTERNAL_ERROR = -32603
 
 
 class RateLimitedLog:
@@ -100,6 +99,10 @@ class MementoProtocol(LanguageServerProtocol):
         """The id of the `initialize` that is (being) answered; None until one is."""
         self.buffers: BufferSync | None = None
         """Set by the server: keeps the documents' copies true to the editor's buffers."""
+        self._initialize_answered = False
+        self._static_reply = False
+        self.before_dispatch: Callable[[], None] | None = None
+        """Set by the server: runs before each message is handled (the engine's deferred start)."""
         quiet = _QuietPygls(self.bad_input)
         for name, logger in logging.Logger.manager.loggerDict.items():
             if name.startswith("pygls") and isinstance(logger, logging.Logger):
@@ -117,11 +120,13 @@ class MementoProtocol(LanguageServerProtocol):
         if invalid is not None:
             self.bad_input.warning(f"invalid message from the client: {invalid.reason}")
             if invalid.answer:
-                self.answer_error(invalid.request_id, envelope.INVALID_REQUEST, invalid.reason)
+                self.answer_error(invalid.request_id, INVALID_REQUEST, invalid.reason)
             return
         method = message.get("method")
         if method is not None and self._refused(message, method):
             return
+        if self.before_dispatch is not None and method not in (types.SHUTDOWN, types.EXIT):
+            self.before_dispatch()
         envelope.normalize(message)
         try:
             structured = self.structure(message)
@@ -139,9 +144,9 @@ class MementoProtocol(LanguageServerProtocol):
         if method == types.EXIT:
             return False
         if method == types.INITIALIZE and self._initialize_id is not None:
-            problem = envelope.INVALID_REQUEST, "the server is already initialized"
+            problem = INVALID_REQUEST, "the server is already initialized"
         elif self._shutdown:
-            problem = envelope.INVALID_REQUEST, "the server is shutting down"
+            problem = INVALID_REQUEST, "the server is shutting down"
         elif self._initialize_id is None and method != types.INITIALIZE:
             problem = SERVER_NOT_INITIALIZED, "the server is not initialized yet"
         if problem is None:
@@ -167,21 +172,19 @@ class MementoProtocol(LanguageServerProtocol):
             else:
                 self._handle_response(message["id"], message.get("result"))
         elif "id" in message:
-            self.answer_error(
-                message["id"], envelope.INVALID_PARAMS, f"invalid params for {method}: {reason}"
-            )
+            self.answer_error(message["id"], INVALID_PARAMS, f"invalid params for {method}: {reason}")
 
     def structure(self, data: dict[str, Any]) -> Any:
         """pygls' `structure_message` for one top-level message, without its tracebacks in
         the log; typed methods get a second try with the other spellings of no params."""
         try:
             return self._structure(data)
-        except Exception as first:
+        except Exception as first:  # noqa: BLE001 -- any structuring failure is answered as malformed
             if "method" in data:
                 for alternative in envelope.empty_alternatives(data):
                     try:
                         return self._structure(alternative)
-                    except Exception:
+                    except Exception:  # noqa: BLE001 -- the first failure is the one reported
                         pass
             raise Malformed(_describe(first)) from None
 
@@ -211,7 +214,11 @@ class MementoProtocol(LanguageServerProtocol):
 
     # -- answering --------------------------------------------------------------------
     def _send_data(self, data: Any) -> None:
-        """Every message to the editor passes the redaction step (`security.secrets`)."""
+        """Every message to the editor passes the redaction step (`security.secrets`) but the
+        initialize result (`_send_response`)."""
+        if self._static_reply:
+            super()._send_data(data)
+            return
         active = secrets.active()
         if data and active.values:
             body = json.dumps(data, default=self._serialize_message)
@@ -239,6 +246,16 @@ class MementoProtocol(LanguageServerProtocol):
         if error is not None:
             # pygls puts tracebacks (server paths included) in `data`; the editor gets none.
             error = types.ResponseError(code=error.code, message=error.message)
+        elif msg_id == self._initialize_id and not self._initialize_answered:
+            # pygls builds the initialize result from the registered features alone (nothing of
+            # the client's, the workspace's or the model's); it goes out unredacted, before the
+            # settings that say which values are secrets are loaded.
+            self._initialize_answered = self._static_reply = True
+            try:
+                super()._send_response(msg_id, result, None)
+            finally:
+                self._static_reply = False
+            return
         super()._send_response(msg_id, result, error)
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:

@@ -8,7 +8,6 @@ import asyncio
 import logging
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from lsprotocol import types
@@ -19,6 +18,8 @@ from pygls.lsp.server import LanguageServer
 import memento
 from memento.lsp.app import MementoApp
 from memento.lsp.buffers import BufferSync
+from memento.lsp.documents import DocumentHub
+from memento.lsp.feature import LanguageFeature
 from memento.lsp.framing import DEFAULT_MAX_BODY
 from memento.lsp.rpc import MementoProtocol, raw_params_converter
 from memento.lsp.transport import StdinSource, serve, stream_source
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 class MementoServer(LanguageServer):
     app: MementoApp
+    documents: DocumentHub
     buffers: BufferSync
     protocol: MementoProtocol  # pyright: ignore[reportIncompatibleVariableOverride]
     max_message_bytes: int = DEFAULT_MAX_BODY
@@ -72,11 +74,32 @@ class MementoServer(LanguageServer):
             pass
 
 
-def create_server(*, init_hooks: list[Callable[[MementoApp], None]] | None = None) -> MementoServer:
-    """A fresh server with every Memento feature registered.
+def default_features() -> list[type[LanguageFeature]]:
+    """Every Memento feature, in the order their handlers run (lifecycle first)."""
+    from memento.lsp.features.advisor import AdvisorFeature
+    from memento.lsp.features.checkpoints import CheckpointsFeature
+    from memento.lsp.features.governance import CompactionFeature
+    from memento.lsp.features.lifecycle import LifecycleFeature
+    from memento.lsp.features.memory import MemoryFeature
+    from memento.lsp.features.rules import RulesFeature
+    from memento.lsp.features.session import SessionFeature
+    from memento.lsp.features.settings import SettingsFeature
 
-    `init_hooks` run once the workspace is known, with the app (tests and future
-    mechanisms register their hooks on the session there)."""
+    return [
+        LifecycleFeature,
+        SessionFeature,
+        CompactionFeature,
+        AdvisorFeature,
+        CheckpointsFeature,
+        MemoryFeature,
+        RulesFeature,
+        SettingsFeature,
+    ]
+
+
+def create_server(*, features: list[type[LanguageFeature]] | None = None) -> MementoServer:
+    """A fresh server with `features` (every Memento feature by default) registered; the
+    app owns one instance of each."""
     server = MementoServer(
         "memento",
         memento.__version__,
@@ -84,11 +107,12 @@ def create_server(*, init_hooks: list[Callable[[MementoApp], None]] | None = Non
         protocol_cls=MementoProtocol,
         converter_factory=raw_params_converter,
     )
-    server.buffers = server.protocol.buffers = BufferSync(server)
-    server.app = MementoApp(server, init_hooks or [])
-    from memento.lsp.features import advisor, checkpoints, governance, lifecycle, memory, rules, session
-    from memento.lsp.features import settings as settings_feature
-
-    for feature in (lifecycle, session, governance, advisor, checkpoints, memory, rules, settings_feature):
-        feature.register(server)
+    server.documents = DocumentHub(server)
+    server.buffers = server.protocol.buffers = BufferSync(server, server.documents)
+    server.app = MementoApp(server)
+    server.protocol.before_dispatch = server.app.ensure_started
+    for kind in features if features is not None else default_features():
+        feature = kind(server)
+        server.app.features.add(feature)
+        feature.register()
     return server

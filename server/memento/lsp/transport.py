@@ -94,5 +94,5 @@ async def serve(
             break
         try:
             protocol.receive(item)
-        except Exception as exc:  # a bug of ours must not make the server deaf
+        except Exception as exc:  # noqa: BLE001 -- a bug of ours must not make the server deaf; logged
             protocol.bad_input.warning("could not handle a message", exc_info=exc)

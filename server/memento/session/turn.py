@@ -148,7 +148,7 @@ class TurnRunner:
         finally:
             self._step = None
 
-    async def _request_with_retries(self) -> AssistantMessage:
+    async def _request_with_retries(self) -> AssistantMessage:  # noqa: C901 -- each retry cause once, in one loop
         session, turn = self.session, self.turn
         turn.step += 1
         turn.attempt = 1

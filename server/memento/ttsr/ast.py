@@ -44,7 +44,7 @@ def _reason(exc: Exception) -> str:
 def _check(pattern: str, language: str) -> str | None:
     try:
         ast_grep_py.SgRoot("", language).root().find(pattern=pattern)
-    except Exception as exc:  # ast-grep reports every pattern problem as a RuntimeError
+    except RuntimeError as exc:  # ast-grep reports every pattern problem as a RuntimeError
         return _reason(exc)
     return None
 
@@ -72,7 +72,7 @@ def find(text: str, language: str, patterns: list[str]) -> list[tuple[str, int]]
     for pattern in patterns:
         try:
             node = root.find(pattern=pattern)
-        except Exception:  # a pattern that does not fit this language counts as no match
+        except RuntimeError:  # a pattern that does not fit this language counts as no match
             continue
         if node is not None:
             found.append((pattern, node.range().start.line))

@@ -50,7 +50,7 @@ def _literal(char: str, in_class: bool) -> str:
     return char
 
 
-def _escape(body: str, i: int, in_class: bool) -> tuple[str, int]:
+def _escape(body: str, i: int, in_class: bool) -> tuple[str, int]:  # noqa: C901 -- one branch per JavaScript escape
     """Translate the escape starting at `body[i] == '\\'`; returns (text, next index)."""
     nxt = body[i + 1 : i + 2]
     if not nxt:

@@ -5,9 +5,6 @@ from pathlib import Path
 import pytest
 
 from tests.clients.nvim.harness import NEOVIM_VERSION, nvim_binary, nvim_version
-from tests.lsp.conftest import data_dir, model_server, workspace
-
-__all__ = ["data_dir", "model_server", "neovim", "workspace"]
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.edit_scenarios import BEFORE, SCENARIOS, edit, failed_edits
 from tests.lsp.harness import provider_options
 

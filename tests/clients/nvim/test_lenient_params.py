@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit import ScriptedModelServer
+
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import ScriptedModelServer
 from tests.lsp.harness import provider_options
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from testkit import Reply, ScriptedModelServer, Text
+
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.lsp.harness import provider_options
 
 PY_RULE = "Python here: type every public function."

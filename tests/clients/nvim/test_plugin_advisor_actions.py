@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
+
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.test_advisor import ADVISOR, APP, MAIN
 from tests.lsp.test_advisor import options as advisor_options
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from testkit import Hang, Reply, ScriptedModelServer, Text, Thinking
+
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, Thinking
 from tests.lsp.edit_scenarios import edit
 from tests.lsp.harness import provider_options
 

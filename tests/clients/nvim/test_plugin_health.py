@@ -7,9 +7,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from testkit import ScriptedModelServer
+
 import memento
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import ScriptedModelServer
 from tests.lsp.harness import provider_options
 
 

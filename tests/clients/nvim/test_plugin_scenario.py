@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
+
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.edit_scenarios import edit
 from tests.lsp.test_advisor import ADVISOR, MAIN
 from tests.lsp.test_advisor import options as advisor_options

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from testkit import Delay, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.advisor.engine import AdvisorEngine, spawn_with
 from memento.config import MementoConfig
@@ -18,16 +19,10 @@ from memento.session import events
 from memento.session.entries import AdvisorNoteEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
-from tests.fakes.model_server import Delay, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.turns import run_turn
 
 MAIN, ADVISOR = "main-model", "advisor-model"
 APP = "def main():\n    retries = 0\n    while True:\n        retries += 1\n"
-
-
-@pytest.fixture
-def model_server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
 
 
 @dataclass
@@ -39,12 +34,7 @@ class Rig:
     changed: asyncio.Event
 
     async def turn(self, text: str) -> events.TurnFinished:
-        turn_id = self.session.prompt(text, spawn_with(self.tasks.spawn))
-        return await self.until(
-            lambda: next(
-                (e for e in self.events if isinstance(e, events.TurnFinished) and e.turn_id == turn_id), None
-            )
-        )
+        return (await run_turn(self.session, text, self.tasks)).finished
 
     async def until(self, predicate: Any, timeout: float = 10.0) -> Any:
         async with asyncio.timeout(timeout):

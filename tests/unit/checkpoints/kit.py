@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from testkit import ScriptedModelServer
+
 from memento.checkpoints.engine import CheckpointEngine
 from memento.config import MementoConfig
 from memento.providers.factory import create_provider
@@ -14,8 +16,7 @@ from memento.session import events
 from memento.session.editor import EditorBridge
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
-from tests.fakes.model_server import ScriptedModelServer
-from tests.unit.turns import run_turn
+from tests.turns import run_turn
 
 
 class Bench:
@@ -43,7 +44,7 @@ class Bench:
         self.tasks = TaskRegistry()
 
     async def turn(self, prompt: str) -> str:
-        return await run_turn(self.session, self.tasks, prompt)
+        return (await run_turn(self.session, prompt, self.tasks)).state
 
     async def close(self) -> None:
         await self.session.aclose()

@@ -6,19 +6,19 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.checkpoints.exploration import REMINDER, ExplorationHooks
 from memento.session.entries import BranchSummaryEntry, CustomMessageEntry
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.unit.checkpoints.kit import Bench
 
 
 @pytest.mark.asyncio
 async def test_rewind_replaces_the_exploration_with_its_report(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    (root / "a.txt").write_text("SECRET-CONTENT\n")
-    bench = Bench(root, data, model_server, explorationTools=True)
+    (workspace / "a.txt").write_text("SECRET-CONTENT\n")
+    bench = Bench(workspace, data_dir, model_server, explorationTools=True)
     hooks = ExplorationHooks(bench.session)
     bench.session.add_hooks(hooks)
     assert {"checkpoint", "rewind"} <= set(bench.session.tools)
@@ -53,8 +53,10 @@ async def test_rewind_replaces_the_exploration_with_its_report(
 
 
 @pytest.mark.asyncio
-async def test_the_tools_refuse_misuse(root: Path, data: Path, model_server: ScriptedModelServer) -> None:
-    bench = Bench(root, data, model_server, explorationTools=True)
+async def test_the_tools_refuse_misuse(
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    bench = Bench(workspace, data_dir, model_server, explorationTools=True)
     bench.session.add_hooks(ExplorationHooks(bench.session))
     model_server.enqueue(
         Reply(ToolCallStep("r1", "rewind", {"report": "nothing"})),

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.checkpoints.engine import CheckpointError
 from memento.checkpoints.rewind import rewind
 from memento.session.entries import BranchSummaryEntry, CheckpointEntry
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.unit.checkpoints.kit import Bench
 from tests.unit.tools.test_read import FakeEditor
 
@@ -28,13 +28,13 @@ def checkpoints(bench: Bench) -> list[CheckpointEntry]:
 
 @pytest.mark.asyncio
 async def test_a_turn_is_checkpointed_once_and_rewound_file_by_file(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    (root / "open.py").write_text("x = 1\n")
-    (root / "closed.py").write_text("y = 1\n")
-    (root / "user.txt").write_text("mine\n")
-    editor = FakeEditor({root / "open.py": "x = 1\n# unsaved\n"})
-    bench = Bench(root, data, model_server, editor)
+    (workspace / "open.py").write_text("x = 1\n")
+    (workspace / "closed.py").write_text("y = 1\n")
+    (workspace / "user.txt").write_text("mine\n")
+    editor = FakeEditor({workspace / "open.py": "x = 1\n# unsaved\n"})
+    bench = Bench(workspace, data_dir, model_server, editor)
     model_server.enqueue(Reply(Text("first")))
     await bench.turn("warm up")
     start_leaf = bench.session.store.leaf_id if bench.session.store else None
@@ -47,7 +47,7 @@ async def test_a_turn_is_checkpointed_once_and_rewound_file_by_file(
         Reply(Text("done")),
     )
     assert await bench.turn("Change   x and y\nplease, and make a file") == "finished"
-    (root / "user.txt").write_text("mine, edited during the turn\n")
+    (workspace / "user.txt").write_text("mine, edited during the turn\n")
 
     [auto] = checkpoints(bench)
     assert auto.label == "Change x and y please, and make a file"
@@ -58,11 +58,11 @@ async def test_a_turn_is_checkpointed_once_and_rewound_file_by_file(
     result = await rewind(bench.engine, auto.checkpoint_id)
     assert sorted(result.restored) == ["closed.py", "new/made.txt", "open.py"]
     assert result.conflicts == []
-    assert editor.docs[root / "open.py"] == "x = 1\n# unsaved\n"  # through the editor
-    assert (root / "open.py").read_text() == "x = 1\n"
-    assert (root / "closed.py").read_text() == "y = 1\n"
-    assert not (root / "new" / "made.txt").exists()
-    assert (root / "user.txt").read_text() == "mine, edited during the turn\n"
+    assert editor.docs[workspace / "open.py"] == "x = 1\n# unsaved\n"  # through the editor
+    assert (workspace / "open.py").read_text() == "x = 1\n"
+    assert (workspace / "closed.py").read_text() == "y = 1\n"
+    assert not (workspace / "new" / "made.txt").exists()
+    assert (workspace / "user.txt").read_text() == "mine, edited during the turn\n"
 
     store = bench.session.store
     assert store is not None
@@ -75,9 +75,11 @@ async def test_a_turn_is_checkpointed_once_and_rewound_file_by_file(
 
 
 @pytest.mark.asyncio
-async def test_a_rewind_can_be_undone(root: Path, data: Path, model_server: ScriptedModelServer) -> None:
-    (root / "a.txt").write_text("one\n")
-    bench = Bench(root, data, model_server)
+async def test_a_rewind_can_be_undone(
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    (workspace / "a.txt").write_text("one\n")
+    bench = Bench(workspace, data_dir, model_server)
     model_server.enqueue(Reply(edit("c1", "a.txt", "one", "two")), Reply(Text("ok")))
     await bench.turn("edit a")
     store = bench.session.store
@@ -85,49 +87,49 @@ async def test_a_rewind_can_be_undone(root: Path, data: Path, model_server: Scri
     end_of_turn = store.leaf_id
     [auto] = checkpoints(bench)
     first = await rewind(bench.engine, auto.checkpoint_id)
-    assert (root / "a.txt").read_text() == "one\n"
+    assert (workspace / "a.txt").read_text() == "one\n"
     undo = await rewind(bench.engine, first.undo_checkpoint_id)
     assert undo.restored == ["a.txt"] and undo.conflicts == []
-    assert (root / "a.txt").read_text() == "two\n"
+    assert (workspace / "a.txt").read_text() == "two\n"
     leaf = store.get(store.leaf_id or "")
     assert isinstance(leaf, BranchSummaryEntry) and leaf.parent_id == end_of_turn
     assert "ok" in json.dumps(bench.session.build_request().model_dump(mode="json"))
     # …and the first rewind still works after that.
     again = await rewind(bench.engine, auto.checkpoint_id)
-    assert again.restored == ["a.txt"] and (root / "a.txt").read_text() == "one\n"
+    assert again.restored == ["a.txt"] and (workspace / "a.txt").read_text() == "one\n"
     await bench.close()
 
 
 @pytest.mark.asyncio
 async def test_a_file_the_user_changed_too_is_a_conflict_unless_forced(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    (root / "a.txt").write_text("one\n")
-    (root / "b.txt").write_text("bee\n")
-    bench = Bench(root, data, model_server)
+    (workspace / "a.txt").write_text("one\n")
+    (workspace / "b.txt").write_text("bee\n")
+    bench = Bench(workspace, data_dir, model_server)
     model_server.enqueue(
         Reply(edit("c1", "a.txt", "one", "two"), edit("c2", "b.txt", "bee", "B")), Reply(Text("ok"))
     )
     await bench.turn("edit both")
-    (root / "a.txt").write_text("two, and the user's line\n")
+    (workspace / "a.txt").write_text("two, and the user's line\n")
     [auto] = checkpoints(bench)
     result = await rewind(bench.engine, auto.checkpoint_id)
     assert result.conflicts == ["a.txt"] and result.restored == ["b.txt"]
-    assert (root / "a.txt").read_text() == "two, and the user's line\n"
+    assert (workspace / "a.txt").read_text() == "two, and the user's line\n"
     forced = await rewind(bench.engine, auto.checkpoint_id, force=True)
     assert forced.restored == ["a.txt", "b.txt"] and forced.conflicts == []
-    assert (root / "a.txt").read_text() == "one\n"
+    assert (workspace / "a.txt").read_text() == "one\n"
     await bench.close()
 
 
 @pytest.mark.asyncio
 async def test_bash_changes_are_found_by_comparing_snapshots(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    (root / "keep.txt").write_text("keep\n")
-    (root / "gone.txt").write_text("gone\n")
-    (root / ".gitignore").write_text("out/\n")
-    bench = Bench(root, data, model_server)
+    (workspace / "keep.txt").write_text("keep\n")
+    (workspace / "gone.txt").write_text("gone\n")
+    (workspace / ".gitignore").write_text("out/\n")
+    bench = Bench(workspace, data_dir, model_server)
     command = "echo changed > keep.txt && rm gone.txt && echo x > fresh.txt && mkdir out && echo o > out/o"
     model_server.enqueue(Reply(ToolCallStep("c1", "bash", {"command": command})), Reply(Text("ok")))
     await bench.turn("shell work")
@@ -136,20 +138,22 @@ async def test_bash_changes_are_found_by_comparing_snapshots(
     assert listed.files == ["fresh.txt", "gone.txt", "keep.txt"]  # out/ is ignored
     result = await rewind(bench.engine, auto.checkpoint_id)
     assert sorted(result.restored) == ["fresh.txt", "gone.txt", "keep.txt"]
-    assert (root / "keep.txt").read_text() == "keep\n" and (root / "gone.txt").read_text() == "gone\n"
-    assert not (root / "fresh.txt").exists()
-    assert (root / "out" / "o").exists()
+    assert (workspace / "keep.txt").read_text() == "keep\n" and (
+        workspace / "gone.txt"
+    ).read_text() == "gone\n"
+    assert not (workspace / "fresh.txt").exists()
+    assert (workspace / "out" / "o").exists()
     await bench.close()
 
 
 @pytest.mark.asyncio
 async def test_manual_checkpoints_and_bad_requests(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    bench = Bench(root, data, model_server, auto=False)
+    bench = Bench(workspace, data_dir, model_server, auto=False)
     manual = await bench.engine.create("before anything")
     assert manual.entry_id is None and manual.label == "before anything"
-    (root / "a.txt").write_text("a\n")
+    (workspace / "a.txt").write_text("a\n")
     model_server.enqueue(
         Reply(ToolCallStep("c1", "write", {"path": "a.txt", "content": "b\n"})), Reply(Text("ok"))
     )
@@ -160,7 +164,7 @@ async def test_manual_checkpoints_and_bad_requests(
     with pytest.raises(CheckpointError):
         await rewind(bench.engine, "nope")
     result = await rewind(bench.engine, manual.checkpoint_id)
-    assert result.restored == ["a.txt"] and (root / "a.txt").read_text() == "a\n"
+    assert result.restored == ["a.txt"] and (workspace / "a.txt").read_text() == "a\n"
     [only] = bench.session.build_request().messages  # the branch summary: the turn is gone
     assert "came back from" in json.dumps(only.model_dump(mode="json"))
     await bench.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
 from memento.governance.budget import budget_problem, sized_settings, window_settings
@@ -18,7 +19,6 @@ from memento.governance.tokens import threshold_tokens
 from memento.providers.factory import create_provider
 from memento.session import events
 from memento.session.session import Session
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 
 
 def test_defaults_are_sized_to_a_small_window() -> None:

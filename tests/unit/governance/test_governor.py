@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
 from memento.governance.edits import apply_edits
@@ -21,25 +21,20 @@ from memento.session import events
 from memento.session.entries import CompactionEntry, MessageEntry, now_ms
 from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from memento.session.session import Session
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
+from memento.session.tasks import TaskRegistry
+from tests.turns import run_turn
 
 SOURCE = "".join(f"value_{i} = compute({i})\n" for i in range(150))
 
 
-@pytest.fixture
-def srv() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as server:
-        yield server
-
-
 @pytest_asyncio.fixture
-async def governed(srv: ScriptedModelServer, tmp_path: Path) -> AsyncIterator[tuple[Session, Governor]]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text(SOURCE)
+async def governed(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> AsyncIterator[tuple[Session, Governor]]:
+    (workspace / "a.py").write_text(SOURCE)
     provider = ProviderConfig(
         kind="openai",
-        base_url=srv.openai_base_url,
+        base_url=model_server.openai_base_url,
         model="m",
         context_window=8000,
         retry=RetrySettings(attempts=1),
@@ -47,7 +42,7 @@ async def governed(srv: ScriptedModelServer, tmp_path: Path) -> AsyncIterator[tu
     config = MementoConfig(
         provider=provider, compaction=CompactionSettings(reserve_tokens=2000, keep_recent_tokens=200)
     )
-    session = Session(root, config, create_provider(provider), data_dir=tmp_path / "data")
+    session = Session(workspace, config, create_provider(provider), data_dir=data_dir)
     governor = attach(session)
     yield session, governor
     await governor.aclose()
@@ -56,22 +51,7 @@ async def governed(srv: ScriptedModelServer, tmp_path: Path) -> AsyncIterator[tu
 
 async def turn(session: Session, text: str) -> list[Any]:
     """Run one turn to its end; returns every event it published."""
-    seen: list[Any] = []
-    done = asyncio.Event()
-
-    def listen(event: Any) -> None:
-        seen.append(event)
-        if isinstance(event, events.TurnFinished):
-            done.set()
-
-    unsubscribe = session.events.subscribe(listen)
-    tasks: list[asyncio.Task[None]] = []
-    session.prompt(text, lambda coro, name: tasks.append(asyncio.get_running_loop().create_task(coro)))
-    async with asyncio.timeout(20):
-        await done.wait()
-        await asyncio.gather(*tasks)
-    unsubscribe()
-    return seen
+    return (await run_turn(session, text, TaskRegistry(), timeout=20)).events
 
 
 def fresh_tokens(session: Session, governor: Governor) -> int:
@@ -83,10 +63,10 @@ def fresh_tokens(session: Session, governor: Governor) -> int:
 
 @pytest.mark.asyncio
 async def test_the_meter_follows_appends_and_ignores_usage_older_than_a_prune(
-    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+    model_server: ScriptedModelServer, governed: tuple[Session, Governor]
 ) -> None:
     session, governor = governed
-    srv.enqueue(
+    model_server.enqueue(
         Reply(ToolCallStep("r1", "read", {"path": "a.py"}), Usage(input=900, output=5)),
         Reply(ToolCallStep("r2", "read", {"path": "a.py"}), Usage(input=1900, output=5)),
         Reply(Text("read twice"), Usage(input=3000, output=5)),
@@ -97,7 +77,7 @@ async def test_the_meter_follows_appends_and_ignores_usage_older_than_a_prune(
     assert governor.meter.usage_stale
     assert governor.meter.tokens == governor.meter.local_tokens < 3005
     assert governor.meter.tokens == fresh_tokens(session, governor)
-    srv.enqueue(Reply(Text("ok"), Usage(input=2500, output=7)))
+    model_server.enqueue(Reply(Text("ok"), Usage(input=2500, output=7)))
     await turn(session, "thanks")
     assert not governor.meter.usage_stale
     usage = session.context_usage()
@@ -107,15 +87,15 @@ async def test_the_meter_follows_appends_and_ignores_usage_older_than_a_prune(
 
 @pytest.mark.asyncio
 async def test_a_length_stop_cut_short_by_the_window_compacts_and_retries(
-    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+    model_server: ScriptedModelServer, governed: tuple[Session, Governor]
 ) -> None:
     session, _ = governed
-    srv.enqueue(
+    model_server.enqueue(
         Reply(ToolCallStep("r1", "read", {"path": "a.py"}), Usage(input=900, output=5)),
         Reply(Text("a.py computes values"), Usage(input=1900, output=5)),
     )
     await turn(session, "read a.py")
-    srv.enqueue(
+    model_server.enqueue(
         Reply(Text("partial answ"), Usage(input=7900, output=4), stop_reason="length"),
         Reply(Text("## Goal\nsummary")),
         Reply(Text("the complete answer")),
@@ -130,22 +110,22 @@ async def test_a_length_stop_cut_short_by_the_window_compacts_and_retries(
     assert any(isinstance(e, CompactionEntry) for e in path)
     texts = [e.message.text() for e in path if isinstance(e, MessageEntry) and e.message.role == "assistant"]
     assert "the complete answer" in texts and "partial answ" not in texts
-    assert len(srv.requests) == 5
+    assert len(model_server.requests) == 5
 
 
 @pytest.mark.asyncio
 async def test_aggressive_manual_compaction_clears_what_the_summary_kept(
-    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+    model_server: ScriptedModelServer, governed: tuple[Session, Governor]
 ) -> None:
     session, governor = governed
     for number in range(3):
-        srv.enqueue(
+        model_server.enqueue(
             Reply(ToolCallStep(f"r{number}", "read", {"path": "a.py", "offset": number + 1})),
             Reply(Text(f"part {number} read")),
         )
         await turn(session, f"read part {number} of a.py")
     session.config.compaction.keep_recent_tokens = 2500  # keep two of the three reads
-    srv.enqueue(Reply(Text("## Goal\nread a.py in parts")), Reply(Text("## Original Request\nread")))
+    model_server.enqueue(Reply(Text("## Goal\nread a.py in parts")), Reply(Text("## Original Request\nread")))
     before, after = await governor.compact_now("keep it short", aggressive=True)
     assert before > after
     stored = session.branch_path()
@@ -163,12 +143,12 @@ async def test_aggressive_manual_compaction_clears_what_the_summary_kept(
     ]
     assert all("value_" in r.text() and not (r.model_extra or {}) for r in originals)  # the file keeps them
     assert after == session.context_usage().tokens
-    assert "keep it short" in json.dumps(srv.requests[6].body)
+    assert "keep it short" in json.dumps(model_server.requests[6].body)
 
 
 @pytest.mark.asyncio
 async def test_a_prompt_after_a_long_pause_prunes_stale_reads_deep_in_the_prefix(
-    srv: ScriptedModelServer, governed: tuple[Session, Governor]
+    model_server: ScriptedModelServer, governed: tuple[Session, Governor]
 ) -> None:
     session, _ = governed
     session.config.provider.context_window = 100_000  # room enough: no compaction here
@@ -189,8 +169,8 @@ async def test_a_prompt_after_a_long_pause_prunes_stale_reads_deep_in_the_prefix
         )
     # Deep: more than the cache-warm tail (8000 tokens) follows the older read.
     session.append_message(AssistantMessage(content=[TextContent(text="z " * 9000)], timestamp=two_hours_ago))
-    srv.enqueue(Reply(Text("welcome back")))
+    model_server.enqueue(Reply(Text("welcome back")))
     await turn(session, "I am back")
-    [sent] = [r.body for r in srv.requests]
+    [sent] = [r.body for r in model_server.requests]
     results = {m["tool_call_id"]: json.dumps(m["content"]) for m in sent["messages"] if m["role"] == "tool"}
     assert SUPERSEDED_NOTICE in results["r1"] and "value_1 " in results["r2"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from testkit import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import ProviderConfig, RetrySettings
 from memento.governance.summarizer import (
@@ -22,7 +23,6 @@ from memento.providers.base import ProviderError
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session.entries import DecisionEntry
 from memento.session.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from tests.fakes.model_server import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
 
 @pytest.fixture

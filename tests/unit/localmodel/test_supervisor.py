@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Hang, Reply, ScriptedModelServer, Text
 
 from memento.config import LocalModelSettings, ProviderConfig
 from memento.localmodel.supervisor import build_command, default_threads
@@ -20,7 +21,6 @@ from memento.providers.base import ModelRequest, ProviderError, TextDelta
 from memento.providers.local import LocalProvider
 from memento.session.messages import UserMessage
 from tests.fakes import openai_proxy
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text
 
 HELLO = ModelRequest(system="be brief", messages=[UserMessage(content="hello", timestamp=0)])
 

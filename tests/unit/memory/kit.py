@@ -7,14 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from testkit import ScriptedModelServer
+
 from memento.config import MementoConfig
 from memento.governance.governor import Governor, attach
 from memento.memory.engine import MemoryEngine
 from memento.providers.factory import create_provider
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
-from tests.fakes.model_server import ScriptedModelServer
-from tests.unit.turns import run_turn
+from tests.turns import run_turn
 
 
 class MemoryBench:
@@ -41,7 +42,7 @@ class MemoryBench:
         self.tasks = TaskRegistry()
 
     async def turn(self, prompt: str) -> str:
-        return await run_turn(self.session, self.tasks, prompt)
+        return (await run_turn(self.session, prompt, self.tasks)).state
 
     async def close(self) -> None:
         await self.session.aclose()

@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.memory.decisions import Decision, DecisionLog, format_line
 from memento.memory.engine import needs_wakeup
 from memento.session.entries import CompactionEntry, CustomMessageEntry, DecisionEntry
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.unit.memory.kit import MemoryBench, no_model, request_text
 
 DECISION = {
@@ -25,14 +25,16 @@ DECISION = {
 }
 
 
-def git_hash(root: Path, rel: str) -> str:
+def git_hash(workspace: Path, rel: str) -> str:
     """What `git hash-object` says: the id a snapshot must record."""
-    done = subprocess.run(["git", "hash-object", rel], cwd=root, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "hash-object", rel], cwd=workspace, capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 
-def seed_memory(root: Path, count: int = 8) -> None:
-    memory = root / ".memento"
+def seed_memory(workspace: Path, count: int = 8) -> None:
+    memory = workspace / ".memento"
     memory.mkdir()
     (memory / "constraints.md").write_text("- never add runtime dependencies\n- keep Python 3.11 support\n")
     (memory / "current-task.md").write_text(
@@ -57,11 +59,11 @@ def seed_memory(root: Path, count: int = 8) -> None:
 
 @pytest.mark.asyncio
 async def test_log_decision_writes_the_log_a_snapshot_an_entry_and_the_task(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    (root / "src").mkdir()
-    (root / "src" / "parser.py").write_text("def parse(): ...\n")
-    bench = MemoryBench(root, data, model_server)
+    (workspace / "src").mkdir()
+    (workspace / "src" / "parser.py").write_text("def parse(): ...\n")
+    bench = MemoryBench(workspace, data_dir, model_server)
     model_server.enqueue(
         Reply(ToolCallStep("d1", "log_decision", DECISION)),
         Reply(Text("Decided: a Pratt parser.")),
@@ -72,22 +74,22 @@ async def test_log_decision_writes_the_log_a_snapshot_an_entry_and_the_task(
     assert "irreversible decision" in tools["log_decision"]["description"]
     assert "Logged decision 001" in request_text(model_server)
 
-    [d] = DecisionLog(root).read().decisions
+    [d] = DecisionLog(workspace).read().decisions
     assert (d.tag, d.snapshot, d.files) == ("arch", "001", ["src/parser.py", "src/ops/*.py"])
     assert (d.because, d.so, d.alternatives) == (
         DECISION["because"],
         DECISION["so"],
         [DECISION["alternatives"]],
     )
-    snapshot = json.loads((root / ".memento" / "snapshots" / "001.json").read_text())
-    blob = git_hash(root, "src/parser.py")
+    snapshot = json.loads((workspace / ".memento" / "snapshots" / "001.json").read_text())
+    blob = git_hash(workspace, "src/parser.py")
     assert {"path": "src/parser.py", "blob": blob} in snapshot["files"]
     assert snapshot["task"].endswith("Choose how to parse expressions")
     store = bench.session.store
     assert store is not None
     [entry] = [e for e in store.entries if isinstance(e, DecisionEntry)]
     assert entry.decision == DECISION["decision"] and (entry.model_extra or {})["snapshot"] == "001"
-    task = (root / ".memento" / "current-task.md").read_text()
+    task = (workspace / ".memento" / "current-task.md").read_text()
     assert "Choose how to parse expressions" in task
     assert "Where I stopped: [" in task and "turn finished. Decided: a Pratt parser." in task
 
@@ -99,12 +101,12 @@ async def test_log_decision_writes_the_log_a_snapshot_an_entry_and_the_task(
 
 @pytest.mark.asyncio
 async def test_the_digest_wakes_a_new_session_and_earlier_decisions_are_recalled(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    seed_memory(root)
-    (root / "src" / "tok").mkdir(parents=True)
-    (root / "src" / "tok" / "cache.py").write_text("TABLES = {}\n")
-    bench = MemoryBench(root, data, model_server, recentDecisions=3, wakeupMaxTokens=400)
+    seed_memory(workspace)
+    (workspace / "src" / "tok").mkdir(parents=True)
+    (workspace / "src" / "tok" / "cache.py").write_text("TABLES = {}\n")
+    bench = MemoryBench(workspace, data_dir, model_server, recentDecisions=3, wakeupMaxTokens=400)
     model_server.enqueue(Reply(Text("Looking.")))
     await bench.turn("What is left to do?")
     first = request_text(model_server, 0)
@@ -130,12 +132,12 @@ async def test_the_digest_wakes_a_new_session_and_earlier_decisions_are_recalled
 
 @pytest.mark.asyncio
 async def test_touching_a_decisions_file_recalls_it(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    seed_memory(root)
-    (root / "src" / "tok").mkdir(parents=True)
-    (root / "src" / "tok" / "cache.py").write_text("TABLES = {}\n")
-    bench = MemoryBench(root, data, model_server, recentDecisions=3)
+    seed_memory(workspace)
+    (workspace / "src" / "tok").mkdir(parents=True)
+    (workspace / "src" / "tok" / "cache.py").write_text("TABLES = {}\n")
+    bench = MemoryBench(workspace, data_dir, model_server, recentDecisions=3)
     model_server.enqueue(
         Reply(ToolCallStep("r1", "read", {"path": "src/tok/cache.py"})), Reply(Text("Read it."))
     )
@@ -148,10 +150,10 @@ async def test_touching_a_decisions_file_recalls_it(
 
 @pytest.mark.asyncio
 async def test_a_compaction_is_followed_by_a_fresh_digest(
-    root: Path, data: Path, model_server: ScriptedModelServer
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    seed_memory(root, count=3)
-    bench = MemoryBench(root, data, model_server, governed=True)
+    seed_memory(workspace, count=3)
+    bench = MemoryBench(workspace, data_dir, model_server, governed=True)
     for n in range(4):
         model_server.enqueue(Reply(Text(f"answer {n} " + "words " * 40)))
         await bench.turn(f"question {n} " + "detail " * 40)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import MementoConfig, ProviderConfig
 from memento.providers.assembly import ReplyBuilder
@@ -29,7 +30,6 @@ from memento.session.messages import AssistantMessage, TextContent, ToolCall, To
 from memento.session.questions import QUESTION_NOTE
 from memento.session.session import Session
 from memento.session.tasks import TaskRegistry
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 
 READ = ToolSpec(
     name="read",

@@ -9,8 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from tests.fakes.model_server import (
+from testkit import (
     Delay,
     Disconnect,
     EndStream,

@@ -8,6 +8,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from testkit import (
+    MalformedSSE,
+    Reply,
+    ScriptedModelServer,
+    Text,
+    Thinking,
+    ToolCallStep,
+    Usage,
+)
 
 from memento.config import ProviderConfig, RetrySettings
 from memento.providers.anthropic import AnthropicProvider
@@ -33,15 +42,6 @@ from memento.session.messages import (
     UserMessage,
 )
 from memento.session.messages import Usage as MementoUsage
-from tests.fakes.model_server import (
-    MalformedSSE,
-    Reply,
-    ScriptedModelServer,
-    Text,
-    Thinking,
-    ToolCallStep,
-    Usage,
-)
 
 HELLO = ModelRequest(system="be brief", messages=[UserMessage(content="hello", timestamp=0)])
 EPHEMERAL = {"type": "ephemeral"}

@@ -11,15 +11,7 @@ from typing import cast
 
 import httpx
 import pytest
-
-from memento.config import ProviderConfig, RetrySettings
-from memento.providers.anthropic import AnthropicProvider
-from memento.providers.base import ModelRequest, Provider, ProviderError, ProviderEvent, StreamDone, TextDelta
-from memento.providers.factory import create_provider
-from memento.providers.http import backoff_delay, build_client, iter_sse, open_stream, retry_after
-from memento.providers.openai_compat import OpenAICompatProvider
-from memento.session.messages import UserMessage
-from tests.fakes.model_server import (
+from testkit import (
     Disconnect,
     EndStream,
     Hang,
@@ -29,6 +21,14 @@ from tests.fakes.model_server import (
     ScriptedModelServer,
     Text,
 )
+
+from memento.config import ProviderConfig, RetrySettings
+from memento.providers.anthropic import AnthropicProvider
+from memento.providers.base import ModelRequest, Provider, ProviderError, ProviderEvent, StreamDone, TextDelta
+from memento.providers.factory import create_provider
+from memento.providers.http import backoff_delay, build_client, iter_sse, open_stream, retry_after
+from memento.providers.openai_compat import OpenAICompatProvider
+from memento.session.messages import UserMessage
 
 HELLO = ModelRequest(messages=[UserMessage(content="hello", timestamp=0)])
 KINDS = ["openai", "anthropic"]

@@ -7,6 +7,15 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
+from testkit import (
+    HttpError,
+    Reply,
+    ScriptedModelServer,
+    Text,
+    Thinking,
+    ToolCallStep,
+    Usage,
+)
 
 from memento.config import ProviderConfig, RetrySettings
 from memento.providers.assembly import ReplyBuilder
@@ -33,15 +42,6 @@ from memento.session.messages import (
     UserMessage,
 )
 from memento.session.messages import Usage as MementoUsage
-from tests.fakes.model_server import (
-    HttpError,
-    Reply,
-    ScriptedModelServer,
-    Text,
-    Thinking,
-    ToolCallStep,
-    Usage,
-)
 
 HELLO = ModelRequest(system="be brief", messages=[UserMessage(content="hello", timestamp=0)])
 

@@ -8,12 +8,15 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from testkit import ScriptedModelServer
+
 from memento.config import MementoConfig, ProviderConfig, RetrySettings, TtsrSettings
 from memento.providers.factory import create_provider
 from memento.session import events
 from memento.session.session import Session
+from memento.session.tasks import TaskRegistry
 from memento.ttsr.coordinator import TtsrHooks, install
-from tests.fakes.model_server import ScriptedModelServer
+from tests.turns import run_turn
 
 
 def write_rule(root: Path, name: str, frontmatter: str, body: str = "Follow the rule.") -> Path:
@@ -37,32 +40,20 @@ class Kit:
         self.server = server
         self.session = Session(root, self.config, create_provider(provider), data_dir=data)
         self.events: list[events.Event] = []
-        self._finished = asyncio.Event()
         self._changed = asyncio.Event()
         self.session.events.subscribe(self._record)
-        self.tasks: list[asyncio.Task[None]] = []
+        self.tasks = TaskRegistry()
         self.hooks: TtsrHooks = install(self.session, self.spawn)
 
     def _record(self, event: events.Event) -> None:
         self.events.append(event)
         self._changed.set()
-        if isinstance(event, events.TurnFinished):
-            self._finished.set()
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
-        task = asyncio.get_running_loop().create_task(coro, name=name)
-        self.tasks.append(task)
-        return task
+        return self.tasks.spawn(coro, name=name)
 
     async def turn(self, text: str, timeout: float = 10.0) -> events.TurnFinished:
-        turn_id = self.session.prompt(text, self.spawn)
-        async with asyncio.timeout(timeout):
-            while True:
-                done = [e for e in self.events if isinstance(e, events.TurnFinished) and e.turn_id == turn_id]
-                if done:
-                    return done[0]
-                self._finished.clear()
-                await self._finished.wait()
+        return (await run_turn(self.session, text, self.tasks, timeout=timeout)).finished
 
     async def until(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
         """Wait until `predicate()` is truthy, re-checking after every engine event."""
@@ -83,5 +74,4 @@ class Kit:
 
     async def close(self) -> None:
         await self.session.aclose()
-        for task in self.tasks:
-            task.cancel()
+        await self.tasks.cancel_all()

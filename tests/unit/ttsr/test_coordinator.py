@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.session import events
 from memento.session.entries import CompactionEntry
 from memento.session.session import Session
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.unit.ttsr.kit import Kit, write_rule
 
 NO_CONSOLE = 'condition: "console\\\\.log\\\\("\nscope: text'

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text
 
 from memento.config import TtsrSettings
 from memento.session.messages import AssistantMessage, TextContent, ToolCall
@@ -21,7 +22,6 @@ from memento.ttsr.omfg import (
     write_rule,
 )
 from memento.ttsr.omfg_run import generate
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text
 from tests.unit.ttsr.kit import Kit
 
 ROOT = Path("/ws")

@@ -1,1 +1,1 @@
-"""LSP features, one module per area; each exposes `register(server)`."""
+"""LSP features, one module per area; each holds a `LanguageFeature` (memento.lsp.feature)."""

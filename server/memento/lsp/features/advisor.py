@@ -9,34 +9,30 @@ edits, and go away when the agent rewrites their lines or the session changes.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from memento.advisor.board import LiveNote
-from memento.advisor.engine import AdvisorEngine
 from memento.lsp import protocol as p
 from memento.lsp.bridge import _units, uri_for  # pyright: ignore[reportPrivateUsage]
-from memento.lsp.documents import documents
-from memento.session import events
+from memento.lsp.feature import LanguageFeature
+from memento.lsp.features.checkpoints import CheckpointsFeature
+from memento.lsp.features.rules import RulesFeature
 
 if TYPE_CHECKING:
+    from memento.advisor.board import LiveNote
+    from memento.advisor.engine import AdvisorEngine
     from memento.lsp.app import MementoApp
     from memento.lsp.server import MementoServer
+    from memento.session import events
 
 log = logging.getLogger(__name__)
 
 SOURCE = "memento-advisor"
 TRANSCRIPT_URI = "memento:/transcript"
-OMFG_REQUEST = "memento/omfg"
-OMFG_COMMAND = "memento.omfg"
-REWIND_COMMAND = "memento.checkpoint.rewind"
-REQUEST_FAILED = -32803
 SEVERITY = {
     "nit": types.DiagnosticSeverity.Hint,
     "concern": types.DiagnosticSeverity.Warning,
@@ -125,6 +121,8 @@ class AdvisorView:
 
     # -- engine events ------------------------------------------------------------------
     def on_event(self, event: events.Event) -> None:
+        from memento.session import events
+
         match event:
             case events.AdvisorNote():
                 self.app.notify(
@@ -186,11 +184,11 @@ class AdvisorView:
             action("Advisor: make a rule from this note", p.CMD_ADVISOR_TO_RULE, ref),
         ]
         checkpoint = self.engine.rewind_target(note_id)
-        if checkpoint is not None and REWIND_COMMAND in self.server.protocol.fm.commands:
+        if checkpoint is not None and self.app.features.get(CheckpointsFeature) is not None:
             actions.append(
                 action(
                     "Advisor: rewind to the checkpoint before this work",
-                    REWIND_COMMAND,
+                    p.CMD_CHECKPOINT_REWIND,
                     [{"checkpointId": checkpoint}],
                 )
             )
@@ -201,72 +199,67 @@ class AdvisorView:
         ref = p.parse(p.NoteRef, list(args))
         note = self.engine.board.get(ref.note_id)
         if note is None:
-            raise JsonRpcException(
-                f"no advisor note {ref.note_id!r} (dismissed or cleared?)", code=REQUEST_FAILED
-            )
+            raise p.request_failed(f"no advisor note {ref.note_id!r} (dismissed or cleared?)")
         return note
 
     async def to_rule(self, note: LiveNote) -> Any:
         """Run /omfg with the note as the complaint."""
         complaint = note.note if note.path is None else f"{note.note} (at {note.path}:{note.start + 1})"
-        fm = self.server.protocol.fm
-        handler = fm.features.get(OMFG_REQUEST) or fm.commands.get(OMFG_COMMAND)
-        if handler is None:
-            raise JsonRpcException(
-                "Make a rule needs /omfg (memento/omfg), which this server does not provide yet",
-                code=REQUEST_FAILED,
+        rules = self.app.features.get(RulesFeature)
+        if rules is None:
+            raise p.request_failed(
+                "Make a rule needs /omfg (memento/omfg), which this server does not provide yet"
             )
-        result = handler({"complaint": complaint})
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        return await rules.omfg({"complaint": complaint})
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
-    views: list[AdvisorView] = []
+class AdvisorFeature(LanguageFeature):
+    def __init__(self, server: MementoServer) -> None:
+        super().__init__(server)
+        self._view: AdvisorView | None = None
 
-    def view() -> AdvisorView:
-        if not views:
-            raise JsonRpcException("Memento is not initialized yet", code=-32002)
-        return views[0]
+    def register(self) -> None:
+        server = self.server
+        server.documents.on_open(self.document_changed)
+        server.documents.on_change(self.document_changed)
+        server.documents.on_code_action(self.code_actions)
+        self.on(p.ADVISOR_TOGGLE, self.toggle)
+        self.command(p.CMD_ADVISOR_APPLY, self.apply)
+        self.command(p.CMD_ADVISOR_DISMISS, self.dismiss)
+        self.command(p.CMD_ADVISOR_TO_RULE, self.to_rule)
 
-    def start(app: MementoApp) -> None:
-        engine = app.mechanisms.advisor
+    def started(self) -> None:
+        engine = self.app.mechanisms.advisor
         assert engine is not None
-        views.append(AdvisorView(server, app, engine))
+        self._view = AdvisorView(self.server, self.app, engine)
 
-    def document_changed(uri: str) -> None:
-        if views:
-            views[0].document_changed(uri)
+    @property
+    def view(self) -> AdvisorView:
+        if self._view is None:
+            raise p.not_initialized()
+        return self._view
 
-    def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
-        return views[0].code_actions(params) if views else []
+    def document_changed(self, uri: str) -> None:
+        if self._view is not None:
+            self._view.document_changed(uri)
 
-    app.on_start(start)
-    hub = documents(server)
-    hub.on_open(document_changed)
-    hub.on_change(document_changed)
-    hub.on_code_action(code_actions)
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return self._view.code_actions(params) if self._view is not None else []
 
-    @server.feature(p.ADVISOR_TOGGLE)
-    def toggle(params: Any) -> dict[str, Any]:
+    def toggle(self, params: Any) -> dict[str, Any]:
         args = p.parse(p.AdvisorToggleParams, params)
-        return p.AdvisorToggleResult(enabled=view().engine.toggle(args.enabled)).wire()
+        return p.AdvisorToggleResult(enabled=self.view.engine.toggle(args.enabled)).wire()
 
-    @server.command(p.CMD_ADVISOR_APPLY)
-    def apply(*args: Any) -> dict[str, Any]:
-        current = view()
-        note = current.note(args)
-        return {"applied": current.engine.apply(note.note_id)}
+    def apply(self, *args: Any) -> dict[str, Any]:
+        view = self.view
+        note = view.note(args)
+        return {"applied": view.engine.apply(note.note_id)}
 
-    @server.command(p.CMD_ADVISOR_DISMISS)
-    def dismiss(*args: Any) -> dict[str, Any]:
-        current = view()
-        note = current.note(args)
-        return {"dismissed": current.engine.dismiss(note.note_id)}
+    def dismiss(self, *args: Any) -> dict[str, Any]:
+        view = self.view
+        note = view.note(args)
+        return {"dismissed": view.engine.dismiss(note.note_id)}
 
-    @server.command(p.CMD_ADVISOR_TO_RULE)
-    async def to_rule(*args: Any) -> Any:
-        current = view()
-        return await current.to_rule(current.note(args))
+    async def to_rule(self, *args: Any) -> Any:
+        view = self.view
+        return await view.to_rule(view.note(args))

@@ -8,19 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcException
-
-from memento.checkpoints.engine import CheckpointEngine, CheckpointError
-from memento.checkpoints.git import GitError
-from memento.checkpoints.rewind import RewindResult, plan_rewind, rewind, undo_last_rewind
 from memento.lsp import protocol as p
-from memento.session import events
+from memento.lsp.feature import LanguageFeature
 
 if TYPE_CHECKING:
-    from memento.lsp.app import MementoApp
+    from memento.checkpoints.engine import CheckpointEngine
+    from memento.checkpoints.rewind import RewindResult
     from memento.lsp.server import MementoServer
-
-REQUEST_FAILED = -32803
+    from memento.session import events
 
 
 def _result(result: RewindResult) -> dict[str, Any]:
@@ -45,70 +40,89 @@ def _text(data: bytes | None) -> p.CheckpointFileResult:
     return p.CheckpointFileResult(exists=True, content=text)
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
-    holder: list[CheckpointEngine] = []
+class CheckpointsFeature(LanguageFeature):
+    def __init__(self, server: MementoServer) -> None:
+        super().__init__(server)
+        self._engine: CheckpointEngine | None = None
 
-    def start(app: MementoApp) -> None:
-        session = app.session
+    def register(self) -> None:
+        self.on(p.CHECKPOINT_LIST, self.checkpoint_list)
+        self.command(p.CMD_CHECKPOINT_CREATE, self.checkpoint_create)
+        self.command(p.CMD_CHECKPOINT_REWIND, self.checkpoint_rewind)
+        self.command(p.CMD_CHECKPOINT_UNDO_REWIND, self.checkpoint_undo_rewind)
+        self.on(p.CHECKPOINT_PREVIEW, self.checkpoint_preview)
+        self.on(p.CHECKPOINT_FILE, self.checkpoint_file)
+
+    def started(self) -> None:
+        app = self.app
         engine = app.mechanisms.checkpoints
         assert engine is not None
         engine.listeners.append(lambda: app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty()))
+        app.session.events.subscribe(self.on_event)
+        self._engine = engine
 
-        def on_event(event: events.Event) -> None:
-            if isinstance(event, events.SessionChanged):
-                app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty())
+    def on_event(self, event: events.Event) -> None:
+        from memento.session import events
 
-        session.events.subscribe(on_event)
-        holder.append(engine)
+        if isinstance(event, events.SessionChanged):
+            self.app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty())
 
-    app.on_start(start)
+    @property
+    def engine(self) -> CheckpointEngine:
+        self.app.session  # noqa: B018 -- raises "not initialized" before `initialize`
+        assert self._engine is not None
+        return self._engine
 
-    def engine() -> CheckpointEngine:
-        app.session  # noqa: B018 -- raises "not initialized" before `initialize`
-        return holder[0]
-
-    @server.feature(p.CHECKPOINT_LIST)
-    async def checkpoint_list(params: Any) -> dict[str, Any]:
-        infos = await engine().list()
+    async def checkpoint_list(self, params: Any) -> dict[str, Any]:
+        infos = await self.engine.list()
         return p.CheckpointListResult(
             checkpoints=[p.CheckpointItem.model_validate(info.model_dump()) for info in infos]
         ).wire()
 
-    @server.command(p.CMD_CHECKPOINT_CREATE)
-    async def checkpoint_create(*args: Any) -> dict[str, Any]:
+    async def checkpoint_create(self, *args: Any) -> dict[str, Any]:
+        from memento.checkpoints.git import GitError
+
         params = p.parse(p.CheckpointCreateParams, list(args))
         try:
-            entry = await engine().create(params.label or "")
+            entry = await self.engine.create(params.label or "")
         except GitError as exc:
-            raise JsonRpcException(f"cannot take a checkpoint: {exc}", code=REQUEST_FAILED) from None
+            raise p.request_failed(f"cannot take a checkpoint: {exc}") from None
         return p.CheckpointCreateResult(id=entry.checkpoint_id).wire()
 
-    @server.command(p.CMD_CHECKPOINT_REWIND)
-    async def checkpoint_rewind(*args: Any) -> dict[str, Any]:
+    async def checkpoint_rewind(self, *args: Any) -> dict[str, Any]:
+        from memento.checkpoints.engine import CheckpointError
+        from memento.checkpoints.git import GitError
+        from memento.checkpoints.rewind import rewind
+
         params = p.parse(p.CheckpointRewindParams, list(args))
         try:
-            result = await rewind(engine(), params.checkpoint_id, force=params.force, mode=params.mode)
+            result = await rewind(self.engine, params.checkpoint_id, force=params.force, mode=params.mode)
         except (CheckpointError, GitError) as exc:
-            raise JsonRpcException(f"cannot rewind: {exc}", code=REQUEST_FAILED) from None
+            raise p.request_failed(f"cannot rewind: {exc}") from None
         return _result(result)
 
-    @server.command(p.CMD_CHECKPOINT_UNDO_REWIND)
-    async def checkpoint_undo_rewind(*args: Any) -> dict[str, Any]:
+    async def checkpoint_undo_rewind(self, *args: Any) -> dict[str, Any]:
+        from memento.checkpoints.engine import CheckpointError
+        from memento.checkpoints.git import GitError
+        from memento.checkpoints.rewind import undo_last_rewind
+
         params = p.parse(p.UndoRewindParams, list(args))
         try:
-            result = await undo_last_rewind(engine(), force=params.force)
+            result = await undo_last_rewind(self.engine, force=params.force)
         except (CheckpointError, GitError) as exc:
-            raise JsonRpcException(f"cannot undo the rewind: {exc}", code=REQUEST_FAILED) from None
+            raise p.request_failed(f"cannot undo the rewind: {exc}") from None
         return _result(result)
 
-    @server.feature(p.CHECKPOINT_PREVIEW)
-    async def checkpoint_preview(params: Any) -> dict[str, Any]:
+    async def checkpoint_preview(self, params: Any) -> dict[str, Any]:
+        from memento.checkpoints.engine import CheckpointError
+        from memento.checkpoints.git import GitError
+        from memento.checkpoints.rewind import plan_rewind
+
         ref = p.parse(p.CheckpointRef, params)
         try:
-            plan = await plan_rewind(engine(), ref.checkpoint_id)
+            plan = await plan_rewind(self.engine, ref.checkpoint_id)
         except (CheckpointError, GitError) as exc:
-            raise JsonRpcException(f"cannot preview the rewind: {exc}", code=REQUEST_FAILED) from None
+            raise p.request_failed(f"cannot preview the rewind: {exc}") from None
         return p.CheckpointPreviewResult(
             checkpoint_id=plan.checkpoint_id,
             files=[p.CheckpointFilePlan(path=f.path, action=f.action) for f in plan.files],
@@ -116,11 +130,13 @@ def register(server: MementoServer) -> None:
             messages_dropped=plan.messages_dropped,
         ).wire()
 
-    @server.feature(p.CHECKPOINT_FILE)
-    async def checkpoint_file(params: Any) -> dict[str, Any]:
+    async def checkpoint_file(self, params: Any) -> dict[str, Any]:
+        from memento.checkpoints.engine import CheckpointError
+        from memento.checkpoints.git import GitError
+
         args = p.parse(p.CheckpointFileParams, params)
         try:
-            data = await engine().file_content(args.checkpoint_id, args.path)
+            data = await self.engine.file_content(args.checkpoint_id, args.path)
         except (CheckpointError, GitError) as exc:
-            raise JsonRpcException(f"cannot read the checkpoint: {exc}", code=REQUEST_FAILED) from None
+            raise p.request_failed(f"cannot read the checkpoint: {exc}") from None
         return _text(data).wire()

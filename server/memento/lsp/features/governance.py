@@ -13,20 +13,18 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
-from memento.governance.governor import Governor
-from memento.governance.history import relief_history
 from memento.lsp import protocol as p
-from memento.session import events
+from memento.lsp.feature import LanguageFeature
 
 if TYPE_CHECKING:
+    from memento.governance.governor import Governor
     from memento.lsp.app import MementoApp
     from memento.lsp.server import MementoServer
+    from memento.session import events
 
 log = logging.getLogger(__name__)
 
-REQUEST_FAILED = -32803
 TITLES = {
     "prune": "Pruning stale tool results",
     "shake": "Shaking heavy content",
@@ -39,7 +37,7 @@ ProgressValue = types.WorkDoneProgressBegin | types.WorkDoneProgressReport | typ
 class CompactionView:
     """Turns the governor's compaction events into notifications and progress."""
 
-    def __init__(self, server: MementoServer, app: MementoApp, governor: Governor) -> None:
+    def __init__(self, server: MementoServer, app: MementoApp, governor: Governor | None) -> None:
         self.server = server
         self.app = app
         self.governor = governor
@@ -51,6 +49,8 @@ class CompactionView:
         return bool(window is not None and window.work_done_progress)
 
     def on_event(self, event: events.Event) -> None:
+        from memento.session import events
+
         match event:
             case events.CompactionStarted(level=level, reason=reason, tokens_before=before):
                 self._notify(
@@ -133,41 +133,40 @@ class CompactionView:
             progress.tokens.pop(token, None)
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
-    views: list[CompactionView] = []
+class CompactionFeature(LanguageFeature):
+    def __init__(self, server: MementoServer) -> None:
+        super().__init__(server)
+        self._view: CompactionView | None = None
 
-    def start(app: MementoApp) -> None:
-        governor = app.mechanisms.governor
-        assert governor is not None
-        views.append(CompactionView(server, app, governor))
+    def register(self) -> None:
+        self.on(p.COMPACTION_LIST, self.compaction_list)
+        self.on(p.COMPACT, self.compact)
+        self.command(p.CMD_COMPACT, self.compact_command)
 
-    app.on_start(start)
+    def started(self) -> None:
+        self._view = CompactionView(self.server, self.app, self.app.mechanisms.governor)
 
-    async def run(params: Any) -> dict[str, Any]:
+    async def run(self, params: Any) -> dict[str, Any]:
         args = p.parse(p.CompactParams, params)
-        session = app.session
-        if not views:
-            raise JsonRpcException("context governance is not running", code=REQUEST_FAILED)
+        session = self.app.session
+        if self._view is None or self._view.governor is None:
+            raise p.request_failed("context governance is not running")
         if session.busy:
-            raise JsonRpcException(
-                "a turn is running; abort it or wait for it to finish before compacting", code=REQUEST_FAILED
-            )
+            raise p.request_failed("a turn is running; abort it or wait for it to finish before compacting")
         async with session.turn_lock:
-            before, after = await views[0].governor.compact_now(args.instructions, args.aggressive)
+            before, after = await self._view.governor.compact_now(args.instructions, args.aggressive)
         return p.CompactResult(tokens_before=before, tokens_after=after).wire()
 
-    @server.feature(p.COMPACTION_LIST)
-    def compaction_list(params: Any) -> dict[str, Any]:
-        records = relief_history(app.session.branch_path())
+    def compaction_list(self, params: Any) -> dict[str, Any]:
+        from memento.governance.history import relief_history
+
+        records = relief_history(self.app.session.branch_path())
         return p.CompactionListResult(
             compactions=[p.CompactionItem.model_validate(r.model_dump()) for r in records]
         ).wire()
 
-    @server.feature(p.COMPACT)
-    async def compact(params: Any) -> dict[str, Any]:
-        return await run(params)
+    async def compact(self, params: Any) -> dict[str, Any]:
+        return await self.run(params)
 
-    @server.command(p.CMD_COMPACT)
-    async def compact_command(*args: Any) -> dict[str, Any]:
-        return await run(args)
+    async def compact_command(self, *args: Any) -> dict[str, Any]:
+        return await self.run(args)

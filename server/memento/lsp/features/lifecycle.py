@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-if TYPE_CHECKING:
-    from memento.lsp.server import MementoServer
+from memento.lsp.feature import LanguageFeature
 
 log = logging.getLogger(__name__)
 
@@ -29,41 +28,43 @@ def workspace_root(params: types.InitializeParams) -> Path:
     return Path(os.getcwd())
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
+class LifecycleFeature(LanguageFeature):
+    """initialize / initialized / shutdown and configuration changes."""
 
-    @server.feature(types.INITIALIZE)
-    def initialize(params: types.InitializeParams) -> None:
-        app.start(workspace_root(params), params.initialization_options)
+    def register(self) -> None:
+        self.on(types.INITIALIZE, self.initialize)
+        self.on(types.INITIALIZED, self.initialized)
+        self.on(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self.did_change_configuration)
+        self.on(types.SHUTDOWN, self.shutdown)
 
-    @server.feature(types.INITIALIZED)
-    def initialized(params: types.InitializedParams) -> None:
-        app.session.publish_context()
+    def initialize(self, params: types.InitializeParams) -> None:
+        self.app.initialize(workspace_root(params), params.initialization_options)
+
+    def initialized(self, params: types.InitializedParams) -> None:
+        self.app.session.publish_context()
 
     # Sync on purpose: a pushed change is applied before the next message is handled, so a
     # prompt right after it (Neovim pushes right after `initialize`) runs on it. Each change
     # is merged on top of what came before (memento.layers); an empty one changes nothing.
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+    def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         settings: Any = params.settings
-        caps = server.client_capabilities.workspace
+        caps = self.server.client_capabilities.workspace
         if not settings and caps is not None and caps.configuration:
             # Pull-model clients (Neovim) send an empty notification; ask for the section.
-            app.spawn(pull_configuration(), "pull-configuration")
+            self.app.spawn(self.pull_configuration(), "pull-configuration")
         elif settings is not None:
-            app.apply_settings(settings)
+            self.app.apply_settings(settings)
 
-    async def pull_configuration() -> None:
+    async def pull_configuration(self) -> None:
         try:
-            answer = await server.workspace_configuration_async(
+            answer = await self.server.workspace_configuration_async(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section="memento")])
             )
         except Exception:
             log.exception("workspace/configuration failed")
             return
         if answer and answer[0]:
-            app.apply_settings(answer[0])
+            self.app.apply_settings(answer[0])
 
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(*_: Any) -> None:
-        await app.shutdown()
+    async def shutdown(self, *_: Any) -> None:
+        await self.app.shutdown()

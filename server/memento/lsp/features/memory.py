@@ -14,12 +14,12 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from memento.lsp.bridge import uri_for
-from memento.lsp.documents import documents
-from memento.memory.decisions import MEMORY_DIR, LineProblem, parse_log
+from memento.lsp.feature import LanguageFeature
 
 if TYPE_CHECKING:
     from memento.lsp.app import MementoApp
     from memento.lsp.server import MementoServer
+    from memento.memory.decisions import LineProblem
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,8 @@ def diagnostics(text: str, problems: list[LineProblem]) -> list[types.Diagnostic
 
 
 def is_log(root: Path, path: Path) -> bool:
+    from memento.memory.decisions import MEMORY_DIR
+
     name = path.name
     return path.parent == root / MEMORY_DIR and (
         name == "decisions.log" or (name.startswith("decisions-epoch-") and name.endswith(".log"))
@@ -69,6 +71,8 @@ class DecisionLint:
         return path if is_log(self.root, path) else None
 
     def publish(self, uri: str, text: str) -> None:
+        from memento.memory.decisions import parse_log
+
         found = diagnostics(text, parse_log(text).problems)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=found)
@@ -77,14 +81,14 @@ class DecisionLint:
     def lint_buffer(self, uri: str) -> None:
         if self.path_of(uri) is None:
             return
-        try:
-            document = self.server.workspace.get_text_document(uri)
-        except Exception:
-            return
-        self.publish(uri, document.source)
+        document = self.server.workspace.text_documents.get(uri)
+        if document is not None:  # only an open buffer; a closed log is linted from disk
+            self.publish(uri, document.source)
 
     async def lint_disk(self) -> None:
         """The main log as stored, unless the editor has it open (its buffer is linted)."""
+        from memento.memory.decisions import MEMORY_DIR
+
         path = self.root / MEMORY_DIR / "decisions.log"
         uri = uri_for(path)
         if uri in self.server.workspace.text_documents:
@@ -97,27 +101,28 @@ class DecisionLint:
         self.publish(uri, text)
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
-    lints: list[DecisionLint] = []
+class MemoryFeature(LanguageFeature):
+    """The memory engine runs on the session (compose); here, its decision log's lint."""
 
-    def start(app: MementoApp) -> None:
-        engine = app.mechanisms.memory
+    def __init__(self, server: MementoServer) -> None:
+        super().__init__(server)
+        self._lint: DecisionLint | None = None
+
+    def register(self) -> None:
+        self.server.documents.on_open(self.changed)
+        self.server.documents.on_change(self.changed)
+
+    def started(self) -> None:
+        engine = self.app.mechanisms.memory
         assert engine is not None
-        lint = DecisionLint(server, app)
-        lints.append(lint)
+        self._lint = DecisionLint(self.server, self.app)
+        engine.listeners.append(self.relint)
+        self.relint()
 
-        def relint() -> None:
-            app.spawn(lint.lint_disk(), "memory-lint")
+    def relint(self) -> None:
+        if self._lint is not None:
+            self.app.spawn(self._lint.lint_disk(), "memory-lint")
 
-        engine.listeners.append(relint)
-        relint()
-
-    def changed(uri: str) -> None:
-        if lints:
-            lints[0].lint_buffer(uri)
-
-    app.on_start(start)
-    hub = documents(server)
-    hub.on_open(changed)
-    hub.on_change(changed)
+    def changed(self, uri: str) -> None:
+        if self._lint is not None:
+            self._lint.lint_buffer(uri)

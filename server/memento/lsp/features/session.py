@@ -3,67 +3,69 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
-
-from pygls.exceptions import JsonRpcException
+from typing import Any
 
 from memento.lsp import protocol as p
 from memento.lsp.app import context_params
-from memento.session.session import Busy, TooLarge
-from memento.session.store import SessionCorrupt, SessionLocked
-
-if TYPE_CHECKING:
-    from memento.lsp.server import MementoServer
-
-REQUEST_FAILED = -32803
+from memento.lsp.feature import LanguageFeature
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
+class SessionFeature(LanguageFeature):
+    def register(self) -> None:
+        self.on(p.PROMPT, self.prompt)
+        self.on(p.ABORT, self.abort)
+        self.command(p.CMD_ABORT, self.abort_command)
+        self.on(p.STEER, self.steer)
+        self.on(p.HISTORY, self.history)
+        self.on(p.SESSION_LIST, self.session_list)
+        self.on(p.SESSION_NEW, self.session_new)
+        self.on(p.SESSION_OPEN, self.session_open)
+        self.on(p.MODE, self.mode)
+        self.on(p.CONTEXT, self.context)
 
     # Sync on purpose: pygls writes a sync handler's response at once, so the client
     # gets `{turnId}` before the first `memento/stream` notification of that turn.
-    @server.feature(p.PROMPT)
-    def prompt(params: Any) -> dict[str, Any]:
+    def prompt(self, params: Any) -> dict[str, Any]:
+        from memento.session.session import TooLarge
+
         args = p.parse(p.PromptParams, params)
         try:
-            turn_id = app.session.prompt(args.text, app.spawn)
+            turn_id = self.app.session.prompt(args.text, self.app.spawn)
         except TooLarge as exc:
-            raise JsonRpcException(str(exc), code=-32602) from None
+            raise p.invalid_params(str(exc)) from None
         return p.PromptResult(turn_id=turn_id).wire()
 
-    @server.feature(p.ABORT)
-    def abort(params: Any) -> dict[str, Any]:
-        return p.AbortResult(aborted=app.session.abort()).wire()
+    def abort(self, params: Any) -> dict[str, Any]:
+        return p.AbortResult(aborted=self.app.session.abort()).wire()
 
-    @server.command(p.CMD_ABORT)
-    def abort_command(*args: Any) -> dict[str, Any]:
-        return p.AbortResult(aborted=app.session.abort()).wire()
+    def abort_command(self, *args: Any) -> dict[str, Any]:
+        return p.AbortResult(aborted=self.app.session.abort()).wire()
 
-    @server.feature(p.STEER)
-    def steer(params: Any) -> dict[str, Any]:
+    def steer(self, params: Any) -> dict[str, Any]:
+        from memento.session.session import TooLarge
+
         args = p.parse(p.SteerParams, params)
+        session = self.app.session
         try:
-            if app.session.steer(args.text):
+            if session.steer(args.text):
                 return p.SteerResult(delivered=True).wire()
             # Nothing to steer: the message starts a turn of its own.
-            turn_id = app.session.prompt(args.text, app.spawn)
+            turn_id = session.prompt(args.text, self.app.spawn)
         except TooLarge as exc:
-            raise JsonRpcException(str(exc), code=-32602) from None
+            raise p.invalid_params(str(exc)) from None
         return p.SteerResult(delivered=False, turn_id=turn_id).wire()
 
-    @server.feature(p.HISTORY)
-    def history(params: Any) -> dict[str, Any]:
+    def history(self, params: Any) -> dict[str, Any]:
         args = p.parse(p.HistoryParams, params)
-        entries = app.session.branch_path()
+        entries = self.app.session.branch_path()
         end = len(entries)
         if args.cursor is not None:
             try:
                 end = max(0, min(int(args.cursor), len(entries)))
             except ValueError:
-                raise JsonRpcException(f"invalid cursor: {args.cursor!r}", code=-32602) from None
+                raise p.invalid_params(f"invalid cursor: {args.cursor!r}") from None
         start = max(0, end - args.limit)
-        running = app.session.running_turn
+        running = self.app.session.running_turn
         live = None if running is None else p.RunningTurn(turn_id=running.turn_id, entry_id=running.entry_id)
         return p.HistoryResult(
             entries=[entry.dump() for entry in entries[start:end]],
@@ -71,9 +73,8 @@ def register(server: MementoServer) -> None:
             running_turn=live,
         ).wire()
 
-    @server.feature(p.SESSION_LIST)
-    async def session_list(params: Any) -> dict[str, Any]:
-        infos = await asyncio.to_thread(app.session.list_sessions)
+    async def session_list(self, params: Any) -> dict[str, Any]:
+        infos = await asyncio.to_thread(self.app.session.list_sessions)
         return p.SessionListResult(
             sessions=[
                 p.SessionItem(id=i.id, path=i.path, title=i.title, updated_at=i.updated_at, damaged=i.damaged)
@@ -81,28 +82,29 @@ def register(server: MementoServer) -> None:
             ]
         ).wire()
 
-    @server.feature(p.SESSION_NEW)
-    def session_new(params: Any) -> dict[str, Any]:
-        try:
-            return p.SessionRef(id=app.session.new_session()).wire()
-        except Busy as exc:
-            raise JsonRpcException(str(exc), code=REQUEST_FAILED) from None
+    def session_new(self, params: Any) -> dict[str, Any]:
+        from memento.session.session import Busy
 
-    @server.feature(p.SESSION_OPEN)
-    async def session_open(params: Any) -> dict[str, Any]:
+        try:
+            return p.SessionRef(id=self.app.session.new_session()).wire()
+        except Busy as exc:
+            raise p.request_failed(str(exc)) from None
+
+    async def session_open(self, params: Any) -> dict[str, Any]:
+        from memento.session.session import Busy
+        from memento.session.store import SessionCorrupt, SessionLocked
+
         args = p.parse(p.SessionOpenParams, params)
         try:
-            return p.SessionRef(id=await app.session.open_session(args.id)).wire()
+            return p.SessionRef(id=await self.app.session.open_session(args.id)).wire()
         except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
-            raise JsonRpcException(str(exc), code=REQUEST_FAILED) from None
+            raise p.request_failed(str(exc)) from None
 
-    @server.feature(p.MODE)
-    def mode(params: Any) -> dict[str, Any]:
+    def mode(self, params: Any) -> dict[str, Any]:
         args = p.parse(p.ModeParams, params)
         if args.mode is not None:
-            app.session.set_mode(args.mode)
-        return p.ModeResult(mode=app.session.mode).wire()
+            self.app.session.set_mode(args.mode)
+        return p.ModeResult(mode=self.app.session.mode).wire()
 
-    @server.feature(p.CONTEXT)
-    def context(params: Any) -> dict[str, Any]:
-        return context_params(app.session.context_usage()).wire()
+    def context(self, params: Any) -> dict[str, Any]:
+        return context_params(self.app.session.context_usage()).wire()

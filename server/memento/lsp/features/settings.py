@@ -3,26 +3,25 @@ the workspace config file's current content, or revoke it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memento.lsp import protocol as p
-
-if TYPE_CHECKING:
-    from memento.lsp.server import MementoServer
+from memento.lsp.feature import LanguageFeature
 
 
-def register(server: MementoServer) -> None:
-    app = server.app
+class SettingsFeature(LanguageFeature):
+    def register(self) -> None:
+        self.on(p.SETTINGS, self.settings)
+        self.on(p.TRUST, self.trust)
 
-    @server.feature(p.SETTINGS)
-    def settings(params: Any) -> dict[str, Any]:
+    def settings(self, params: Any) -> dict[str, Any]:
         p.parse(p.Empty, params)
-        app.session  # noqa: B018 (raises "not initialized" before initialize)
-        assert app.resolved is not None
-        return p.SettingsResult.model_validate(app.resolved.view()).wire()
+        self.app.session  # noqa: B018 (raises "not initialized" before initialize)
+        assert self.app.resolved is not None
+        return p.SettingsResult.model_validate(self.app.resolved.view()).wire()
 
-    @server.feature(p.TRUST)
-    def trust(params: Any) -> dict[str, Any]:
+    def trust(self, params: Any) -> dict[str, Any]:
+        app = self.app
         args = p.parse(p.TrustParams, params)
         app.session  # noqa: B018
         assert app.layers is not None

@@ -38,6 +38,27 @@ def _glob_matches(glob: str, rel: str, name: str) -> bool:
     return glob.startswith("**/") and fnmatch.fnmatchcase(rel, glob[3:])
 
 
+def _file_of(entry: os.DirEntry[str], root: Path, seen_dirs: set[Path], stack: list[Path]) -> Path | None:
+    """The searchable file `entry` is, or None: a directory (queued on `stack` once), a link out
+    of the workspace (never followed), a file too big, or one that cannot be read."""
+    try:
+        path = Path(entry.path)
+        if entry.is_symlink():
+            path = path.resolve()
+            if not path.is_relative_to(root):
+                return None
+        if entry.is_dir():
+            if entry.name not in SKIP_DIRS and path not in seen_dirs:
+                seen_dirs.add(path)
+                stack.append(path)
+            return None
+        if not entry.is_file() or entry.stat().st_size > MAX_FILE_BYTES:
+            return None
+    except (OSError, RuntimeError):
+        return None
+    return path
+
+
 def _walk(root: Path, start: Path, shown: str, glob: str | None) -> list[Path]:
     """Candidate files under `start` (resolved, inside `root`), sorted by relative path."""
     if start.is_file():
@@ -54,20 +75,8 @@ def _walk(root: Path, start: Path, shown: str, glob: str | None) -> list[Path]:
         except OSError:
             continue
         for entry in entries:
-            try:
-                path = Path(entry.path)
-                if entry.is_symlink():
-                    path = path.resolve()
-                    if not path.is_relative_to(root):
-                        continue  # never follow a link out of the workspace
-                if entry.is_dir():
-                    if entry.name not in SKIP_DIRS and path not in seen_dirs:
-                        seen_dirs.add(path)
-                        stack.append(path)
-                    continue
-                if not entry.is_file() or entry.stat().st_size > MAX_FILE_BYTES:
-                    continue
-            except (OSError, RuntimeError):
+            path = _file_of(entry, root, seen_dirs, stack)
+            if path is None:
                 continue
             rel = path.relative_to(root).as_posix()
             if glob is None or _glob_matches(glob, rel, path.name):

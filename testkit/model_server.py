@@ -22,287 +22,22 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
-# --- script steps -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Text:
-    text: str
-    chunks: int = 1
-
-
-@dataclass(frozen=True)
-class Thinking:
-    text: str
-    signature: str = "sig"
-    chunks: int = 1
-
-
-@dataclass(frozen=True)
-class ToolCallStep:
-    id: str
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict[str, Any])
-    chunks: int = 2
-    raw_arguments: str | None = None
-    """Sent instead of `arguments` as JSON: to script arguments cut off mid-way."""
-
-    def wire_arguments(self) -> str:
-        return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
-
-
-@dataclass(frozen=True)
-class Usage:
-    input: int = 100
-    output: int = 20
-    cache_read: int = 0
-    cache_write: int = 0
-
-
-@dataclass(frozen=True)
-class NoUsage:
-    """Report no usage at all (as llama-cpp-python's server does when streaming; OpenAI wire)."""
-
-
-@dataclass(frozen=True)
-class Delay:
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Hang:
-    """Keep the stream open, sending only `: ping` comments, until the client goes away."""
-
-
-@dataclass(frozen=True)
-class Disconnect:
-    """Close the socket mid-stream without the terminating event."""
-
-
-@dataclass(frozen=True)
-class EndStream:
-    """End the body cleanly but without the terminating events (`[DONE]` / `message_stop`)."""
-
-
-@dataclass(frozen=True)
-class MalformedSSE:
-    raw: str | bytes = "data: {not json\n\n"
-
-
-@dataclass(frozen=True)
-class HttpError:
-    """Answer `status` with a JSON error body: `body` as is when a dict, else the endpoint's
-    error shape with `body` (or the status phrase) as its message."""
-
-    status: int
-    body: dict[str, Any] | str | None = None
-    headers: dict[str, str] | None = None
-
-
-Step = (
-    Text
-    | Thinking
-    | ToolCallStep
-    | Usage
-    | NoUsage
-    | Delay
-    | Hang
-    | Disconnect
-    | EndStream
-    | MalformedSSE
-    | HttpError
+from testkit.script import (
+    Delay,
+    Disconnect,
+    EndStream,
+    Hang,
+    Hold,
+    HttpError,
+    MalformedSSE,
+    RecordedRequest,
+    Reply,
 )
-
-_DEFAULT_USAGE = Usage(input=10, output=5)
-
-
-class Reply:
-    """One scripted answer: `steps` in order; `stop_reason` defaults to tool use / end of turn.
-
-    `stop_reason` may be given in memento terms ("stop", "length", "toolUse") or in either
-    wire's terms ("end_turn", "max_tokens", "tool_use", "tool_calls", ...).
-    """
-
-    def __init__(self, *steps: Step, stop_reason: str | None = None) -> None:
-        if any(isinstance(s, HttpError) for s in steps) and len(steps) != 1:
-            raise ValueError("HttpError must be the only step of its Reply")
-        self.steps: tuple[Step, ...] = steps
-        has_tool = any(isinstance(s, ToolCallStep) for s in steps)
-        self.stop_reason: str = stop_reason or ("toolUse" if has_tool else "stop")
-        self.usage: Usage = next((s for s in steps if isinstance(s, Usage)), _DEFAULT_USAGE)
-
-    def __repr__(self) -> str:
-        return f"Reply({', '.join(map(repr, self.steps))}, stop_reason={self.stop_reason!r})"
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-    method: str = "POST"
-
-
-# --- wire formats -----------------------------------------------------------------------
-
-
-def _split(text: str, chunks: int) -> list[str]:
-    n = max(1, min(chunks, len(text)))
-    return [text[i * len(text) // n : (i + 1) * len(text) // n] for i in range(n)]
-
-
-def _sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
-    payload = data if isinstance(data, str) else json.dumps(data)
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {payload}\n\n".encode()
-
-
-_OPENAI_STOP = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "length": "length"}
-_OPENAI_STOP |= {"max_tokens": "length", "toolUse": "tool_calls", "tool_use": "tool_calls"}
-_ANTHROPIC_STOP = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "toolUse": "tool_use",
-    "tool_calls": "tool_use",
-}
-_ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
-_ANTHROPIC_ERRORS |= {404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error"}
-_ANTHROPIC_ERRORS |= {500: "api_error", 529: "overloaded_error"}
-
-
-class _OpenAIWire:
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.tools = 0
-
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return _sse(self._base() | {"choices": [choice]})
-
-    def _base(self) -> dict[str, Any]:
-        return {
-            "id": "chatcmpl-scripted",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": self.model,
-        }
-
-    def start(self, reply: Reply) -> list[bytes]:
-        return [self._chunk({"role": "assistant", "content": ""})]
-
-    def step(self, step: Step) -> list[bytes]:
-        if isinstance(step, Text):
-            return [self._chunk({"content": piece}) for piece in _split(step.text, step.chunks)]
-        if isinstance(step, Thinking):
-            return [self._chunk({"reasoning_content": p}) for p in _split(step.text, step.chunks)]
-        if isinstance(step, ToolCallStep):
-            index, self.tools = self.tools, self.tools + 1
-            head = {"index": index, "id": step.id, "type": "function"}
-            out = [self._chunk({"tool_calls": [head | {"function": {"name": step.name, "arguments": ""}}]})]
-            for piece in _split(step.wire_arguments(), step.chunks):
-                out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-            return out
-        return []
-
-    def finish(self, reply: Reply) -> list[bytes]:
-        u = reply.usage
-        prompt = u.input + u.cache_read
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": u.output,
-            "total_tokens": prompt + u.output,
-            "prompt_tokens_details": {"cached_tokens": u.cache_read},
-        }
-        finish = _OPENAI_STOP.get(reply.stop_reason, reply.stop_reason)
-        if any(isinstance(s, NoUsage) for s in reply.steps):
-            return [self._chunk({}, finish), _sse("[DONE]")]
-        return [self._chunk({}, finish), _sse(self._base() | {"choices": [], "usage": usage}), _sse("[DONE]")]
-
-    @staticmethod
-    def error_body(status: int, message: str) -> dict[str, Any]:
-        kind = (
-            "rate_limit_error"
-            if status == 429
-            else "server_error"
-            if status >= 500
-            else "invalid_request_error"
-        )
-        return {"error": {"message": message, "type": kind, "code": None}}
-
-
-class _AnthropicWire:
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.index = 0
-
-    def start(self, reply: Reply) -> list[bytes]:
-        u = reply.usage
-        usage = {
-            "input_tokens": u.input,
-            "cache_creation_input_tokens": u.cache_write,
-            "cache_read_input_tokens": u.cache_read,
-            "output_tokens": 1,
-        }
-        message = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": self.model}
-        message |= {"content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
-        return [_sse({"type": "message_start", "message": message}, "message_start")]
-
-    def _block(self, block: dict[str, Any], deltas: list[dict[str, Any]]) -> list[bytes]:
-        i, self.index = self.index, self.index + 1
-        out = [
-            _sse({"type": "content_block_start", "index": i, "content_block": block}, "content_block_start")
-        ]
-        for delta in deltas:
-            out.append(
-                _sse({"type": "content_block_delta", "index": i, "delta": delta}, "content_block_delta")
-            )
-        out.append(_sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
-        return out
-
-    def step(self, step: Step) -> list[bytes]:
-        if isinstance(step, Text):
-            deltas = [{"type": "text_delta", "text": p} for p in _split(step.text, step.chunks)]
-            return self._block({"type": "text", "text": ""}, deltas)
-        if isinstance(step, Thinking):
-            deltas = [{"type": "thinking_delta", "thinking": p} for p in _split(step.text, step.chunks)]
-            deltas.append({"type": "signature_delta", "signature": step.signature})
-            return self._block({"type": "thinking", "thinking": ""}, deltas)
-        if isinstance(step, ToolCallStep):
-            pieces = _split(step.wire_arguments(), step.chunks)
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
-            return self._block({"type": "tool_use", "id": step.id, "name": step.name, "input": {}}, deltas)
-        return []
-
-    def finish(self, reply: Reply) -> list[bytes]:
-        stop = _ANTHROPIC_STOP.get(reply.stop_reason, reply.stop_reason)
-        delta = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}}
-        delta["usage"] = {"output_tokens": reply.usage.output}
-        return [_sse(delta, "message_delta"), _sse({"type": "message_stop"}, "message_stop")]
-
-    @staticmethod
-    def error_body(status: int, message: str) -> dict[str, Any]:
-        kind = _ANTHROPIC_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        return {"type": "error", "error": {"type": kind, "message": message}}
-
-
-Wire = _OpenAIWire | _AnthropicWire
-
-
-def _wire_for(path: str, model: str) -> Wire | None:
-    path = path.split("?", 1)[0].rstrip("/")
-    if path.endswith("/chat/completions"):
-        return _OpenAIWire(model)
-    if path.endswith("/messages"):
-        return _AnthropicWire(model)
-    return None
-
-
-# --- the server -------------------------------------------------------------------------
+from testkit.wire import Wire, wire_for
 
 
 class _Gone(Exception):
@@ -350,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
         owner._record(RecordedRequest(self.path, headers, body, self.command))
-        wire = _wire_for(self.path, str(body.get("model") or "scripted-model"))
+        wire = wire_for(self.path, str(body.get("model") or "scripted-model"))
         if wire is None:
             self._send_json(
                 404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
@@ -401,6 +136,9 @@ class _Handler(BaseHTTPRequestHandler):
             elif isinstance(step, Hang):
                 out.flush()
                 out.wait(float("inf"), ping=True)
+            elif isinstance(step, Hold):
+                out.flush()
+                out.wait(float("inf"), ping=True, until=step.gate)
             elif isinstance(step, Disconnect):
                 out.flush()
                 out.abort()
@@ -445,10 +183,11 @@ class _ChunkedWriter:
         except OSError:
             pass
 
-    def wait(self, seconds: float, *, ping: bool) -> None:
-        """Sleep `seconds` (forever when inf) unless the client hangs up or the server stops."""
+    def wait(self, seconds: float, *, ping: bool, until: threading.Event | None = None) -> None:
+        """Sleep `seconds` (forever when inf) unless the client hangs up, the server stops or
+        `until` is set."""
         deadline = time.monotonic() + seconds
-        while True:
+        while until is None or not until.is_set():
             if self.stop.is_set():
                 self.abort()
                 raise _Gone(early=False)
@@ -638,21 +377,3 @@ class ScriptedModelServer:
         with self._cond:
             self._disconnects += 1
             self._cond.notify_all()
-
-
-__all__ = [
-    "Delay",
-    "Disconnect",
-    "EndStream",
-    "Hang",
-    "HttpError",
-    "MalformedSSE",
-    "RecordedRequest",
-    "Reply",
-    "ScriptedModelServer",
-    "Step",
-    "Text",
-    "Thinking",
-    "ToolCallStep",
-    "Usage",
-]

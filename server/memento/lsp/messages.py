@@ -1,0 +1,425 @@
+"""The shapes of the params and results of Memento's own LSP methods (names in `protocol`).
+
+Params arrive as plain dicts (see `server.MementoProtocol`) and are validated here with
+pydantic, so bad params get a JSON-RPC error response instead of silence."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from pygls.exceptions import JsonRpcInvalidParams
+
+
+class Model(BaseModel):
+    # defer_build: a model's validator is built on its first use, not at import, so the server
+    # answers `initialize` without building the schemas of requests it has not seen yet.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+M = TypeVar("M", bound=Model)
+
+
+class Empty(Model):
+    pass
+
+
+class PromptParams(Model):
+    text: str = Field(min_length=1)
+
+
+class PromptResult(Model):
+    turn_id: str
+
+
+class SteerParams(Model):
+    text: str = Field(min_length=1)
+
+
+class HistoryParams(Model):
+    cursor: str | None = None
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class RunningTurn(Model):
+    """The turn running while history was read: its entries so far are in the history, its
+    prompt is the entry `entry_id` (chat views put the live turn in their place)."""
+
+    turn_id: str
+    entry_id: str | None = None
+
+
+class HistoryResult(Model):
+    entries: list[dict[str, Any]]
+    next_cursor: str | None = None
+    running_turn: RunningTurn | None = None
+
+
+class SessionOpenParams(Model):
+    id: str = Field(min_length=1)
+
+
+class SessionRef(Model):
+    id: str
+
+
+class SessionItem(Model):
+    id: str
+    path: str
+    title: str | None = None
+    updated_at: str
+    damaged: str | None = None
+    """Why the file cannot be used as it is (listed so that it does not go unnoticed)."""
+
+
+class SessionListResult(Model):
+    sessions: list[SessionItem]
+
+
+class AbortResult(Model):
+    aborted: bool
+
+
+class SteerResult(Model):
+    delivered: bool
+    turn_id: str | None = None
+
+
+class ModeParams(Model):
+    """`memento/mode`: set the session's mode, or (without `mode`) ask for it."""
+
+    mode: Literal["ask", "act"] | None = None
+
+
+class ModeResult(Model):
+    """The mode now: `act` (the agent may change files) or `ask` (read-only: no mutating tool
+    is offered, and none runs). Also the `memento/mode` notification when the mode changed."""
+
+    mode: Literal["ask", "act"]
+
+
+class StreamParams(Model):
+    turn_id: str
+    stream: Literal["text", "thinking", "tool"]
+    delta: str
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+
+
+class TurnParams(Model):
+    turn_id: str
+    state: Literal["started", "retrying", "finished", "aborted", "error"]
+    rules: list[str] | None = None
+    """Retrying: the TTSR rules that made the turn drop its reply."""
+    attempt: int | None = None
+    reason: str | None = None
+    """Retrying: why, in a few words ("rate-limited (HTTP 429)")."""
+    retry_in_ms: int | None = None
+    """Retrying after a provider failure: when the request goes out again."""
+    error: str | None = None
+
+
+class ToolParams(Model):
+    """`memento/tool`: a tool call of the turn started or finished running (for chat views'
+    tool cards; the call's arguments stream as `memento/stream` with `stream: "tool"`)."""
+
+    turn_id: str
+    tool_call_id: str
+    tool_name: str
+    state: Literal["started", "finished"]
+    is_error: bool | None = None
+    output: str | None = None
+    """When finished: the result (its first `TOOL_OUTPUT_LIMIT` characters; the history has it
+    whole), so a tool card shows it while the turn still runs."""
+    output_truncated: bool | None = None
+
+
+TOOL_OUTPUT_LIMIT = 16_000
+
+
+class ContextParams(Model):
+    tokens: int
+    context_window: int
+    percent: float
+    stable_prefix_tokens: int
+    threshold_tokens: int | None = None
+    """Governance relieves the context above this (absent: compaction is off)."""
+
+
+class SessionParams(Model):
+    """`memento/session`: another session is now the active one (new, opened)."""
+
+    id: str
+
+
+class AdvisorParams(Model):
+    """`memento/advisor`: a delivered advisor note, for chat views (also a diagnostic)."""
+
+    note_id: str
+    note: str
+    severity: Literal["nit", "concern", "blocker"]
+    channel: Literal["aside", "steer", "preserve"]
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+
+
+class AdvisorToggleParams(Model):
+    enabled: bool | None = None
+    """Omitted: flip."""
+
+
+class AdvisorToggleResult(Model):
+    enabled: bool
+
+
+class NoteRef(Model):
+    note_id: str = Field(min_length=1)
+
+
+class CheckpointItem(Model):
+    id: str
+    label: str
+    created_at: str
+    entry_id: str | None = None
+    """The conversation position the checkpoint returns to (absent: before the first entry)."""
+    files: list[str]
+    """Files changed since the checkpoint, which a rewind would put back."""
+    message_count: int = 0
+    kind: str = "manual"
+
+
+class CheckpointListResult(Model):
+    checkpoints: list[CheckpointItem]
+
+
+class CheckpointCreateParams(Model):
+    label: str | None = None
+
+
+class CheckpointCreateResult(Model):
+    id: str
+
+
+RewindMode = Literal["all", "conversation", "files"]
+
+
+class CheckpointRewindParams(Model):
+    checkpoint_id: str = Field(min_length=1)
+    force: bool = False
+    mode: RewindMode = "all"
+    """`all`: conversation and files; `conversation`: the files stay; `files`: the conversation stays."""
+
+
+class CheckpointRewindResult(Model):
+    restored: list[str]
+    conflicts: list[str]
+    mode: RewindMode = "all"
+    checkpoint_id: str | None = None
+    """The checkpoint rewound to."""
+    undo_checkpoint_id: str | None = None
+    """The checkpoint of the present taken first (`memento.checkpoint.undoRewind` returns to it)."""
+
+
+class UndoRewindParams(Model):
+    force: bool = False
+
+
+class CheckpointRef(Model):
+    checkpoint_id: str = Field(min_length=1)
+
+
+class CheckpointFilePlan(Model):
+    path: str
+    action: Literal["restore", "conflict", "unchanged", "unavailable"]
+    """`restore`: a rewind puts it back; `conflict`: the user changed it too (put back only
+    with `force`); `unchanged`: already as at the checkpoint; `unavailable`: cannot be put back."""
+
+
+class CheckpointPreviewResult(Model):
+    checkpoint_id: str
+    files: list[CheckpointFilePlan]
+    moves_conversation: bool
+    messages_dropped: int
+    """Messages after the checkpoint on the active path (gone from the context after a
+    conversation rewind; a branch summary says what they did)."""
+
+
+class CheckpointFileParams(Model):
+    checkpoint_id: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    """Workspace-relative, `/`-separated."""
+
+
+class CheckpointFileResult(Model):
+    exists: bool
+    """False: the snapshot has no such file (it did not exist at the checkpoint)."""
+    content: str | None = None
+    binary: bool = False
+    """Not UTF-8 text: `content` is absent."""
+
+
+class CompactParams(Model):
+    instructions: str | None = None
+    """Extra focus for the summary."""
+    aggressive: bool = False
+    """Also clear every stale result and heavy block that can be cleared."""
+
+
+class CompactResult(Model):
+    tokens_before: int
+    tokens_after: int
+
+
+class CompactionParams(Model):
+    """`memento/compaction`: one step of context relief started, finished or failed."""
+
+    phase: Literal["started", "finished", "failed"]
+    level: Literal["prune", "shake", "compact"]
+    reason: Literal["threshold", "overflow", "manual"]
+    tokens_before: int
+    tokens_after: int | None = None
+    summarizer: Literal["model", "structured"] | None = None
+    error: str | None = None
+
+
+class CompactionItem(Model):
+    """One relief step on the active path (`memento/compaction/list`)."""
+
+    id: str
+    at: str
+    level: Literal["prune", "shake", "compact"]
+    reason: str | None = None
+    """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
+    tokens_before: int
+    tokens_after: int | None = None
+    summarizer: Literal["model", "structured"] | None = None
+    summary: str | None = None
+    entries: int | None = None
+    """Entries a prune or shake rewrote."""
+
+
+class CompactionListResult(Model):
+    compactions: list[CompactionItem]
+    """Newest first."""
+
+
+class RuleItem(Model):
+    name: str
+    path: str
+    bucket: Literal["ttsr", "always", "manual", "glob", "rulebook", "disabled", "dropped"]
+    engine: str
+    """How the rule watches the stream: `hyperscan`, `window` (the slower bounded search),
+    `any`, `ast-grep`, joined by `+`; `none` outside the ttsr bucket."""
+    fired: int
+    globs: list[str] = Field(default_factory=list[str])
+    description: str | None = None
+    attached: list[str] = Field(default_factory=list[str])
+    """What attached the rule in this session: the files that matched its globs, or
+    `@name` when a prompt mentioned it (empty: not attached)."""
+
+
+class ActiveDocumentParams(Model):
+    """`memento/activeDocument` (notification): the document the user is looking at changed
+    (focus moved; null: none). Glob rules matching it attach before the next request."""
+
+    uri: str | None = None
+
+
+class RulesListResult(Model):
+    rules: list[RuleItem]
+
+
+class OmfgRule(Model):
+    name: str = Field(min_length=1)
+    path: str | None = None
+    """Set once the rule is written."""
+    content: str = Field(min_length=1)
+
+
+class OmfgParams(Model):
+    """Generate: `{complaint}`. Save after the user confirmed: `{rule: {name, content}, write: true}`
+    (`overwrite: true` to replace an existing file)."""
+
+    complaint: str | None = None
+    rule: OmfgRule | None = None
+    write: bool = False
+    overwrite: bool = False
+
+
+class OmfgResult(Model):
+    rule: OmfgRule | None
+    validated: bool
+    attempts: int
+    feedback: list[str] = Field(default_factory=list[str])
+    """Why attempts failed (shown when the candidate is not validated)."""
+
+
+class InitializationOptions(Model):
+    """What `initialize` may carry besides the settings (which are the `memento` section, or
+    the object itself): the editor's own trust state. VS Code passes `workspace.isTrusted`;
+    `false` means the workspace file's user-level keys are ignored even when the user ran
+    `memento trust` (a client that says nothing leaves the decision to the trust records)."""
+
+    workspace_trusted: bool | None = None
+
+
+class SettingsResult(Model):
+    """`memento/settings {}`: the effective settings and where each came from."""
+
+    settings: dict[str, Any]
+    """Every setting (camelCase), secret values redacted."""
+    sources: dict[
+        str, Literal["default", "user", "workspace", "initializationOptions", "didChangeConfiguration"]
+    ]
+    """Dotted key (`provider.baseUrl`) → the layer its value came from."""
+    ignored_keys: list[str]
+    """User-level keys the workspace file sets that are not applied (not trusted)."""
+    workspace_trusted: bool
+    files: dict[str, str]
+    """`user` and `workspace`: the config files read."""
+    problems: list[str]
+
+
+class TrustParams(Model):
+    """`memento/trust {}` trusts the workspace config file as it is now (its sha256);
+    `{revoke: true}` forgets the trust."""
+
+    revoke: bool = False
+
+
+class TrustResult(Model):
+    trusted: bool
+    """Whether the workspace file's user-level keys now apply."""
+    config_path: str
+    sha256: str | None = None
+    """Of the file trusted (absent when there is none, or on revoke)."""
+    ignored_keys: list[str] = Field(default_factory=list[str])
+    reason: str | None = None
+    """Why it is not trusted, when it is not."""
+
+
+def parse(model: type[M], params: Any) -> M:
+    """Validate request params or a command's arguments; invalid ones become a -32602 error.
+
+    "No arguments" has many spellings (omitted, null, `{}`, `[]`, `[{}]`, `[[]]`: Lua's `{}`
+    is sent as `[]`); a command's arguments are its single argument object, or none."""
+    if isinstance(params, list | tuple):
+        if len(params) > 1:
+            raise JsonRpcInvalidParams(f"invalid params: expected one argument object, got {len(params)}")
+        params = params[0] if params else None
+    if params is None or params == []:  # Lua's {} is sent as []
+        params = {}
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}" for err in exc.errors()
+        )
+        raise JsonRpcInvalidParams(f"invalid params: {problems}") from None
