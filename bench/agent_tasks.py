@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_task_list import TASKS, Task  # noqa: E402
 from memento.compose import install_mechanisms  # noqa: E402
 from memento.config import MementoConfig  # noqa: E402
-from memento.providers.base import ModelRequest, Provider  # noqa: E402
+from memento.core import events  # noqa: E402
+from memento.core.provider import ModelRequest, Provider  # noqa: E402
 from memento.providers.local import LocalProvider  # noqa: E402
-from memento.session import events  # noqa: E402
 from memento.session.session import Session  # noqa: E402
-from memento.session.tasks import TaskRegistry  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 TURN_TIMEOUT_S = 420.0
 

@@ -29,14 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 
 from memento.config import MementoConfig  # noqa: E402
+from memento.core import events  # noqa: E402
+from memento.core.messages import CustomMessage  # noqa: E402
 from memento.governance.governor import attach  # noqa: E402
 from memento.memory.engine import MemoryEngine  # noqa: E402
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session import events  # noqa: E402
-from memento.session.messages import CustomMessage  # noqa: E402
 from memento.session.session import Session  # noqa: E402
-from memento.session.tasks import TaskRegistry  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 TOPICS = ["parser", "cache", "router", "schema", "logger", "client", "queue", "config", "auth", "index"]
 CONSTRAINTS = [

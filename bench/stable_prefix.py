@@ -34,10 +34,10 @@ from memento.config import (  # noqa: E402
     PruneSettings,
     RetrySettings,
 )
+from memento.core import events  # noqa: E402
+from memento.core.provider import ModelRequest  # noqa: E402
 from memento.governance.governor import Governor, attach  # noqa: E402
-from memento.providers.base import ModelRequest  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session import events  # noqa: E402
 from memento.session.hooks import Hooks, TurnInfo  # noqa: E402
 from memento.session.session import Session  # noqa: E402
 

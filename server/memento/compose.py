@@ -22,10 +22,10 @@ from memento.governance.governor import Governor, attach
 from memento.memory.engine import MemoryEngine
 from memento.session.mentions import WorkspaceContext
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
 from memento.ttsr.attach import RuleAttachments
 from memento.ttsr.coordinator import TtsrHooks
 from memento.ttsr.engine import TtsrEngine
+from memento.util.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from memento.config import MementoConfig, ProviderConfig
-from memento.providers.base import ModelRequest, TextDelta
+from memento.core import events
+from memento.core.messages import UserMessage
+from memento.core.provider import ModelRequest, TextDelta
 from memento.providers.local import LocalProvider
-from memento.session import events
-from memento.session.messages import UserMessage
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 pytestmark = pytest.mark.local_model
 

@@ -21,13 +21,13 @@ from memento.advisor.router import Router, read_text
 from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks, Spawn, StatusKind
 from memento.advisor.watchdog import default_user_dir, load_guidance
 from memento.config import ProviderConfig
-from memento.providers.base import ModelRequest, Provider
+from memento.core import events
+from memento.core.entries import CheckpointEntry
+from memento.core.messages import AssistantMessage, ToolCall
+from memento.core.provider import ModelRequest, Provider
 from memento.providers.factory import create_provider
-from memento.session import events
 from memento.session.context import context_messages
-from memento.session.entries import CheckpointEntry
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, ToolCall
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, resolve_in_workspace
 

@@ -17,11 +17,11 @@ from memento.advisor.advise import Advice
 from memento.advisor.board import LiveNote, NoteBoard
 from memento.advisor.delivery import DeliveryState, ImmuneWindow, advisory_text, resolve_channel
 from memento.advisor.render import ADVISOR_CUSTOM_TYPE, is_advisor_card
-from memento.providers.base import ModelRequest
-from memento.session import events
+from memento.core import events
+from memento.core.entries import AdvisorNoteEntry, CustomMessageEntry, now_ms
+from memento.core.messages import AssistantMessage, CustomMessage
+from memento.core.provider import ModelRequest
 from memento.session.context import context_messages
-from memento.session.entries import AdvisorNoteEntry, CustomMessageEntry, now_ms
-from memento.session.messages import AssistantMessage, CustomMessage
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import display_path, resolve_in_workspace
 

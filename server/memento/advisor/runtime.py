@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from memento.advisor.render import collapse_context, fingerprint, render_update
-from memento.providers.base import ContextOverflow, ProviderError
-from memento.session.messages import Message
+from memento.core.messages import Message
+from memento.core.provider import ContextOverflow, ProviderError
 
 log = logging.getLogger(__name__)
 

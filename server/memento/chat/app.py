@@ -19,15 +19,15 @@ from memento.chat.render import PlainRenderer, Renderer
 from memento.chat.status import Status
 from memento.compose import Mechanisms, install_mechanisms
 from memento.config import MementoConfig, data_dir
-from memento.providers.base import ProviderError
+from memento.core import events
+from memento.core.entries import MessageEntry
+from memento.core.events import TurnEndState
+from memento.core.messages import ToolResultMessage
+from memento.core.provider import ProviderError
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import MessageEntry
-from memento.session.events import TurnEndState
-from memento.session.messages import ToolResultMessage
 from memento.session.session import Busy, Session, TooLarge
 from memento.session.store import SessionCorrupt, SessionLocked
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 EXIT_CODES: dict[TurnEndState, int] = {"finished": 0, "error": 1, "aborted": 130}
 

@@ -28,11 +28,11 @@ from memento.checkpoints.store import (
 )
 from memento.checkpoints.tracker import ChangeTracker
 from memento.config import CheckpointSettings
-from memento.session import events
+from memento.core import events
+from memento.core.entries import CheckpointEntry, MessageEntry, new_entry_id
+from memento.core.messages import ToolCall, UserMessage
 from memento.session.context import context_messages
-from memento.session.entries import CheckpointEntry, MessageEntry, new_entry_id
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import ToolCall, UserMessage
 from memento.session.paths import encode_workspace
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput

@@ -18,6 +18,19 @@ import logging
 import math
 
 from memento.config import CompactionSettings, ProviderConfig
+from memento.core import events
+from memento.core.entries import MessageEntry
+from memento.core.events import CompactionReason
+from memento.core.messages import AssistantMessage, Message, Usage, UserMessage
+from memento.core.provider import (
+    ContextOverflow,
+    ModelRequest,
+    Provider,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    UsageReport,
+)
 from memento.governance.append_only import AppendOnlyContext
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
@@ -31,21 +44,8 @@ from memento.governance.tokens import (
     should_compact,
     threshold_tokens,
 )
-from memento.providers.base import (
-    ContextOverflow,
-    ModelRequest,
-    Provider,
-    ProviderError,
-    ProviderEvent,
-    StreamDone,
-    UsageReport,
-)
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import MessageEntry
-from memento.session.events import CompactionReason
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.messages import AssistantMessage, Message, Usage, UserMessage
 from memento.session.session import Session
 
 log = logging.getLogger(__name__)

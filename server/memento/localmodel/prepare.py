@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from memento.localmodel.catalog import ModelSpec
-from memento.session.lock import FileLock, SessionLocked
+from memento.util.lock import FileLock, SessionLocked
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memento.config import MemorySettings
+from memento.core import events
+from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
+from memento.core.messages import AssistantMessage, ToolCall
 from memento.memory.decisions import DEFAULT_TAG, Decision, DecisionLog
 from memento.memory.facts import (
     READ_TOOLS,
@@ -35,10 +38,7 @@ from memento.memory.notes import Notes, read_notes, set_stopped
 from memento.memory.record import record_decision
 from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
-from memento.session import events
-from memento.session.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, ToolCall
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memento.providers.base import ModelRequest, ProviderError, ProviderEvent
-from memento.session.messages import AssistantMessage, ToolCall
+from memento.core.messages import AssistantMessage, ToolCall
+from memento.core.provider import ModelRequest, ProviderError, ProviderEvent
 from memento.session.tools.base import ToolOutput
 
 if TYPE_CHECKING:

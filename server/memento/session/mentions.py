@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memento.session.entries import CustomMessageEntry
+from memento.core.entries import CustomMessageEntry
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.tools.base import ToolError
 from memento.session.tools.ls import list_directory

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
 from memento.config import MementoConfig
-from memento.providers.base import ModelRequest, Provider
+from memento.core import events
+from memento.core.entries import Entry, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
+from memento.core.events import EventBus, SessionMode
+from memento.core.messages import AssistantMessage, Message, Usage
+from memento.core.provider import ModelRequest, Provider
 from memento.security.secrets import Secrets, activate, active
-from memento.session import events
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
-from memento.session.entries import Entry, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
-from memento.session.events import EventBus, SessionMode
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, Message, Usage
 from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
     SessionInfo,

@@ -9,8 +9,19 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
-from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import (
+from memento.core import events
+from memento.core.entries import now_ms
+from memento.core.events import TurnEndState
+from memento.core.messages import (
+    AssistantMessage,
+    StopReason,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from memento.core.provider import (
     RETRY_LISTENER,
     ModelRequest,
     ProviderError,
@@ -21,21 +32,10 @@ from memento.providers.base import (
     ToolCallDelta,
     ToolCallStarted,
 )
+from memento.providers.assembly import ReplyBuilder
 from memento.security import secrets
 from memento.security.secrets import StreamRedactor
-from memento.session import events
-from memento.session.entries import now_ms
-from memento.session.events import TurnEndState
 from memento.session.hooks import RetryRequest, TurnInfo
-from memento.session.messages import (
-    AssistantMessage,
-    StopReason,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
 from memento.session.questions import is_question
 from memento.session.tools.base import ToolOutput
 from memento.session.tools.registry import run_tool

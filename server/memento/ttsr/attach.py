@@ -23,11 +23,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memento.providers.base import ModelRequest
-from memento.session import events
-from memento.session.entries import CompactionEntry, CustomMessageEntry, Entry, new_entry_id, now_ms
+from memento.core import events
+from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, new_entry_id, now_ms
+from memento.core.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
+from memento.core.provider import ModelRequest
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import templates

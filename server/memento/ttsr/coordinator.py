@@ -17,7 +17,17 @@ from collections import Counter
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from memento.providers.base import (
+from memento.core import events
+from memento.core.entries import (
+    CustomMessageEntry,
+    Entry,
+    EntryBase,
+    TtsrInjectionEntry,
+    new_entry_id,
+    now_ms,
+)
+from memento.core.messages import AssistantMessage, CustomMessage, ToolCall, ToolResultMessage
+from memento.core.provider import (
     ModelRequest,
     ProviderEvent,
     StreamDone,
@@ -26,17 +36,7 @@ from memento.providers.base import (
     ToolCallDelta,
     ToolCallStarted,
 )
-from memento.session import events
-from memento.session.entries import (
-    CustomMessageEntry,
-    Entry,
-    EntryBase,
-    TtsrInjectionEntry,
-    new_entry_id,
-    now_ms,
-)
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.messages import AssistantMessage, CustomMessage, ToolCall, ToolResultMessage
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import ast, templates

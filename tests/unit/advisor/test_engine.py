@@ -14,11 +14,11 @@ from testkit import Delay, HttpError, Reply, ScriptedModelServer, Text, ToolCall
 
 from memento.advisor.engine import AdvisorEngine, spawn_with
 from memento.config import MementoConfig
+from memento.core import events
+from memento.core.entries import AdvisorNoteEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import AdvisorNoteEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 MAIN, ADVISOR = "main-model", "advisor-model"

@@ -13,11 +13,11 @@ import pytest
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
+from memento.core import events
 from memento.governance.budget import budget_problem, sized_settings, window_settings
 from memento.governance.governor import DEAD_END, attach
 from memento.governance.tokens import threshold_tokens
 from memento.providers.factory import create_provider
-from memento.session import events
 from memento.session.session import Session
 
 

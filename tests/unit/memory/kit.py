@@ -14,7 +14,7 @@ from memento.governance.governor import Governor, attach
 from memento.memory.engine import MemoryEngine
 from memento.providers.factory import create_provider
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 

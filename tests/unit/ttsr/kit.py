@@ -11,11 +11,11 @@ from typing import Any
 from testkit import ScriptedModelServer
 
 from memento.config import MementoConfig, ProviderConfig, RetrySettings, TtsrSettings
+from memento.core import events
 from memento.providers.factory import create_provider
-from memento.session import events
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
 from memento.ttsr.coordinator import TtsrHooks, install
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 
