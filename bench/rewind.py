@@ -54,7 +54,7 @@ async def run_turn(session: Session, server: ScriptedModelServer, changed: list[
     stop = session.events.subscribe(lambda e: finished.set() if isinstance(e, events.TurnFinished) else None)
     tasks = TaskRegistry()
     started = time.perf_counter()
-    session.prompt("rewrite twenty modules", lambda coro, name: tasks.spawn(coro, name=name))
+    session.prompt("rewrite twenty modules", tasks.spawn)
     await asyncio.wait_for(finished.wait(), 120)
     stop()
     return time.perf_counter() - started

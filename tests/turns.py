@@ -35,7 +35,7 @@ async def run_turn(session: Session, prompt: str, tasks: TaskRegistry, *, timeou
 
     stop = session.events.subscribe(listen)
     try:
-        turn_id = session.prompt(prompt, lambda coro, name: tasks.spawn(coro, name=name))
+        turn_id = session.prompt(prompt, tasks.spawn)
         await asyncio.wait_for(ended.wait(), timeout)
     finally:
         stop()

@@ -61,7 +61,7 @@ async def test_the_default_model_reads_a_file_with_json_actions(tmp_path: Path) 
     try:
         session.prompt(
             "Read the file settings.ini and tell me which port the server uses.",
-            lambda coro, name: tasks.spawn(coro, name=name),
+            tasks.spawn,
         )
         await asyncio.wait_for(finished.wait(), 600)
     finally:

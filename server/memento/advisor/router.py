@@ -24,9 +24,10 @@ from memento.core.provider import ModelRequest
 from memento.session.context import context_messages
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import display_path, resolve_in_workspace
+from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
-    from memento.session.session import Session, SpawnFn
+    from memento.session.session import Session
 
 MAX_TRACKED_BYTES = 2 * 1024 * 1024
 APPLIED = "The user read this note and asks you to act on it."
@@ -45,7 +46,7 @@ def read_text(path: Path) -> str | None:
 
 
 class Router:
-    def __init__(self, session: Session, spawn: SpawnFn, board: NoteBoard, immune_turns: int = 3) -> None:
+    def __init__(self, session: Session, spawn: Spawn, board: NoteBoard, immune_turns: int = 3) -> None:
         self.session = session
         self.spawn = spawn
         self.board = board

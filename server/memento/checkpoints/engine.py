@@ -84,6 +84,10 @@ def turn_start(session: Session, prompt: str) -> str | None:
 
 
 class CheckpointEngine(Hooks):
+    async def aclose(self) -> None:
+        """Nothing of its own to close: its files and the shadow repository are per call."""
+        return None
+
     def __init__(self, session: Session) -> None:
         self.session = session
         self.base = session.data_dir / "checkpoints" / encode_workspace(session.root)

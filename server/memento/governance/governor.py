@@ -7,8 +7,9 @@ Gates, lightest relief first (prune → shake → compact):
   through `on_delta`): compact, then the turn loop retries once. A second overflow ends
   the turn with a clear error.
 
-It also builds every request from the append-only context and measures the context for
-`memento/context` (`session.governor`).
+It also shapes every request through the append-only context (`before_request`, off the
+event loop) and measures the context for `memento/context` (`measure_context`). Installed
+by `governance.mechanism.Governance`, like every other mechanism.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ from memento.governance.tokens import (
 )
 from memento.providers.factory import create_provider
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.session import Session
+from memento.session.session import Session, off_loop_work
+from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +69,9 @@ _USAGE = "governance.usage"
 
 
 class Governor(Hooks):
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, spawn: Spawn) -> None:
         self.session = session
+        self._spawn = spawn
         self._estimator_kind = session.config.compaction.estimator
         self.meter = ContextMeter(make_estimator(session.config.compaction))
         self.context = AppendOnlyContext(self._message_tokens, self._text_tokens)
@@ -128,10 +131,10 @@ class Governor(Hooks):
         if self._refreshing is not None and not self._refreshing.done():
             return True
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return False
-        self._refreshing = loop.create_task(self._refresh_and_publish(), name="governance-recount")
+        self._refreshing = self._spawn(self._refresh_and_publish(), "governance-recount")
         return True
 
     async def _refresh_and_publish(self) -> None:
@@ -149,6 +152,10 @@ class Governor(Hooks):
             await asyncio.to_thread(lambda: estimator.encoding)
 
     async def aclose(self) -> None:
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            await asyncio.gather(self._refreshing, return_exceptions=True)
+            self._refreshing = None
         providers, self._retired = self._retired, []
         if self._summary is not None:
             providers.append(self._summary[1])
@@ -168,13 +175,17 @@ class Governor(Hooks):
         return ModelSummarizer(self._summary[1])
 
     # -- session integration ------------------------------------------------------------
-    def build_request(self, session: Session, request: ModelRequest) -> ModelRequest:
+    def shape(self, request: ModelRequest) -> ModelRequest:
         """The session's request (its messages are the governed context: the projection of
-        `governance.context`), synced through the append-only log and measured."""
+        `session.llm_context`), synced through the append-only log and measured. Blocking
+        over a long session: `before_request` runs it in a worker thread."""
         _ = self.estimator
         shaped = self.context.build(request)
         self.meter.prefix_tokens = self.context.prefix.tokens
         return shaped
+
+    def measure_context(self, session: Session) -> events.ContextUsage:
+        return self.context_usage(session)
 
     def context_usage(self, session: Session) -> events.ContextUsage:
         _ = self.estimator
@@ -190,7 +201,7 @@ class Governor(Hooks):
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
         )
 
-    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage:
+    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage | None:
         """The provider reported no usage: the context as the meter counts it (system prompt,
         tools and every message sent) and the reply, marked as an estimate."""
         self.meter.update(session)
@@ -268,7 +279,11 @@ class Governor(Hooks):
             await self.relief.prune_stale(after_idle_only=True)
         await self.gate("threshold")
 
+    async def _shaped(self, request: ModelRequest) -> ModelRequest:
+        return await asyncio.to_thread(off_loop_work, lambda: self.shape(request))
+
     async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+        request = await self._shaped(request)
         if self._pending_overflow:
             self._pending_overflow = False
             relieved = await self._relieve_overflow()
@@ -277,7 +292,7 @@ class Governor(Hooks):
         if not relieved:
             return request
         self.context.rollback()  # the request built before relief is never sent
-        fresh = session.build_request()
+        fresh = await self._shaped(await session.build_request_off_loop())
         return request.model_copy(
             update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
         )
@@ -367,12 +382,3 @@ class Governor(Hooks):
         )
         window = self.session.config.provider.context_window
         return message is not None and is_context_overflow(message, window)
-
-
-def attach(session: Session) -> Governor:
-    """Put governance on a session: its hooks, its request builder and context meter."""
-    governor = Governor(session)
-    session.add_hooks(governor)
-    session.governor = governor
-    governor.check_budget()
-    return governor

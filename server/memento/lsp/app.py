@@ -75,7 +75,7 @@ class MementoApp:
             self._tasks = TaskRegistry()
         return self._tasks
 
-    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return self.tasks.spawn(coro, name=name)
 
     # -- lifecycle --------------------------------------------------------------------
@@ -119,7 +119,7 @@ class MementoApp:
             editor=LspEditor(self.server, self.server.buffers),
         )
         self._session.events.subscribe(self.on_event)
-        self._mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)
+        self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
         for feature in self.features:
             feature.started()
         self._announce(resolved)

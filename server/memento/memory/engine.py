@@ -74,6 +74,10 @@ def shown_in_full(path: Sequence[Entry]) -> set[str]:
 
 
 class MemoryEngine(Hooks):
+    async def aclose(self) -> None:
+        """Nothing of its own to close: its files and the shadow repository are per call."""
+        return None
+
     def __init__(self, session: Session) -> None:
         self.session = session
         self.notes = Notes()

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memento.core.messages import AssistantMessage, ToolCall
+from memento.core import events
+from memento.core.messages import AssistantMessage, ToolCall, Usage
 from memento.core.provider import ModelRequest, ProviderError, ProviderEvent
 from memento.session.tools.base import ToolOutput
 
@@ -114,4 +115,14 @@ class Hooks:
         return False
 
     async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+        return None
+
+    def measure_context(self, session: Session) -> events.ContextUsage | None:
+        """The context's size for `memento/context`, from the mechanism that counts it
+        (governance); None leaves it to the next hook."""
+        return None
+
+    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage | None:
+        """A reply's usage counted locally (the provider reported none), from the mechanism
+        that counts tokens (governance); None leaves it to the next hook."""
         return None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 from memento.core import events
@@ -305,13 +304,3 @@ def _append(session: Session, kind: type[EntryBase], **fields: Any) -> None:
     entry_id = store.new_id() if store is not None else new_entry_id()
     parent = store.leaf_id if store is not None else None
     session.append(kind(id=entry_id, parent_id=parent, **fields))  # pyright: ignore[reportArgumentType]
-
-
-def install(session: Session, spawn: Callable[[Coroutine[Any, Any, None], str], object]) -> TtsrHooks:
-    """Watch `session`'s streams with the workspace's rules; the rules load in the background
-    (the first turn waits for them)."""
-    engine = TtsrEngine(session.root, session.config.ttsr)
-    hooks = TtsrHooks(engine)
-    hooks.attach(session)
-    spawn(engine.reload(), "ttsr-load-rules")
-    return hooks

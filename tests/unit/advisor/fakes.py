@@ -74,7 +74,7 @@ class Harness:
                 notify=lambda kind, message: self.notices.append((kind, message)),
                 on_reset=self.resets.append,
             ),
-            lambda coro, name: self.tasks.spawn(coro, name=name),
+            self.tasks.spawn,
             **options,
         )
 

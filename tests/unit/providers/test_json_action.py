@@ -309,7 +309,7 @@ async def test_a_turn_in_json_mode_reads_a_file_and_answers(srv: ScriptedModelSe
 
     session.events.subscribe(listen)
     tasks = TaskRegistry()
-    session.prompt("What is the secret?", lambda coro, name: tasks.spawn(coro, name=name))
+    session.prompt("What is the secret?", tasks.spawn)
     await asyncio.wait_for(finished.wait(), 10)
     await session.aclose()
     first, second = (r.body["messages"] for r in srv.requests)
