@@ -21,6 +21,7 @@ from memento.advisor.watchdog import default_user_dir, load_guidance
 from memento.config import ProviderConfig
 from memento.core import events
 from memento.core.entries import CheckpointEntry
+from memento.core.events import TurnEndState
 from memento.core.messages import AssistantMessage, ToolCall
 from memento.core.provider import ModelRequest, Provider
 from memento.providers.factory import create_provider
@@ -237,7 +238,7 @@ class AdvisorEngine(Hooks):
             self.board.agent_editing.discard(path)
         return output
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         self.router.turn_open = False
         self.router.immune.turn_completed()
         if state == "aborted":

@@ -30,6 +30,7 @@ from memento.checkpoints.tracker import ChangeTracker
 from memento.config import CheckpointSettings
 from memento.core import events
 from memento.core.entries import CheckpointEntry, MessageEntry, new_entry_id
+from memento.core.events import TurnEndState
 from memento.core.messages import ToolCall, UserMessage
 from memento.session.context import context_messages
 from memento.session.hooks import Hooks, TurnInfo
@@ -250,7 +251,7 @@ class CheckpointEngine(Hooks):
         except Exception as exc:  # noqa: BLE001 -- a checkpoint never fails a tool call; _warn logs it
             self._warn(exc)
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         ended = self._turn
         if ended is None:
             return

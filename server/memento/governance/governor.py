@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from dataclasses import dataclass
 
 from memento.config import CompactionSettings, ProviderConfig
 from memento.core import events
 from memento.core.entries import MessageEntry
-from memento.core.events import CompactionReason
+from memento.core.events import CompactionReason, TurnEndState
 from memento.core.messages import AssistantMessage, Message, Usage, UserMessage
 from memento.core.provider import (
     ContextOverflow,
@@ -63,9 +64,18 @@ DEAD_END = (
     "until the context shrinks or you compact by hand."
 )
 LENGTH_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
-_RECOVERED_STEP = "governance.overflow_recovered_step"
-_LENGTH_STEP = "governance.length_retried_step"
-_USAGE = "governance.usage"
+
+
+@dataclass
+class _TurnState:
+    """What the governor remembers within one turn (`TurnInfo.state`)."""
+
+    usage: Usage | None = None
+    """The last usage the provider reported in this request's stream."""
+    length_retried_step: int | None = None
+    """The step whose cut-short reply was already compacted and retried."""
+    overflow_recovered_step: int | None = None
+    """The step whose context overflow was already compacted and retried."""
 
 
 class Governor(Hooks):
@@ -299,7 +309,7 @@ class Governor(Hooks):
 
     def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
         if isinstance(event, UsageReport):
-            turn.notes[_USAGE] = event.usage
+            turn.state(_TurnState).usage = event.usage
         elif isinstance(event, StreamDone) and event.stop_reason == "length":
             self._length_stop(session, turn)
 
@@ -307,18 +317,18 @@ class Governor(Hooks):
         """A reply cut off because the window is full: compact and retry it once (pi 1.6)."""
         if not self.settings.enabled:
             return
-        usage = turn.notes.get(_USAGE)
-        message = AssistantMessage(stop_reason="length", usage=usage if isinstance(usage, Usage) else Usage())
+        state = turn.state(_TurnState)
+        message = AssistantMessage(stop_reason="length", usage=state.usage or Usage())
         window = session.config.provider.context_window
         if is_context_overflow(message, window) or is_recoverable_length(
             message, session.config.provider.max_tokens
         ):
-            if turn.notes.get(_LENGTH_STEP) == turn.step:
+            if state.length_retried_step == turn.step:
                 session.events.publish(
                     events.Error(message=f"Memento: {LENGTH_FAILED}", turn_id=turn.turn_id)
                 )
                 return
-            turn.notes[_LENGTH_STEP] = turn.step
+            state.length_retried_step = turn.step
             self._pending_overflow = True
             raise RetryRequest("the reply was cut off by the context window; compacting and retrying")
 
@@ -327,7 +337,7 @@ class Governor(Hooks):
             return False
         recovered = await self._relieve_overflow()
         if recovered:
-            turn.notes[_RECOVERED_STEP] = turn.step
+            turn.state(_TurnState).overflow_recovered_step = turn.step
         return recovered
 
     def _is_overflow(self, error: ProviderError) -> bool:
@@ -354,8 +364,9 @@ class Governor(Hooks):
                 )
             return step is not None
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
-        if state == "error" and turn.notes.get(_RECOVERED_STEP) == turn.step and self._failed_again():
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+        recovered = turn.state(_TurnState).overflow_recovered_step == turn.step
+        if state == "error" and recovered and self._failed_again():
             session.events.publish(
                 events.CompactionFailed(
                     level="compact", reason="overflow", tokens_before=self.meter.tokens, error=OVERFLOW_FAILED

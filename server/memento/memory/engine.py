@@ -23,6 +23,7 @@ from typing import Any
 from memento.config import MemorySettings
 from memento.core import events
 from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
+from memento.core.events import TurnEndState
 from memento.core.messages import AssistantMessage, ToolCall
 from memento.memory.decisions import DEFAULT_TAG, Decision, DecisionLog
 from memento.memory.facts import (
@@ -203,7 +204,7 @@ class MemoryEngine(Hooks):
             self.inject_recall("", touched)
         return False
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         if not self.settings.enabled:
             return
         facts = session_facts(session.root, session.branch_path())

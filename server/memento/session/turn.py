@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, assert_never
 
 from memento.core import events
 from memento.core.entries import now_ms
@@ -27,10 +27,12 @@ from memento.core.provider import (
     ProviderError,
     ProviderEvent,
     RetryNotice,
+    StreamDone,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     ToolCallStarted,
+    UsageReport,
 )
 from memento.providers.assembly import ReplyBuilder
 from memento.security import secrets
@@ -283,8 +285,10 @@ class TurnRunner:
             case ToolCallDelta(id=call_id, arguments_delta=delta):
                 if (clean := redactor.feed(("tool", call_id), delta)) or not delta:
                     self._publish("tool", clean, call_id, names)
-            case _:
+            case ThinkingDelta() | UsageReport() | StreamDone():
                 pass
+            case _:
+                assert_never(event)
 
     def _publish(
         self, stream: events.StreamKind, delta: str, call_id: str | None, names: dict[str, str]

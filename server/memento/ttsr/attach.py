@@ -25,6 +25,7 @@ from typing import Any
 
 from memento.core import events
 from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, new_entry_id, now_ms
+from memento.core.events import TurnEndState
 from memento.core.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
 from memento.core.provider import ModelRequest
 from memento.session.hooks import Hooks, TurnInfo
@@ -153,7 +154,7 @@ class RuleAttachments(Hooks):
             return request
         return request.model_copy(update={"messages": [*request.messages, *added]})
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         self._pending, self._mentioned = {}, []
 
     # -- appending -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any
+from typing import Any, assert_never
 
 from memento.core import events
 from memento.core.entries import (
@@ -25,6 +25,7 @@ from memento.core.entries import (
     new_entry_id,
     now_ms,
 )
+from memento.core.events import TurnEndState
 from memento.core.messages import AssistantMessage, CustomMessage, ToolCall, ToolResultMessage
 from memento.core.provider import (
     ModelRequest,
@@ -34,6 +35,7 @@ from memento.core.provider import (
     ThinkingDelta,
     ToolCallDelta,
     ToolCallStarted,
+    UsageReport,
 )
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
 from memento.session.session import Session
@@ -122,7 +124,7 @@ class TtsrHooks(Hooks):
             request = request.model_copy(update={"system": request.system + addendum})
         return self._restate_missing(session, request)
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         self.engine.matcher.reset()
         self.engine.matcher.turn_completed()
         self._prose, self._interrupt, self._per_tool = [], [], {}
@@ -157,8 +159,10 @@ class TtsrHooks(Hooks):
             case StreamDone():
                 for ctx, fired in matcher.finish():
                     self._handle(session, turn, ctx, fired)
-            case _:
+            case UsageReport():
                 pass
+            case _:
+                assert_never(event)
 
     async def after_stream(self, session: Session, turn: TurnInfo) -> None:
         """The complete arguments of each edit/write call get a last AST check."""
