@@ -110,7 +110,7 @@ async def run_task(
 
     session.events.subscribe(listen)
     started = time.perf_counter()
-    session.prompt(task.prompt, lambda coro, name: registry.spawn(coro, name=name))
+    session.prompt(task.prompt, registry.spawn)
     timed_out = False
     try:
         await asyncio.wait_for(finished.wait(), timeout)
