@@ -140,10 +140,8 @@ class Router:
         return display_path(root, resolved), text
 
     def _record(self, note: LiveNote) -> None:
-        store = self.session.store
-        entry = AdvisorNoteEntry(
-            id=store.new_id() if store else secrets.token_hex(4),
-            parent_id=store.leaf_id if store else None,
+        self.session.append_new(
+            AdvisorNoteEntry,
             note_id=note.note_id,
             note=note.note,
             severity=note.severity,
@@ -153,7 +151,6 @@ class Router:
             end_line=note.end + 1 if note.path else None,
             anchor_id=note.anchor,
         )
-        self.session.append(entry)
 
     def steer(self, wire: str) -> None:
         """Interrupt: into the running turn, or a turn of its own (after the running one ends)."""

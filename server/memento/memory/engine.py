@@ -131,16 +131,9 @@ class MemoryEngine(Hooks):
 
     # -- injections ---------------------------------------------------------------------
     def _append(self, custom_type: str, content: str, details: dict[str, Any]) -> None:
-        store = self.session.store
-        entry = CustomMessageEntry(
-            id=store.new_id() if store is not None else new_entry_id(),
-            parent_id=store.leaf_id if store is not None else None,
-            custom_type=custom_type,
-            content=content,
-            display=False,
-            details=details,
+        self.session.append_new(
+            CustomMessageEntry, custom_type=custom_type, content=content, display=False, details=details
         )
-        self.session.append(entry)
 
     def inject_wakeup(self, reason: str) -> bool:
         """Append the digest if the branch lacks a current one; True when it did."""

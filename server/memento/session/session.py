@@ -10,11 +10,11 @@ import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from memento.config import MementoConfig
 from memento.core import events
-from memento.core.entries import Entry, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
+from memento.core.entries import Entry, EntryBase, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
 from memento.core.events import EventBus, SessionMode
 from memento.core.messages import AssistantMessage, Message, Usage
 from memento.core.provider import ModelRequest, Provider
@@ -38,6 +38,7 @@ from memento.util.tasks import Spawn
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+E = TypeVar("E", bound=EntryBase)
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a coding agent working inside the user's editor, in the workspace at {root}. "
@@ -144,6 +145,13 @@ class Session:
     def append(self, entry: Entry) -> Entry:
         """Store an entry durably (secrets redacted); the caller announces it afterwards."""
         return self._ensure_store().append(_redacted(entry))
+
+    def append_new(self, kind: type[E], **fields: Any) -> E:
+        """Store a new entry of `kind` at the leaf: its id and parent filled in, the rest
+        from `fields` (by field name), redacted like every entry."""
+        store = self._ensure_store()
+        entry = kind(id=store.new_id(), parent_id=store.leaf_id, **fields)
+        return cast(E, self.append(cast(Entry, entry)))
 
     def append_message(self, message: Message) -> MessageEntry:
         store = self._ensure_store()

@@ -22,7 +22,6 @@ from memento.core.entries import (
     Entry,
     EntryBase,
     TtsrInjectionEntry,
-    new_entry_id,
     now_ms,
 )
 from memento.core.events import TurnEndState
@@ -304,7 +303,4 @@ def _text(blocks: list[Any]) -> str:
 
 
 def _append(session: Session, kind: type[EntryBase], **fields: Any) -> None:
-    store = session.store
-    entry_id = store.new_id() if store is not None else new_entry_id()
-    parent = store.leaf_id if store is not None else None
-    session.append(kind(id=entry_id, parent_id=parent, **fields))  # pyright: ignore[reportArgumentType]
+    session.append_new(kind, **fields)
