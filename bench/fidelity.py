@@ -152,7 +152,7 @@ async def run(turns: int, compactions: int) -> None:
                 step = await governor.relief.compact("manual", no_model)
                 assert step is not None and step.summarizer == "structured", step
                 done += 1
-                request = session.build_request()
+                request = governor.shape(session.build_request())  # the request as the governor sends it
                 logged = [decision(n)["decision"] for n in range(decided)]
                 whole = request.system + json.dumps(
                     [m.model_dump(mode="json") for m in request.messages], ensure_ascii=False
