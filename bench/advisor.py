@@ -24,9 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memento.advisor.guard import EmissionGuard  # noqa: E402
 from memento.advisor.render import collapse_context, render_update  # noqa: E402
 from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks  # noqa: E402
-from memento.session.context import context_messages, sendable  # noqa: E402
-from memento.session.entries import Entry, MessageEntry  # noqa: E402
-from memento.session.messages import (  # noqa: E402
+from memento.core.entries import Entry, MessageEntry  # noqa: E402
+from memento.core.messages import (  # noqa: E402
     AssistantMessage,
     Message,
     TextContent,
@@ -34,6 +33,7 @@ from memento.session.messages import (  # noqa: E402
     ToolResultMessage,
     UserMessage,
 )
+from memento.session.context import context_messages, sendable  # noqa: E402
 
 SIZES = (200, 2_000, 10_000)
 

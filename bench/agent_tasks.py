@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_task_list import TASKS, Task  # noqa: E402
 from memento.compose import install_mechanisms  # noqa: E402
 from memento.config import MementoConfig  # noqa: E402
-from memento.providers.base import ModelRequest, Provider  # noqa: E402
+from memento.core import events  # noqa: E402
+from memento.core.provider import ModelRequest, Provider  # noqa: E402
 from memento.providers.local import LocalProvider  # noqa: E402
-from memento.session import events  # noqa: E402
 from memento.session.session import Session  # noqa: E402
-from memento.session.tasks import TaskRegistry  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 TURN_TIMEOUT_S = 420.0
 
@@ -110,7 +110,7 @@ async def run_task(
 
     session.events.subscribe(listen)
     started = time.perf_counter()
-    session.prompt(task.prompt, lambda coro, name: registry.spawn(coro, name=name))
+    session.prompt(task.prompt, registry.spawn)
     timed_out = False
     try:
         await asyncio.wait_for(finished.wait(), timeout)

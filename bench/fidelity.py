@@ -29,14 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 
 from memento.config import MementoConfig  # noqa: E402
-from memento.governance.governor import attach  # noqa: E402
+from memento.core import events  # noqa: E402
+from memento.core.messages import CustomMessage  # noqa: E402
+from memento.governance.mechanism import Governance  # noqa: E402
 from memento.memory.engine import MemoryEngine  # noqa: E402
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session import events  # noqa: E402
-from memento.session.messages import CustomMessage  # noqa: E402
+from memento.session.mechanism import InstallContext  # noqa: E402
 from memento.session.session import Session  # noqa: E402
-from memento.session.tasks import TaskRegistry  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 TOPICS = ["parser", "cache", "router", "schema", "logger", "client", "queue", "config", "auth", "index"]
 CONSTRAINTS = [
@@ -94,7 +95,7 @@ def setup(root: Path) -> list[str]:
 async def run_turn(session: Session, tasks: TaskRegistry, prompt: str) -> None:
     finished = asyncio.Event()
     stop = session.events.subscribe(lambda e: finished.set() if isinstance(e, events.TurnFinished) else None)
-    session.prompt(prompt, lambda coro, name: tasks.spawn(coro, name=name))
+    session.prompt(prompt, tasks.spawn)
     await asyncio.wait_for(finished.wait(), 30)
     stop()
 
@@ -125,9 +126,9 @@ async def run(turns: int, compactions: int) -> None:
             }
         )
         session = Session(root, config, create_provider(config.provider), data_dir=Path(tmp) / "data")
-        governor = attach(session)
-        session.add_hooks(MemoryEngine(session))
         tasks = TaskRegistry()
+        governor = Governance().install(InstallContext(session, tasks.spawn))
+        session.add_hooks(MemoryEngine(session))
         every = turns // (compactions + 1)
         decided, done = 0, 0
         touched: dict[str, None] = {}
@@ -151,7 +152,7 @@ async def run(turns: int, compactions: int) -> None:
                 step = await governor.relief.compact("manual", no_model)
                 assert step is not None and step.summarizer == "structured", step
                 done += 1
-                request = session.build_request()
+                request = governor.shape(session.build_request())  # the request as the governor sends it
                 logged = [decision(n)["decision"] for n in range(decided)]
                 whole = request.system + json.dumps(
                     [m.model_dump(mode="json") for m in request.messages], ensure_ascii=False

@@ -26,12 +26,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memento.config import CompactionSettings, PruneSettings, ShakeSettings  # noqa: E402
-from memento.governance import pruning, shake  # noqa: E402
-from memento.governance.edits import EDIT_RECORD, apply_edits, read_record, record_data  # noqa: E402
-from memento.governance.projection import session_path  # noqa: E402
-from memento.governance.tokens import Chars4Estimator, IncrementalCounter, TiktokenEstimator  # noqa: E402
-from memento.session.entries import CustomEntry, Entry, MessageEntry  # noqa: E402
-from memento.session.messages import (  # noqa: E402
+from memento.core.entries import CustomEntry, Entry, MessageEntry  # noqa: E402
+from memento.core.messages import (  # noqa: E402
     AssistantMessage,
     TextContent,
     ToolCall,
@@ -39,6 +35,10 @@ from memento.session.messages import (  # noqa: E402
     Usage,
     UserMessage,
 )
+from memento.governance import pruning, shake  # noqa: E402
+from memento.governance.tokens import Chars4Estimator, IncrementalCounter, TiktokenEstimator  # noqa: E402
+from memento.session.edits import EDIT_RECORD, apply_edits, read_record, record_data  # noqa: E402
+from memento.session.projection import session_path  # noqa: E402
 from memento.session.store import SessionStore, read_session  # noqa: E402
 
 WINDOW = 272_000

@@ -25,16 +25,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from memento.config import ProviderConfig  # noqa: E402
-from memento.localmodel import locate  # noqa: E402
-from memento.providers.base import (  # noqa: E402
+from memento.core.messages import UserMessage  # noqa: E402
+from memento.core.provider import (  # noqa: E402
     ModelRequest,
     TextDelta,
     ToolCallStarted,
     ToolSpec,
     UsageReport,
 )
+from memento.localmodel import locate  # noqa: E402
 from memento.providers.local import LocalProvider  # noqa: E402
-from memento.session.messages import UserMessage  # noqa: E402
 
 PROMPT = (
     "Without using any tool, write a Python function that checks whether a string is a palindrome, "

@@ -27,10 +27,10 @@ from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 from memento.checkpoints.engine import CheckpointEngine  # noqa: E402
 from memento.checkpoints.rewind import rewind  # noqa: E402
 from memento.config import MementoConfig  # noqa: E402
+from memento.core import events  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session import events  # noqa: E402
 from memento.session.session import Session  # noqa: E402
-from memento.session.tasks import TaskRegistry  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 
 def make_workspace(root: Path, files: int) -> list[str]:
@@ -54,7 +54,7 @@ async def run_turn(session: Session, server: ScriptedModelServer, changed: list[
     stop = session.events.subscribe(lambda e: finished.set() if isinstance(e, events.TurnFinished) else None)
     tasks = TaskRegistry()
     started = time.perf_counter()
-    session.prompt("rewrite twenty modules", lambda coro, name: tasks.spawn(coro, name=name))
+    session.prompt("rewrite twenty modules", tasks.spawn)
     await asyncio.wait_for(finished.wait(), 120)
     stop()
     return time.perf_counter() - started

@@ -23,10 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from memento.config import MementoConfig  # noqa: E402
+from memento.core import events  # noqa: E402
+from memento.core.entries import MessageEntry  # noqa: E402
+from memento.core.messages import TextContent, ToolResultMessage  # noqa: E402
 from memento.security import secrets  # noqa: E402
-from memento.session import events  # noqa: E402
-from memento.session.entries import MessageEntry  # noqa: E402
-from memento.session.messages import TextContent, ToolResultMessage  # noqa: E402
 from memento.session.tools.base import ToolContext  # noqa: E402
 from memento.session.tools.grep import GrepTool  # noqa: E402
 from memento.session.tools.grep_worker import search  # noqa: E402

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import sys
 import tempfile
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,15 @@ from memento.config import (  # noqa: E402
     PruneSettings,
     RetrySettings,
 )
-from memento.governance.governor import Governor, attach  # noqa: E402
-from memento.providers.base import ModelRequest  # noqa: E402
+from memento.core import events  # noqa: E402
+from memento.core.provider import ModelRequest  # noqa: E402
+from memento.governance.governor import Governor  # noqa: E402
+from memento.governance.mechanism import Governance  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session import events  # noqa: E402
 from memento.session.hooks import Hooks, TurnInfo  # noqa: E402
+from memento.session.mechanism import InstallContext  # noqa: E402
 from memento.session.session import Session  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 
 def module_source(k: int) -> str:
@@ -128,7 +132,8 @@ async def run_session(
     config = MementoConfig(provider=provider, compaction=compaction)
     with tempfile.TemporaryDirectory() as data:
         session = Session(root, config, create_provider(provider), data_dir=Path(data))
-        governor = attach(session)
+        registry = TaskRegistry()
+        governor = Governance().install(InstallContext(session, registry.spawn))
         recorder = Recorder(governor, server)
         session.add_hooks(recorder)
         counts = {"ladder": 0, "prune": 0}
@@ -144,15 +149,20 @@ async def run_session(
                 finished.set()
 
         session.events.subscribe(listen)
-        tasks: list[asyncio.Task[None]] = []
+        turns_run: list[asyncio.Task[None]] = []
+
+        def spawn(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+            turns_run.append(registry.spawn(coro, name))
+            return turns_run[-1]
+
         for number in range(turns):
             finished.clear()
             session.prompt(
-                f"Turn {number}: look at module_{target_file(number)}.py and summarize its handlers.",
-                lambda coro, name: tasks.append(asyncio.get_running_loop().create_task(coro)),
+                f"Turn {number}: look at module_{target_file(number)}.py and summarize its handlers.", spawn
             )
             await finished.wait()
-        await asyncio.gather(*tasks)
+        await asyncio.gather(*turns_run)
+        await registry.cancel_all()
         await governor.aclose()
         await session.aclose()
     return Outcome(recorder.records, counts["ladder"], counts["prune"])

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from memento.session import events
+from memento.core import events
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 
 @dataclass
@@ -35,7 +35,7 @@ async def run_turn(session: Session, prompt: str, tasks: TaskRegistry, *, timeou
 
     stop = session.events.subscribe(listen)
     try:
-        turn_id = session.prompt(prompt, lambda coro, name: tasks.spawn(coro, name=name))
+        turn_id = session.prompt(prompt, tasks.spawn)
         await asyncio.wait_for(ended.wait(), timeout)
     finally:
         stop()

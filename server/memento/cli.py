@@ -154,7 +154,7 @@ def _add_session(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _run_trust(args: argparse.Namespace) -> int:
-    from memento.security.cli import run
+    from memento.trust_cli import run
 
     return run(args)
 
@@ -167,7 +167,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
 
 def _add_trust_and_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
     from memento import doctor
-    from memento.security import cli as trust
+    from memento import trust_cli as trust
 
     parser = sub.add_parser(
         "trust", help="let this workspace's .memento/config.toml set user-level settings (until it changes)"

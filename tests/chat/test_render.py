@@ -8,7 +8,7 @@ import pytest
 from memento.chat.markdown import split_finished
 from memento.chat.render import PlainRenderer
 from memento.chat.status import Status, compaction_text
-from memento.session import events
+from memento.core import events
 
 
 def test_mechanism_events_show_inline_and_the_status_line_tracks_context_and_compaction(

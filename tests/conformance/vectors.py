@@ -18,6 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from memento.config import CompactionSettings
+from memento.core.entries import Entry, UnknownEntry, parse_entry
+from memento.core.messages import STORED, Message, TextContent, ThinkingContent, Usage
 from memento.governance.branch import prepare_branch_entries
 from memento.governance.compaction import (
     CompactionPreparation,
@@ -25,7 +27,6 @@ from memento.governance.compaction import (
     compaction_entry,
     prepare_compaction,
 )
-from memento.governance.context import SessionContext, build_session_context, convert_to_llm
 from memento.governance.cutpoint import find_cut_point, find_turn_start_index, find_valid_cut_points
 from memento.governance.file_ops import (
     FileOperations,
@@ -34,7 +35,6 @@ from memento.governance.file_ops import (
     format_file_operations,
 )
 from memento.governance.overflow import OVERFLOW_PATTERNS, is_context_overflow, is_recoverable_length
-from memento.governance.projection import BEFORE_ROOT, Leaf, parse_message
 from memento.governance.prompts import TURN_PREFIX_SUMMARIZATION_PROMPT
 from memento.governance.serialize import content_text, serialize_conversation
 from memento.governance.tokens import (
@@ -43,8 +43,8 @@ from memento.governance.tokens import (
     estimate_context_tokens,
     should_compact_pi,
 )
-from memento.session.entries import Entry, UnknownEntry, parse_entry
-from memento.session.messages import STORED, Message, TextContent, ThinkingContent, Usage
+from memento.session.llm_context import SessionContext, build_session_context, convert_to_llm
+from memento.session.projection import BEFORE_ROOT, Leaf, parse_message
 
 HERE = Path(__file__).resolve().parent
 VECTORS_DIR = Path(os.environ.get("PI_VECTORS_DIR") or HERE.parent / "data" / "vectors" / "pi-1.6")

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from memento.config import MementoConfig, ProviderConfig
-from memento.providers.base import ModelRequest, TextDelta
+from memento.core import events
+from memento.core.messages import UserMessage
+from memento.core.provider import ModelRequest, TextDelta
 from memento.providers.local import LocalProvider
-from memento.session import events
-from memento.session.messages import UserMessage
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 pytestmark = pytest.mark.local_model
 
@@ -61,7 +61,7 @@ async def test_the_default_model_reads_a_file_with_json_actions(tmp_path: Path) 
     try:
         session.prompt(
             "Read the file settings.ini and tell me which port the server uses.",
-            lambda coro, name: tasks.spawn(coro, name=name),
+            tasks.spawn,
         )
         await asyncio.wait_for(finished.wait(), 600)
     finally:

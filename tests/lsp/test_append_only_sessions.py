@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from testkit import Reply, ScriptedModelServer, Text
 
-from memento.governance.context import build_session_context
+from memento.core.messages import ToolResultMessage
 from memento.governance.pruning import SUPERSEDED_NOTICE
-from memento.session.messages import ToolResultMessage
+from memento.session.llm_context import build_session_context
 from memento.session.store import new_session_path, read_session, sessions_dir
 from tests.lsp.harness import Editor, provider_options, running_editor
 

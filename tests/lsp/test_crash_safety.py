@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from memento.session.entries import MessageEntry
+from memento.core.entries import MessageEntry
 from memento.session.store import SessionStore
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 

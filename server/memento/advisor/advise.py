@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.advisor.guard import SEVERITY_RANK, EmissionGuard, Severity, normalize_note
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.session.tools.base import Tool, ToolContext, ToolOutput
 from memento.session.tools.grep import GrepTool
 from memento.session.tools.ls import LsTool

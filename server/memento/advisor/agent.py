@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from memento.core.entries import now_ms
+from memento.core.messages import AssistantMessage, Message, TextContent, ToolResultMessage, UserMessage
+from memento.core.provider import ModelRequest, Provider
 from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import ModelRequest, Provider
-from memento.session.entries import now_ms
-from memento.session.messages import AssistantMessage, Message, TextContent, ToolResultMessage, UserMessage
 from memento.session.tools.base import Tool, ToolContext
 from memento.session.tools.registry import run_tool
 

@@ -1,7 +1,6 @@
 """`AdvisorEngine`: the advisor attached to a session — its hooks, its lifecycle, the user's actions.
 
-The composition root (`lsp/features/advisor.py`, tests) calls `AdvisorEngine.attach(session,
-spawn)`. The hooks only record and queue: the advisor runs in its own task and never holds
+`advisor.mechanism.Advisor` installs it on a session (the composition root, tests). The hooks only record and queue: the advisor runs in its own task and never holds
 up a turn (unless `advisor.syncBacklog` asks for it).
 """
 
@@ -9,27 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from memento.advisor.advise import Advice, AdviseTool, investigation_tools
 from memento.advisor.agent import ADVISOR_SYSTEM_PROMPT, AdvisorAgent
 from memento.advisor.board import LiveNote, NoteBoard
 from memento.advisor.guard import EmissionGuard
 from memento.advisor.router import Router, read_text
-from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks, Spawn, StatusKind
+from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks, StatusKind
 from memento.advisor.watchdog import default_user_dir, load_guidance
 from memento.config import ProviderConfig
-from memento.providers.base import ModelRequest, Provider
+from memento.core import events
+from memento.core.entries import CheckpointEntry
+from memento.core.events import TurnEndState
+from memento.core.messages import AssistantMessage, ToolCall
+from memento.core.provider import ModelRequest, Provider
 from memento.providers.factory import create_provider
-from memento.session import events
 from memento.session.context import context_messages
-from memento.session.entries import CheckpointEntry
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, ToolCall
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, resolve_in_workspace
+from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
     from memento.session.session import Session
@@ -62,14 +62,10 @@ class AdvisorEngine(Hooks):
         self._configured = settings.enabled
         self._last_turn: str | None = None
 
-    @classmethod
-    def attach(cls, session: Session, spawn: Spawn, *, user_dir: Path | None = None) -> AdvisorEngine:
-        engine = cls(session, spawn, user_dir=user_dir)
-        session.add_hooks(engine)
-        session.events.subscribe(engine.on_event)
-        if engine._configured:
-            engine.set_enabled(True, seed=False)
-        return engine
+    def start_if_configured(self) -> None:
+        """Start the advisor when the settings switch it on (at install)."""
+        if self._configured:
+            self.set_enabled(True, seed=False)
 
     # -- switching on and off -----------------------------------------------------------
     @property
@@ -242,7 +238,7 @@ class AdvisorEngine(Hooks):
             self.board.agent_editing.discard(path)
         return output
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         self.router.turn_open = False
         self.router.immune.turn_completed()
         if state == "aborted":
@@ -318,12 +314,3 @@ class AdvisorEngine(Hooks):
             if entry.id == note.anchor:
                 return latest
         return None  # the criticised work is no longer on this branch
-
-
-def spawn_with(registry_spawn: Any) -> Spawn:
-    """Adapt a `TaskRegistry.spawn` (keyword `name`) to the positional `Spawn` shape."""
-
-    def spawn(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
-        return registry_spawn(coro, name=name)
-
-    return spawn

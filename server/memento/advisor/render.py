@@ -16,7 +16,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from memento.advisor.delivery import ADVISORY_OPEN
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     Content,
     CustomMessage,

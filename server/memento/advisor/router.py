@@ -17,16 +17,17 @@ from memento.advisor.advise import Advice
 from memento.advisor.board import LiveNote, NoteBoard
 from memento.advisor.delivery import DeliveryState, ImmuneWindow, advisory_text, resolve_channel
 from memento.advisor.render import ADVISOR_CUSTOM_TYPE, is_advisor_card
-from memento.providers.base import ModelRequest
-from memento.session import events
+from memento.core import events
+from memento.core.entries import AdvisorNoteEntry, CustomMessageEntry, now_ms
+from memento.core.messages import AssistantMessage, CustomMessage
+from memento.core.provider import ModelRequest
 from memento.session.context import context_messages
-from memento.session.entries import AdvisorNoteEntry, CustomMessageEntry, now_ms
-from memento.session.messages import AssistantMessage, CustomMessage
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import display_path, resolve_in_workspace
+from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
-    from memento.session.session import Session, SpawnFn
+    from memento.session.session import Session
 
 MAX_TRACKED_BYTES = 2 * 1024 * 1024
 APPLIED = "The user read this note and asks you to act on it."
@@ -45,7 +46,7 @@ def read_text(path: Path) -> str | None:
 
 
 class Router:
-    def __init__(self, session: Session, spawn: SpawnFn, board: NoteBoard, immune_turns: int = 3) -> None:
+    def __init__(self, session: Session, spawn: Spawn, board: NoteBoard, immune_turns: int = 3) -> None:
         self.session = session
         self.spawn = spawn
         self.board = board
@@ -139,10 +140,8 @@ class Router:
         return display_path(root, resolved), text
 
     def _record(self, note: LiveNote) -> None:
-        store = self.session.store
-        entry = AdvisorNoteEntry(
-            id=store.new_id() if store else secrets.token_hex(4),
-            parent_id=store.leaf_id if store else None,
+        self.session.append_new(
+            AdvisorNoteEntry,
             note_id=note.note_id,
             note=note.note,
             severity=note.severity,
@@ -152,7 +151,6 @@ class Router:
             end_line=note.end + 1 if note.path else None,
             anchor_id=note.anchor,
         )
-        self.session.append(entry)
 
     def steer(self, wire: str) -> None:
         """Interrupt: into the running turn, or a turn of its own (after the running one ends)."""

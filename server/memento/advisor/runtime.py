@@ -19,13 +19,14 @@ import asyncio
 import logging
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from memento.advisor.render import collapse_context, fingerprint, render_update
-from memento.providers.base import ContextOverflow, ProviderError
-from memento.session.messages import Message
+from memento.core.messages import Message
+from memento.core.provider import ContextOverflow, ProviderError
+from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ _PERMANENT = re.compile(
 )
 _QUOTA = re.compile(r"usage[ _-]?limit|insufficient_quota|quota exceeded|exceeded your current quota", re.I)
 
-Spawn = Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]]
 StatusKind = Literal["failed", "halted"]
 
 

@@ -8,7 +8,7 @@ import contextlib
 import signal
 import sys
 import termios
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from rich.console import Console
@@ -19,15 +19,15 @@ from memento.chat.render import PlainRenderer, Renderer
 from memento.chat.status import Status
 from memento.compose import Mechanisms, install_mechanisms
 from memento.config import MementoConfig, data_dir
-from memento.providers.base import ProviderError
+from memento.core import events
+from memento.core.entries import MessageEntry
+from memento.core.events import TurnEndState
+from memento.core.messages import ToolResultMessage
+from memento.core.provider import ProviderError
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import MessageEntry
-from memento.session.events import TurnEndState
-from memento.session.messages import ToolResultMessage
 from memento.session.session import Busy, Session, TooLarge
 from memento.session.store import SessionCorrupt, SessionLocked
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 EXIT_CODES: dict[TurnEndState, int] = {"finished": 0, "error": 1, "aborted": 130}
 
@@ -81,7 +81,7 @@ class ChatApp:
         self.status.model = provider.model or config.provider.kind
         session.events.subscribe(self._on_event)
         session.set_mode(self.options.mode)
-        self.mechanisms = install_mechanisms(session, self.tasks)
+        self.mechanisms = install_mechanisms(session, self.tasks.spawn)
         await self._open_requested_session()
         session.publish_context()
         self.arm_sigint()
@@ -102,7 +102,7 @@ class ChatApp:
         except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
             raise ChatError(str(exc)) from exc
 
-    def spawn(self, coro: Any, name: str) -> object:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return self.tasks.spawn(coro, name=name)
 
     def _on_event(self, event: events.Event) -> None:

@@ -15,9 +15,9 @@ from memento.chat.status import change
 from memento.checkpoints.engine import CheckpointError
 from memento.checkpoints.git import GitError
 from memento.checkpoints.rewind import rewind
-from memento.providers.base import ProviderError
-from memento.session import events
-from memento.session.events import SessionMode
+from memento.core import events
+from memento.core.events import SessionMode
+from memento.core.provider import ProviderError
 from memento.session.session import Busy
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import OmfgError, write_rule

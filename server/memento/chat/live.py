@@ -16,7 +16,7 @@ from rich.text import Text
 from memento.chat.markdown import split_finished
 from memento.chat.render import LineKind, Renderer, ResultLookup
 from memento.chat.status import Status
-from memento.session import events
+from memento.core import events
 
 REDRAW_S = 0.08
 TICK_S = 0.25

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from memento.chat.status import Status, compaction_text
-from memento.session import events
+from memento.core import events
 
 LineKind = str
 """tool, retry, ttsr, advisor, compaction, checkpoint, rewind, rules, session, info, warning, error"""

@@ -5,7 +5,7 @@ step's outcome is a line in the transcript), so it never keeps an old event on s
 
 from __future__ import annotations
 
-from memento.session import events
+from memento.core import events
 
 
 def tokens(n: int) -> str:

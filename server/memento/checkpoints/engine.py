@@ -28,11 +28,12 @@ from memento.checkpoints.store import (
 )
 from memento.checkpoints.tracker import ChangeTracker
 from memento.config import CheckpointSettings
-from memento.session import events
+from memento.core import events
+from memento.core.entries import CheckpointEntry, MessageEntry, new_entry_id
+from memento.core.events import TurnEndState
+from memento.core.messages import ToolCall, UserMessage
 from memento.session.context import context_messages
-from memento.session.entries import CheckpointEntry, MessageEntry, new_entry_id
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import ToolCall, UserMessage
 from memento.session.paths import encode_workspace
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
@@ -84,6 +85,10 @@ def turn_start(session: Session, prompt: str) -> str | None:
 
 
 class CheckpointEngine(Hooks):
+    async def aclose(self) -> None:
+        """Nothing of its own to close: its files and the shadow repository are per call."""
+        return None
+
     def __init__(self, session: Session) -> None:
         self.session = session
         self.base = session.data_dir / "checkpoints" / encode_workspace(session.root)
@@ -246,7 +251,7 @@ class CheckpointEngine(Hooks):
         except Exception as exc:  # noqa: BLE001 -- a checkpoint never fails a tool call; _warn logs it
             self._warn(exc)
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         ended = self._turn
         if ended is None:
             return

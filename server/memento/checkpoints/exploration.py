@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from memento.providers.base import ToolSpec
-from memento.session import events
-from memento.session.entries import BranchSummaryEntry, CustomMessageEntry, Entry, MessageEntry, now_iso
+from memento.core import events
+from memento.core.entries import BranchSummaryEntry, CustomMessageEntry, Entry, MessageEntry, now_iso
+from memento.core.messages import AssistantMessage, ToolCall, ToolResultMessage
+from memento.core.provider import ToolSpec
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, ToolCall, ToolResultMessage
 from memento.session.session import Session
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args

@@ -8,21 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 from memento.session.editor import EditorBridge
-
-
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
-"""Read once at import: toggling the umask later would race threads creating files."""
+from memento.util.fsio import write_bytes_atomic
 
 
 def _read_bytes(path: Path) -> bytes | None:
@@ -38,27 +27,6 @@ async def current_content(editor: EditorBridge, path: Path) -> bytes | None:
     if text is not None:
         return text.encode("utf-8")
     return await asyncio.to_thread(_read_bytes, path)
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` (temp file + fsync + rename), keeping an existing mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _delete(path: Path) -> None:

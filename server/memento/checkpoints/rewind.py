@@ -25,8 +25,8 @@ from memento.checkpoints.files import current_content, put_content
 from memento.checkpoints.git import blob_id
 from memento.checkpoints.store import FileHistory, JournalRecord, changes_since, checkpoint_entries
 from memento.checkpoints.summary import abandoned_entries, rewind_summary
-from memento.session import events
-from memento.session.entries import BranchSummaryEntry, CheckpointEntry, MessageEntry
+from memento.core import events
+from memento.core.entries import BranchSummaryEntry, CheckpointEntry, MessageEntry
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import resolve_in_workspace
 

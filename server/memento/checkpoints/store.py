@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
-from memento.session.entries import CheckpointEntry, Entry, now_iso
+from memento.core.entries import CheckpointEntry, Entry, now_iso
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from memento.governance.branch import collect_entries_for_branch_summary
-from memento.session.entries import Entry, MessageEntry
-from memento.session.messages import AssistantMessage, UserMessage
+from memento.core.entries import Entry, MessageEntry
+from memento.core.messages import AssistantMessage, UserMessage
+from memento.session.projection import collect_entries_for_branch_summary
 from memento.session.store import SessionStore
 
 

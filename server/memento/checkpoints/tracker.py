@@ -18,8 +18,8 @@ from memento.checkpoints.files import current_content
 from memento.checkpoints.git import blob_id
 from memento.checkpoints.shadow import ShadowRepo
 from memento.checkpoints.store import Journal, JournalRecord
+from memento.core.messages import ToolCall
 from memento.session.editor import EditorBridge
-from memento.session.messages import ToolCall
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import resolve_in_workspace
 

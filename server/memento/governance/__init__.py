@@ -1,5 +1,5 @@
 """Context governance: token accounting, prune → shake → compact, append-only context.
 
 Import the modules themselves (`memento.governance.tokens`, …); this package imports
-nothing at load time, so `session/` can reach `governance.context` without a cycle.
+nothing at load time.
 """

@@ -18,8 +18,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memento.providers.base import ModelRequest, ToolSpec
-from memento.session.messages import Message
+from memento.core.messages import Message
+from memento.core.provider import ModelRequest, ToolSpec
 
 MessageTokens = Callable[[Message], int]
 _PrefixState = tuple[bytes | None, int, int]

@@ -6,27 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memento.governance.compaction import SummarizationError, Summarizer
-from memento.governance.context import convert_to_llm
-from memento.governance.file_ops import (
-    FileOperations,
-    compute_file_lists,
-    extract_file_ops,
-    format_file_operations,
-    seed_from_details,
-)
-from memento.governance.projection import (
-    branch_summary,
-    compaction_summary,
-    edited_messages,
-    extras,
-    session_path,
-    stored_message,
-)
-from memento.governance.prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT, branch_prompt
-from memento.governance.serialize import serialize_conversation
-from memento.governance.tokens import Estimator
-from memento.session.entries import (
+from memento.core.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
@@ -34,7 +14,26 @@ from memento.session.entries import (
     MessageEntry,
     UnknownEntry,
 )
-from memento.session.messages import Message
+from memento.core.messages import Message
+from memento.governance.compaction import SummarizationError, Summarizer
+from memento.governance.file_ops import (
+    FileOperations,
+    compute_file_lists,
+    extract_file_ops,
+    format_file_operations,
+    seed_from_details,
+)
+from memento.governance.prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT, branch_prompt
+from memento.governance.serialize import serialize_conversation
+from memento.governance.tokens import Estimator
+from memento.session.llm_context import convert_to_llm
+from memento.session.projection import (
+    branch_summary,
+    compaction_summary,
+    edited_messages,
+    extras,
+    stored_message,
+)
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 DEFAULT_BRANCH_CONTEXT_WINDOW = 128_000
@@ -52,31 +51,6 @@ class BranchSummary:
     summary: str
     read_files: list[str] = field(default_factory=list[str])
     modified_files: list[str] = field(default_factory=list[str])
-
-
-def collect_entries_for_branch_summary(
-    entries: Sequence[Entry], old_leaf_id: str | None, target_id: str
-) -> tuple[list[Entry], str | None]:
-    """The entries from the old leaf back to (not including) the deepest common ancestor with
-    the target, oldest first, and that ancestor's id. Compactions on the way are included."""
-    if not old_leaf_id:
-        return [], None
-    old_path = {entry.id for entry in session_path(entries, old_leaf_id)}
-    target_path = session_path(entries, target_id)
-    ancestor = next((e.id for e in reversed(target_path) if e.id in old_path), None)
-    by_id = {entry.id: entry for entry in entries}
-    collected: list[Entry] = []
-    seen: set[str] = set()
-    current: str | None = old_leaf_id
-    while current and current != ancestor and current not in seen:
-        entry = by_id.get(current)
-        if entry is None:
-            break
-        seen.add(current)
-        collected.append(entry)
-        current = entry.parent_id
-    collected.reverse()
-    return collected, ancestor
 
 
 def _branch_message(entry: Entry, edit: Entry | None) -> Message | None:

@@ -25,9 +25,9 @@ import math
 from collections.abc import Sequence
 
 from memento.config import CompactionSettings, MementoConfig, Settings
-from memento.governance.projection import project
+from memento.core.entries import CompactionEntry, Entry
 from memento.governance.tokens import Estimator, effective_reserve_tokens, threshold_tokens
-from memento.session.entries import CompactionEntry, Entry
+from memento.session.projection import project
 
 SHARES: dict[str, dict[str, float]] = {
     "": {"reserve_tokens": 0.15, "keep_recent_tokens": 0.25},

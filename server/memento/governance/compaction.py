@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from memento.config import CompactionSettings
-from memento.governance.context import convert_to_llm
+from memento.core.entries import CompactionEntry, Entry, now_iso
+from memento.core.messages import Message
 from memento.governance.cutpoint import cut_point
 from memento.governance.file_ops import (
     FileOperations,
@@ -26,12 +27,11 @@ from memento.governance.file_ops import (
     format_file_operations,
     seed_from_details,
 )
-from memento.governance.projection import ProjectedEntry, project
 from memento.governance.prompts import SUMMARIZATION_SYSTEM_PROMPT, history_prompt, turn_prefix_prompt
 from memento.governance.serialize import serialize_conversation
 from memento.governance.tokens import Estimator, estimate_projected_context_tokens
-from memento.session.entries import CompactionEntry, Entry, now_iso
-from memento.session.messages import Message
+from memento.session.llm_context import convert_to_llm
+from memento.session.projection import ProjectedEntry, project
 
 MAX_SUMMARY_TOKENS = 16_384
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"

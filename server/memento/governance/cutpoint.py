@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memento.governance.projection import ProjectedEntry, entry_messages
+from memento.core.entries import CompactionEntry, Entry
+from memento.core.messages import AssistantMessage, Message
 from memento.governance.tokens import Estimator
-from memento.session.entries import CompactionEntry, Entry
-from memento.session.messages import AssistantMessage, Message
+from memento.session.projection import ProjectedEntry, entry_messages
 
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 _TURN_START_ROLES = _CUT_ROLES - {"assistant"}

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memento.governance.js import utf16_sort_key
-from memento.session.messages import Message
+from memento.core.messages import Message
+from memento.util.js import utf16_sort_key
 
 
 @dataclass

@@ -7,8 +7,9 @@ Gates, lightest relief first (prune → shake → compact):
   through `on_delta`): compact, then the turn loop retries once. A second overflow ends
   the turn with a clear error.
 
-It also builds every request from the append-only context and measures the context for
-`memento/context` (`session.governor`).
+It also shapes every request through the append-only context (`before_request`, off the
+event loop) and measures the context for `memento/context` (`measure_context`). Installed
+by `governance.mechanism.Governance`, like every other mechanism.
 """
 
 from __future__ import annotations
@@ -16,8 +17,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from dataclasses import dataclass
 
 from memento.config import CompactionSettings, ProviderConfig
+from memento.core import events
+from memento.core.entries import MessageEntry
+from memento.core.events import CompactionReason, TurnEndState
+from memento.core.messages import AssistantMessage, Message, Usage, UserMessage
+from memento.core.provider import (
+    ContextOverflow,
+    ModelRequest,
+    Provider,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    UsageReport,
+)
 from memento.governance.append_only import AppendOnlyContext
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
@@ -31,22 +46,10 @@ from memento.governance.tokens import (
     should_compact,
     threshold_tokens,
 )
-from memento.providers.base import (
-    ContextOverflow,
-    ModelRequest,
-    Provider,
-    ProviderError,
-    ProviderEvent,
-    StreamDone,
-    UsageReport,
-)
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import MessageEntry
-from memento.session.events import CompactionReason
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.messages import AssistantMessage, Message, Usage, UserMessage
-from memento.session.session import Session
+from memento.session.session import Session, off_loop_work
+from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +64,24 @@ DEAD_END = (
     "until the context shrinks or you compact by hand."
 )
 LENGTH_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
-_RECOVERED_STEP = "governance.overflow_recovered_step"
-_LENGTH_STEP = "governance.length_retried_step"
-_USAGE = "governance.usage"
+
+
+@dataclass
+class _TurnState:
+    """What the governor remembers within one turn (`TurnInfo.state`)."""
+
+    usage: Usage | None = None
+    """The last usage the provider reported in this request's stream."""
+    length_retried_step: int | None = None
+    """The step whose cut-short reply was already compacted and retried."""
+    overflow_recovered_step: int | None = None
+    """The step whose context overflow was already compacted and retried."""
 
 
 class Governor(Hooks):
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, spawn: Spawn) -> None:
         self.session = session
+        self._spawn = spawn
         self._estimator_kind = session.config.compaction.estimator
         self.meter = ContextMeter(make_estimator(session.config.compaction))
         self.context = AppendOnlyContext(self._message_tokens, self._text_tokens)
@@ -128,10 +141,10 @@ class Governor(Hooks):
         if self._refreshing is not None and not self._refreshing.done():
             return True
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return False
-        self._refreshing = loop.create_task(self._refresh_and_publish(), name="governance-recount")
+        self._refreshing = self._spawn(self._refresh_and_publish(), "governance-recount")
         return True
 
     async def _refresh_and_publish(self) -> None:
@@ -149,6 +162,10 @@ class Governor(Hooks):
             await asyncio.to_thread(lambda: estimator.encoding)
 
     async def aclose(self) -> None:
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            await asyncio.gather(self._refreshing, return_exceptions=True)
+            self._refreshing = None
         providers, self._retired = self._retired, []
         if self._summary is not None:
             providers.append(self._summary[1])
@@ -168,13 +185,17 @@ class Governor(Hooks):
         return ModelSummarizer(self._summary[1])
 
     # -- session integration ------------------------------------------------------------
-    def build_request(self, session: Session, request: ModelRequest) -> ModelRequest:
+    def shape(self, request: ModelRequest) -> ModelRequest:
         """The session's request (its messages are the governed context: the projection of
-        `governance.context`), synced through the append-only log and measured."""
+        `session.llm_context`), synced through the append-only log and measured. Blocking
+        over a long session: `before_request` runs it in a worker thread."""
         _ = self.estimator
         shaped = self.context.build(request)
         self.meter.prefix_tokens = self.context.prefix.tokens
         return shaped
+
+    def measure_context(self, session: Session) -> events.ContextUsage:
+        return self.context_usage(session)
 
     def context_usage(self, session: Session) -> events.ContextUsage:
         _ = self.estimator
@@ -190,7 +211,7 @@ class Governor(Hooks):
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
         )
 
-    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage:
+    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage | None:
         """The provider reported no usage: the context as the meter counts it (system prompt,
         tools and every message sent) and the reply, marked as an estimate."""
         self.meter.update(session)
@@ -268,7 +289,11 @@ class Governor(Hooks):
             await self.relief.prune_stale(after_idle_only=True)
         await self.gate("threshold")
 
+    async def _shaped(self, request: ModelRequest) -> ModelRequest:
+        return await asyncio.to_thread(off_loop_work, lambda: self.shape(request))
+
     async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+        request = await self._shaped(request)
         if self._pending_overflow:
             self._pending_overflow = False
             relieved = await self._relieve_overflow()
@@ -277,14 +302,14 @@ class Governor(Hooks):
         if not relieved:
             return request
         self.context.rollback()  # the request built before relief is never sent
-        fresh = session.build_request()
+        fresh = await self._shaped(await session.build_request_off_loop())
         return request.model_copy(
             update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
         )
 
     def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
         if isinstance(event, UsageReport):
-            turn.notes[_USAGE] = event.usage
+            turn.state(_TurnState).usage = event.usage
         elif isinstance(event, StreamDone) and event.stop_reason == "length":
             self._length_stop(session, turn)
 
@@ -292,18 +317,18 @@ class Governor(Hooks):
         """A reply cut off because the window is full: compact and retry it once (pi 1.6)."""
         if not self.settings.enabled:
             return
-        usage = turn.notes.get(_USAGE)
-        message = AssistantMessage(stop_reason="length", usage=usage if isinstance(usage, Usage) else Usage())
+        state = turn.state(_TurnState)
+        message = AssistantMessage(stop_reason="length", usage=state.usage or Usage())
         window = session.config.provider.context_window
         if is_context_overflow(message, window) or is_recoverable_length(
             message, session.config.provider.max_tokens
         ):
-            if turn.notes.get(_LENGTH_STEP) == turn.step:
+            if state.length_retried_step == turn.step:
                 session.events.publish(
                     events.Error(message=f"Memento: {LENGTH_FAILED}", turn_id=turn.turn_id)
                 )
                 return
-            turn.notes[_LENGTH_STEP] = turn.step
+            state.length_retried_step = turn.step
             self._pending_overflow = True
             raise RetryRequest("the reply was cut off by the context window; compacting and retrying")
 
@@ -312,7 +337,7 @@ class Governor(Hooks):
             return False
         recovered = await self._relieve_overflow()
         if recovered:
-            turn.notes[_RECOVERED_STEP] = turn.step
+            turn.state(_TurnState).overflow_recovered_step = turn.step
         return recovered
 
     def _is_overflow(self, error: ProviderError) -> bool:
@@ -339,8 +364,9 @@ class Governor(Hooks):
                 )
             return step is not None
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
-        if state == "error" and turn.notes.get(_RECOVERED_STEP) == turn.step and self._failed_again():
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+        recovered = turn.state(_TurnState).overflow_recovered_step == turn.step
+        if state == "error" and recovered and self._failed_again():
             session.events.publish(
                 events.CompactionFailed(
                     level="compact", reason="overflow", tokens_before=self.meter.tokens, error=OVERFLOW_FAILED
@@ -367,12 +393,3 @@ class Governor(Hooks):
         )
         window = self.session.config.provider.context_window
         return message is not None and is_context_overflow(message, window)
-
-
-def attach(session: Session) -> Governor:
-    """Put governance on a session: its hooks, its request builder and context meter."""
-    governor = Governor(session)
-    session.add_hooks(governor)
-    session.governor = governor
-    governor.check_budget()
-    return governor

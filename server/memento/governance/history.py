@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from memento.governance.edits import is_record
-from memento.session.entries import CompactionEntry, CustomEntry, Entry
+from memento.core.entries import CompactionEntry, CustomEntry, Entry
+from memento.session.edits import is_record
 
 ReliefLevel = Literal["prune", "shake", "compact"]
 

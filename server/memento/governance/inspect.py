@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import CompactionSettings
-from memento.governance.edits import Applied, ContextEdit, apply_edits
+from memento.core.entries import Entry, MessageEntry
+from memento.core.messages import ToolResultMessage
 from memento.governance.tokens import Estimator
-from memento.session.entries import Entry, MessageEntry
-from memento.session.messages import ToolResultMessage
+from memento.session.edits import Applied, ContextEdit, apply_edits
 
 DEFAULT_WINDOW = 128_000
 """For sessions that never recorded their window (pi's, and Memento's before it did)."""
@@ -32,8 +32,8 @@ DEFAULT_WINDOW = 128_000
 def recorded_model(path: list[Any]) -> tuple[str | None, int | None]:
     """The model ("provider/model") and window the active path last recorded: its latest
     `model_change` entry, else the model of its latest reply (with no window)."""
-    from memento.session.entries import MessageEntry, ModelChangeEntry
-    from memento.session.messages import AssistantMessage
+    from memento.core.entries import MessageEntry, ModelChangeEntry
+    from memento.core.messages import AssistantMessage
 
     def name(*parts: str | None) -> str | None:
         return "/".join(p for p in parts if p) or None
@@ -80,13 +80,13 @@ def inspect_session(path: Path, settings: CompactionSettings, window: int | None
     None: the one the session recorded (else DEFAULT_WINDOW)."""
     from memento.governance.budget import sized_settings
     from memento.governance.compaction import prepare_compaction
-    from memento.governance.projection import project, session_path
     from memento.governance.tokens import (
         estimate_projected_context_tokens,
         make_estimator,
         should_compact,
         threshold_tokens,
     )
+    from memento.session.projection import project, session_path
     from memento.session.store import read_session
 
     header, entries, warnings = read_session(path)

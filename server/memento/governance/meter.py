@@ -18,10 +18,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memento.governance.edits import apply_edits, is_record
-from memento.governance.projection import entry_messages
+from memento.core.entries import CompactionEntry, Entry
 from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
-from memento.session.entries import CompactionEntry, Entry
+from memento.session.edits import apply_edits, is_record
+from memento.session.projection import entry_messages
 
 if TYPE_CHECKING:
     from memento.session.session import Session

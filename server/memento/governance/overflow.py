@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memento.core.messages import Message
 from memento.governance.tokens import assistant_field, assistant_usage
-from memento.session.messages import Message
 
 OVERFLOW_PATTERNS: Final = (
     r"prompt (?:is )?too long",  # Anthropic, z.ai

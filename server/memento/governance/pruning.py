@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memento.config import PruneSettings
-from memento.governance.edits import ContextEdit, edit_entry, tool_result_edit
-from memento.session.entries import Entry, MessageEntry, now_ms
-from memento.session.messages import AssistantMessage, ToolCall, ToolResultMessage
+from memento.core.entries import Entry, MessageEntry, now_ms
+from memento.core.messages import AssistantMessage, ToolCall, ToolResultMessage
+from memento.session.edits import ContextEdit, edit_entry, tool_result_edit
 
 EntryTokens = Callable[[Entry], int]
 """Token estimate of one entry's contribution to the context (0 for non-context entries)."""

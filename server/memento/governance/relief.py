@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from memento.config import CompactionSettings
+from memento.core import events
+from memento.core.entries import CompactionEntry, CustomEntry, Entry, now_ms
+from memento.core.events import CompactionLevel, CompactionReason
 from memento.governance import pruning, shake
 from memento.governance.budget import window_settings
 from memento.governance.compaction import (
@@ -33,13 +36,10 @@ from memento.governance.compaction import (
     compaction_entry,
     prepare_compaction,
 )
-from memento.governance.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 from memento.governance.file_ops import compute_file_lists, format_file_operations
 from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
-from memento.session import events
-from memento.session.entries import CompactionEntry, CustomEntry, Entry, now_ms
-from memento.session.events import CompactionLevel, CompactionReason
+from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 
 if TYPE_CHECKING:
     from memento.session.session import Session
@@ -78,7 +78,7 @@ class Relief:
         return self.meter.estimator.entry_tokens(entry)
 
     def _text_tokens(self, text: str) -> int:
-        from memento.session.messages import UserMessage
+        from memento.core.messages import UserMessage
 
         return self.meter.estimator.message_tokens(UserMessage(content=text, timestamp=0))
 

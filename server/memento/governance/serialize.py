@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memento.governance.js import js_stringify, utf16_join, utf16_len, utf16_slice_head
-from memento.session.messages import Message
+from memento.core.messages import Message
+from memento.util.js import js_stringify, utf16_join, utf16_len, utf16_slice_head
 
 TOOL_RESULT_MAX_CHARS = 2000
 

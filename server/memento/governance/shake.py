@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memento.config import ShakeSettings
-from memento.governance.edits import ContextEdit, block_edit, edit_entry, fingerprint
+from memento.core.entries import CustomMessageEntry, Entry, MessageEntry, now_ms
+from memento.core.messages import (
+    AssistantMessage,
+    Content,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from memento.governance.pruning import (
     EntryTokens,
     Protection,
@@ -28,15 +36,7 @@ from memento.governance.pruning import (
     tool_calls_by_id,
     tool_result,
 )
-from memento.session.entries import CustomMessageEntry, Entry, MessageEntry, now_ms
-from memento.session.messages import (
-    AssistantMessage,
-    Content,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from memento.session.edits import ContextEdit, block_edit, edit_entry, fingerprint
 
 TextTokens = Callable[[str], int]
 

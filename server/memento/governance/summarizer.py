@@ -18,21 +18,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memento.providers.base import (
-    ModelRequest,
-    Provider,
-    StreamDone,
-    TextDelta,
-    ToolCallStarted,
-)
-from memento.session.entries import DecisionEntry, Entry, now_ms
-from memento.session.messages import (
+from memento.core.entries import DecisionEntry, Entry, now_ms
+from memento.core.messages import (
     AssistantMessage,
     Content,
     Message,
     TextContent,
     ToolResultMessage,
     UserMessage,
+)
+from memento.core.provider import (
+    ModelRequest,
+    Provider,
+    StreamDone,
+    TextDelta,
+    ToolCallStarted,
 )
 
 log = logging.getLogger(__name__)

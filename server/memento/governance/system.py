@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memento.session.messages import Message, OtherMessage
+from memento.core.messages import Message, OtherMessage
 
 
 def _text(content: Any) -> str:

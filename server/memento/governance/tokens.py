@@ -27,10 +27,10 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from memento.config import CompactionSettings
-from memento.governance.js import js_stringify, utf16_len
-from memento.governance.projection import Projection, entry_messages
-from memento.session.entries import CompactionEntry, Entry
-from memento.session.messages import STORED, AssistantMessage, Message, Usage
+from memento.core.entries import CompactionEntry, Entry
+from memento.core.messages import STORED, AssistantMessage, Message, Usage
+from memento.session.projection import Projection, entry_messages
+from memento.util.js import js_stringify, utf16_len
 
 IMAGE_CHARS = 4800
 """pi 1.6 counts every image as 4800 characters (1200 tokens), in any role."""
@@ -389,7 +389,7 @@ class IncrementalCounter:
 
     def reset(self, path: Sequence[Entry], projection: Projection | None = None) -> None:
         """Recount from a root→leaf path (pi 1.6's stale-usage rule applies)."""
-        from memento.governance.projection import project
+        from memento.session.projection import project
 
         projection = projection or project(path)
         estimate = estimate_projected_context_tokens(projection, path, self.estimator)

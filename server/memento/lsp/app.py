@@ -22,11 +22,11 @@ from memento.lsp.feature import Features
 if TYPE_CHECKING:
     from memento.compose import Mechanisms
     from memento.config import MementoConfig
+    from memento.core import events
     from memento.layers import Resolved, SettingsLayers
     from memento.lsp.server import MementoServer
-    from memento.session import events
     from memento.session.session import Session
-    from memento.session.tasks import TaskRegistry
+    from memento.util.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +70,12 @@ class MementoApp:
     @property
     def tasks(self) -> TaskRegistry:
         if self._tasks is None:
-            from memento.session.tasks import TaskRegistry
+            from memento.util.tasks import TaskRegistry
 
             self._tasks = TaskRegistry()
         return self._tasks
 
-    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return self.tasks.spawn(coro, name=name)
 
     # -- lifecycle --------------------------------------------------------------------
@@ -119,7 +119,7 @@ class MementoApp:
             editor=LspEditor(self.server, self.server.buffers),
         )
         self._session.events.subscribe(self.on_event)
-        self._mechanisms = install_mechanisms(self._session, self.tasks, load_rules=False)
+        self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
         for feature in self.features:
             feature.started()
         self._announce(resolved)
@@ -182,7 +182,7 @@ class MementoApp:
         self.server.protocol.notify(method, params.wire())
 
     def on_event(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind
-        from memento.session import events
+        from memento.core import events
 
         match event:
             case events.TurnStarted(turn_id=turn_id):

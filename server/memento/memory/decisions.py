@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memento.memory.fsio import write_atomic
 from memento.security.confine import Confinement
+from memento.util.fsio import write_atomic
 
 log = logging.getLogger(__name__)
 

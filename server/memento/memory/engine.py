@@ -21,6 +21,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memento.config import MemorySettings
+from memento.core import events
+from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
+from memento.core.events import TurnEndState
+from memento.core.messages import AssistantMessage, ToolCall
 from memento.memory.decisions import DEFAULT_TAG, Decision, DecisionLog
 from memento.memory.facts import (
     READ_TOOLS,
@@ -35,10 +39,7 @@ from memento.memory.notes import Notes, read_notes, set_stopped
 from memento.memory.record import record_decision
 from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
-from memento.session import events
-from memento.session.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, ToolCall
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 
@@ -74,6 +75,10 @@ def shown_in_full(path: Sequence[Entry]) -> set[str]:
 
 
 class MemoryEngine(Hooks):
+    async def aclose(self) -> None:
+        """Nothing of its own to close: its files and the shadow repository are per call."""
+        return None
+
     def __init__(self, session: Session) -> None:
         self.session = session
         self.notes = Notes()
@@ -126,16 +131,9 @@ class MemoryEngine(Hooks):
 
     # -- injections ---------------------------------------------------------------------
     def _append(self, custom_type: str, content: str, details: dict[str, Any]) -> None:
-        store = self.session.store
-        entry = CustomMessageEntry(
-            id=store.new_id() if store is not None else new_entry_id(),
-            parent_id=store.leaf_id if store is not None else None,
-            custom_type=custom_type,
-            content=content,
-            display=False,
-            details=details,
+        self.session.append_new(
+            CustomMessageEntry, custom_type=custom_type, content=content, display=False, details=details
         )
-        self.session.append(entry)
 
     def inject_wakeup(self, reason: str) -> bool:
         """Append the digest if the branch lacks a current one; True when it did."""
@@ -199,7 +197,7 @@ class MemoryEngine(Hooks):
             self.inject_recall("", touched)
         return False
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         if not self.settings.enabled:
             return
         facts = session_facts(session.root, session.branch_path())

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memento.core.entries import Entry, MessageEntry
+from memento.core.messages import AssistantMessage, TextContent, UserMessage
 from memento.security import secrets
-from memento.session.entries import Entry, MessageEntry
-from memento.session.messages import AssistantMessage, TextContent, UserMessage
 
 READ_TOOLS = frozenset({"read", "grep", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit"})

@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 
 from memento.memory.decisions import MEMORY_DIR
-from memento.memory.fsio import write_atomic
 from memento.security.confine import Confinement
+from memento.util.fsio import write_atomic
 
 log = logging.getLogger(__name__)
 

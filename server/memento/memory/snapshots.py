@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from memento.memory.decisions import MEMORY_DIR, Decision
-from memento.memory.fsio import git_blob_id, write_atomic
+from memento.util.fsio import git_blob_id, write_atomic
 
 SNAPSHOT_DIR = "snapshots"
 MAX_FILES = 60

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from memento.core.provider import ToolSpec
 from memento.memory.decisions import DEFAULT_TAG, Decision
-from memento.providers.base import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args
 

@@ -9,20 +9,7 @@ from contextlib import aclosing
 from typing import Any
 
 from memento.config import ProviderConfig
-from memento.providers.base import (
-    ModelRequest,
-    ProviderCapabilities,
-    ProviderError,
-    ProviderEvent,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    UsageReport,
-)
-from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     Content,
     CustomMessage,
@@ -36,6 +23,19 @@ from memento.session.messages import (
     Usage,
     UserMessage,
 )
+from memento.core.provider import (
+    ModelRequest,
+    ProviderCapabilities,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageReport,
+)
+from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
 
 ANTHROPIC_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}

@@ -5,16 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memento.providers.base import (
-    ProviderEvent,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    UsageReport,
-)
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     Content,
     StopReason,
@@ -22,6 +13,15 @@ from memento.session.messages import (
     ThinkingContent,
     ToolCall,
     Usage,
+)
+from memento.core.provider import (
+    ProviderEvent,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageReport,
 )
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memento.config import ProviderConfig
+from memento.core.provider import Provider, ProviderError
 from memento.providers.anthropic import AnthropicProvider
-from memento.providers.base import Provider, ProviderError
 from memento.providers.openai_compat import OpenAICompatProvider
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from memento.config import ProviderConfig, RetrySettings
-from memento.providers.base import ContextOverflow, ProviderError, RetryNotice, announce_retry
+from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, announce_retry
 from memento.security import secrets
 
 logger = logging.getLogger(__name__)

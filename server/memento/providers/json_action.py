@@ -21,17 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memento.config import JsonActionSettings
-from memento.providers.base import (
-    ModelRequest,
-    ProviderEvent,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    ToolSpec,
-)
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     Content,
     CustomMessage,
@@ -41,6 +31,16 @@ from memento.session.messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+)
+from memento.core.provider import (
+    ModelRequest,
+    ProviderEvent,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    ToolSpec,
 )
 
 FORMAT_NOTE = (

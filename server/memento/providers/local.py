@@ -12,10 +12,10 @@ import logging
 from collections.abc import AsyncIterator
 
 from memento.config import ProviderConfig
+from memento.core.provider import ModelRequest, ProviderCapabilities, ProviderError, ProviderEvent
 from memento.localmodel import locate
 from memento.localmodel.prepare import PrepareError, Progress
 from memento.localmodel.supervisor import LocalServer, LocalServerError
-from memento.providers.base import ModelRequest, ProviderCapabilities, ProviderError, ProviderEvent
 from memento.providers.openai_compat import OpenAICompatProvider
 
 log = logging.getLogger(__name__)

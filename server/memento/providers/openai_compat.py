@@ -9,21 +9,7 @@ from contextlib import aclosing
 from typing import Any
 
 from memento.config import ProviderConfig
-from memento.providers import json_action
-from memento.providers.base import (
-    ModelRequest,
-    ProviderCapabilities,
-    ProviderError,
-    ProviderEvent,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    UsageReport,
-)
-from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     Content,
     CustomMessage,
@@ -36,6 +22,20 @@ from memento.session.messages import (
     Usage,
     UserMessage,
 )
+from memento.core.provider import (
+    ModelRequest,
+    ProviderCapabilities,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageReport,
+)
+from memento.providers import json_action
+from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",

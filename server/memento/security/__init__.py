@@ -2,8 +2,8 @@
 
 - `secrets`: one redaction step for everything stored, notified, logged or sent to the model,
   and the environment child processes get (key variables removed).
-- `trust`: content-pinned trust records for workspace config files (`memento trust`).
-- `protected`: paths `write`/`edit` change only after the user allows it.
+- `trust`: content-pinned trust records for workspace config files (`memento trust`,
+  whose command is `memento.trust_cli`).
 - `confine`: context files (rules, AGENTS.md, WATCHDOG.md…) are read only inside the
   workspace or the user config dir.
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import user_data_dir
-from memento.memory.fsio import write_atomic
+from memento.util.fsio import write_atomic
 
 log = logging.getLogger(__name__)
 

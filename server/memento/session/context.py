@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memento.session.entries import (
+from memento.core.entries import (
     BranchSummaryEntry,
     CustomMessageEntry,
     Entry,
     MessageEntry,
 )
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     CustomMessage,
     Message,
     ToolResultMessage,
     UserMessage,
 )
+from memento.session.llm_context import llm_messages
 
 SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
@@ -62,9 +63,7 @@ def entry_messages(entry: Entry) -> list[Message]:
 
 def context_messages(path: Sequence[Entry]) -> list[Message]:
     """Messages of a root→leaf path: the latest compaction's summary, its kept tail, the rest
-    (pi 1.6 `buildSessionContext`, converted for the model: see governance/context.py)."""
-    from memento.governance.context import llm_messages
-
+    (pi 1.6 `buildSessionContext`, converted for the model: see `session/llm_context.py`)."""
     return llm_messages(path)
 
 

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from memento.providers.base import ModelRequest, ProviderError, ProviderEvent
-from memento.session.messages import AssistantMessage, ToolCall
+from memento.core import events
+from memento.core.events import TurnEndState
+from memento.core.messages import AssistantMessage, ToolCall, Usage
+from memento.core.provider import ModelRequest, ProviderError, ProviderEvent
 from memento.session.tools.base import ToolOutput
 
 if TYPE_CHECKING:
     from memento.session.session import Session
+
+
+S = TypeVar("S")
 
 
 def _not_streaming(retry: RetryRequest) -> bool:
@@ -40,10 +45,18 @@ class TurnInfo:
     """Abort the streaming model request from outside `on_delta` (a background check found a
     hit while the provider is quiet), as if `on_delta` had raised it; False when no request
     is streaming."""
-    notes: dict[str, object] = field(default_factory=dict[str, object])
-    """Scratch space for hooks, keyed by the mechanism's name."""
     entry_id: str | None = None
     """The id of the turn's prompt entry, once stored (chat views place the running turn by it)."""
+    _states: dict[type[Any], object] = field(
+        default_factory=dict[type[Any], object], repr=False, compare=False
+    )
+
+    def state(self, kind: type[S]) -> S:
+        """This turn's state of one mechanism: an instance of its own class (a dataclass
+        with defaults), made on first use and gone with the turn."""
+        if kind not in self._states:
+            self._states[kind] = kind()
+        return cast(S, self._states[kind])
 
 
 class RetryRequest(Exception):
@@ -113,5 +126,15 @@ class Hooks:
         to request again even when the model made no tool calls."""
         return False
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+        return None
+
+    def measure_context(self, session: Session) -> events.ContextUsage | None:
+        """The context's size for `memento/context`, from the mechanism that counts it
+        (governance); None leaves it to the next hook."""
+        return None
+
+    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage | None:
+        """A reply's usage counted locally (the provider reported none), from the mechanism
+        that counts tokens (governance); None leaves it to the next hook."""
         return None

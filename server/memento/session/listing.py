@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from memento.session.entries import SessionHeader
-from memento.session.messages import STORED
+from memento.core.entries import SessionHeader
+from memento.core.messages import STORED
 
 log = logging.getLogger(__name__)
 

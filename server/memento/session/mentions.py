@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memento.session.entries import CustomMessageEntry
+from memento.core.entries import CustomMessageEntry
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.tools.base import ToolError
 from memento.session.tools.ls import list_directory
@@ -99,14 +99,10 @@ class WorkspaceContext(Hooks):
         text = context_text(overview, files)
         if not text:
             return
-        store = session.store
-        session.append(
-            CustomMessageEntry(
-                id=store.new_id(),
-                parent_id=store.leaf_id,
-                custom_type=CONTEXT_TYPE,
-                content=text,
-                display=False,
-                details={"files": [p for p, _ in files], "overview": bool(overview)},
-            )
+        session.append_new(
+            CustomMessageEntry,
+            custom_type=CONTEXT_TYPE,
+            content=text,
+            display=False,
+            details={"files": [p for p, _ in files], "overview": bool(overview)},
         )

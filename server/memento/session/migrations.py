@@ -27,14 +27,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memento.session.entries import (
+from memento.core.entries import (
     SESSION_VERSION,
     Entry,
     SessionHeader,
     UnknownEntry,
     parse_entry,
 )
-from memento.session.messages import STORED
+from memento.core.messages import STORED
 
 log = logging.getLogger(__name__)
 

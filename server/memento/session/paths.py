@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePath
 
-from memento.session.entries import now_iso
+from memento.core.entries import now_iso
 
 _SEPARATORS = re.compile(r"[/\\:]")
 

@@ -8,20 +8,20 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from memento.config import MementoConfig
-from memento.providers.base import ModelRequest, Provider
+from memento.core import events
+from memento.core.entries import Entry, EntryBase, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
+from memento.core.events import EventBus, SessionMode
+from memento.core.messages import AssistantMessage, Message, Usage
+from memento.core.provider import ModelRequest, Provider
 from memento.security.secrets import Secrets, activate, active
-from memento.session import events
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
-from memento.session.entries import Entry, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
-from memento.session.events import EventBus, SessionMode
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, Message, Usage
 from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
     SessionInfo,
@@ -33,13 +33,12 @@ from memento.session.store import (
 from memento.session.tools.base import Tool, ToolContext
 from memento.session.tools.registry import default_tools
 from memento.session.turn import TurnRunner
+from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-SpawnFn = Callable[[Coroutine[Any, Any, None], str], object]
-"""Starts an owned background task (the front end's task registry)."""
+E = TypeVar("E", bound=EntryBase)
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a coding agent working inside the user's editor, in the workspace at {root}. "
@@ -58,17 +57,6 @@ class Busy(Exception):
 
 class TooLarge(ValueError):
     """A message that cannot fit the model's context window, refused before it is stored."""
-
-
-class ContextGovernor(Protocol):
-    """Context governance, when attached (`session.governor`): it shapes each request (the
-    governed context, the append-only log) and measures the context."""
-
-    def build_request(self, session: Session, request: ModelRequest) -> ModelRequest: ...
-
-    def context_usage(self, session: Session) -> events.ContextUsage: ...
-
-    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage: ...
 
 
 class Session:
@@ -100,9 +88,6 @@ class Session:
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
         self._steering: list[str] = []
-        self._previous_request: list[str] = []
-        self.stable_prefix_tokens = 0
-        self.governor: ContextGovernor | None = None
         self._recorded_model: tuple[str, str, int] | None = None
         self.mode: SessionMode = "act"
         """`ask`: only read-only tools are offered, and no other tool runs (`set_mode`)."""
@@ -161,6 +146,13 @@ class Session:
         """Store an entry durably (secrets redacted); the caller announces it afterwards."""
         return self._ensure_store().append(_redacted(entry))
 
+    def append_new(self, kind: type[E], **fields: Any) -> E:
+        """Store a new entry of `kind` at the leaf: its id and parent filled in, the rest
+        from `fields` (by field name), redacted like every entry."""
+        store = self._ensure_store()
+        entry = kind(id=store.new_id(), parent_id=store.leaf_id, **fields)
+        return cast(E, self.append(cast(Entry, entry)))
+
     def append_message(self, message: Message) -> MessageEntry:
         store = self._ensure_store()
         entry = _redacted(MessageEntry(id=store.new_id(), parent_id=store.leaf_id, message=message))
@@ -211,7 +203,6 @@ class Session:
             raise Busy("a turn is running; abort it before starting a new session")
         self._close_store()
         self.session_id = secrets.token_hex(4)
-        self._previous_request = []
         self._recorded_model = None
         self.events.publish(events.SessionChanged(session_id=self.session_id))
         return self.session_id
@@ -235,7 +226,6 @@ class Session:
             self._close_store()
             self.store = store
             self.session_id = session_id
-            self._previous_request = []
             self._recorded_model = None
             for warning in store.warnings:
                 self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
@@ -259,7 +249,7 @@ class Session:
         if window and (tokens := approx_tokens(text)) > window:
             raise TooLarge(f"the message is about {tokens:,} tokens; the context window holds {window:,}")
 
-    def prompt(self, text: str, spawn: SpawnFn) -> str:
+    def prompt(self, text: str, spawn: Spawn) -> str:
         """Start a turn for `text` (queued behind a running one) and return its id at once."""
         self.check_size(text)
         turn = TurnInfo(turn_id=new_entry_id(), prompt=text)
@@ -315,53 +305,27 @@ class Session:
         if self._runner is not None and self._runner.turn.read_only:
             request.allowed_tools = [tool.spec.name for tool in self.allowed_tools()]
             request.allowed_note = QUESTION_NOTE
-        if self.governor is not None:
-            return self.governor.build_request(self, request)
-        self._measure_stable_prefix(system, messages)
         return request
-
-    def _measure_stable_prefix(self, system: str, messages: list[Message]) -> None:
-        current = [system] + [json.dumps(m.dump(), sort_keys=True) for m in messages]
-        stable = 0
-        for before, now in zip(self._previous_request, current, strict=False):
-            if before != now:
-                break
-            stable += 1
-        self.stable_prefix_tokens = sum(approx_tokens(part) for part in current[:stable])
-        self._previous_request = current
 
     # -- context meter ----------------------------------------------------------------
     def context_usage(self) -> events.ContextUsage:
-        if self.governor is not None:
-            return self.governor.context_usage(self)
-        messages = context_messages(self.branch_path())
-        estimate = sum(approx_tokens(json.dumps(m.dump())) for m in messages)
-        anchored = 0
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
-                usage = message.usage
-                total = (
-                    usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
-                )
-                if total > 0:
-                    anchored = total + sum(approx_tokens(json.dumps(m.dump())) for m in messages[index + 1 :])
-                    break
-        tokens = max(anchored, estimate)
+        """The figures for `memento/context`: the first hook that measures the context
+        (governance) answers; with none installed, nothing is counted."""
+        for hook in self.hooks:
+            if (usage := hook.measure_context(self)) is not None:
+                return usage
         window = self.config.provider.context_window
-        return events.ContextUsage(
-            tokens=tokens,
-            context_window=window,
-            percent=round(100 * tokens / window, 1) if window else 0.0,
-            stable_prefix_tokens=self.stable_prefix_tokens,
-        )
+        return events.ContextUsage(tokens=0, context_window=window, percent=0.0, stable_prefix_tokens=0)
 
     def estimate_usage(self, reply: AssistantMessage) -> Usage:
         """A local count of a reply's usage when the provider reported none, marked as an
-        estimate: the context sent (the reply not stored yet) and the reply itself."""
-        if self.governor is not None:
-            return self.governor.estimate_usage(self, reply)
-        sent = self.context_usage().tokens
+        estimate: the context sent (the reply not stored yet) and the reply itself. The first
+        hook that counts tokens (governance) answers; else a chars/4 guess."""
+        for hook in self.hooks:
+            if (usage := hook.estimate_usage(self, reply)) is not None:
+                return usage
+        messages = context_messages(self.branch_path())
+        sent = sum(approx_tokens(json.dumps(m.dump())) for m in messages)
         output = approx_tokens(json.dumps(reply.dump()))
         return Usage(input=sent, output=output, total_tokens=sent + output, estimated=True)
 

@@ -30,11 +30,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from memento.session.entries import Entry, SessionHeader, new_entry_id
+from memento.core.entries import Entry, SessionHeader, new_entry_id
 from memento.session.listing import SessionInfo, list_sessions
-from memento.session.lock import FileLock, SessionLocked
 from memento.session.migrations import LoadedFile, RawLine, SessionCorrupt, load_bytes, read_session
 from memento.session.paths import encode_workspace, new_session_path, sessions_dir
+from memento.util.lock import FileLock, SessionLocked
 
 __all__ = [
     "SessionCorrupt",

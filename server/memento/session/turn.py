@@ -7,27 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, assert_never
 
-from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import (
-    RETRY_LISTENER,
-    ModelRequest,
-    ProviderError,
-    ProviderEvent,
-    RetryNotice,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-)
-from memento.security import secrets
-from memento.security.secrets import StreamRedactor
-from memento.session import events
-from memento.session.entries import now_ms
-from memento.session.events import TurnEndState
-from memento.session.hooks import RetryRequest, TurnInfo
-from memento.session.messages import (
+from memento.core import events
+from memento.core.entries import now_ms
+from memento.core.events import TurnEndState
+from memento.core.messages import (
     AssistantMessage,
     StopReason,
     TextContent,
@@ -36,6 +21,23 @@ from memento.session.messages import (
     Usage,
     UserMessage,
 )
+from memento.core.provider import (
+    RETRY_LISTENER,
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    RetryNotice,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageReport,
+)
+from memento.providers.assembly import ReplyBuilder
+from memento.security import secrets
+from memento.security.secrets import StreamRedactor
+from memento.session.hooks import RetryRequest, TurnInfo
 from memento.session.questions import is_question
 from memento.session.tools.base import ToolOutput
 from memento.session.tools.registry import run_tool
@@ -283,8 +285,10 @@ class TurnRunner:
             case ToolCallDelta(id=call_id, arguments_delta=delta):
                 if (clean := redactor.feed(("tool", call_id), delta)) or not delta:
                     self._publish("tool", clean, call_id, names)
-            case _:
+            case ThinkingDelta() | UsageReport() | StreamDone():
                 pass
+            case _:
+                assert_never(event)
 
     def _publish(
         self, stream: events.StreamKind, delta: str, call_id: str | None, names: dict[str, str]

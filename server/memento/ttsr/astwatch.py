@@ -54,6 +54,9 @@ class AstWatch:
         self.checked_at: dict[str, int] = {}
         self.seen: dict[str, str] = {}
         self.in_flight: set[str] = set()
+        self._futures: set[asyncio.Future[tuple[str | None, list[str]]]] = set()
+        """The background checks in the executor, owned until done (the next attempt cancels
+        those not started)."""
 
     def reset(self, token: int) -> None:
         """A new request attempt: results of older ones are dropped."""
@@ -62,6 +65,8 @@ class AstWatch:
         for table in (self.raw, self.sizes, self.checked_at, self.seen):
             table.clear()
         self.in_flight.clear()
+        for future in self._futures:
+            future.cancel()  # a check not started yet never runs; one running is ignored (token)
 
     def close(self) -> None:
         self.open = False
@@ -82,9 +87,11 @@ class AstWatch:
         future = asyncio.get_running_loop().run_in_executor(
             None, check, tool, raw, candidates, paths, self.seen.get(call_id)
         )
+        self._futures.add(future)
         future.add_done_callback(lambda f: self._done(call_id, token, f))
 
     def _done(self, call_id: str, token: int, future: asyncio.Future[tuple[str | None, list[str]]]) -> None:
+        self._futures.discard(future)
         if token != self.token:
             return
         self.in_flight.discard(call_id)

@@ -23,11 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memento.providers.base import ModelRequest
-from memento.session import events
-from memento.session.entries import CompactionEntry, CustomMessageEntry, Entry, new_entry_id, now_ms
+from memento.core import events
+from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, now_ms
+from memento.core.events import TurnEndState
+from memento.core.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
+from memento.core.provider import ModelRequest
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import templates
@@ -153,7 +154,7 @@ class RuleAttachments(Hooks):
             return request
         return request.model_copy(update={"messages": [*request.messages, *added]})
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         self._pending, self._mentioned = {}, []
 
     # -- appending -------------------------------------------------------------------------
@@ -172,18 +173,15 @@ class RuleAttachments(Hooks):
         files = sorted({f for _, fs in chosen for f in fs} or {f"@{r.name}" for r, _ in chosen})
         content = "\n\n".join(texts)
         details = {"rules": [r.name for r, _ in chosen], "files": files, "restated": restated}
-        store = session.store
         stamp = now_ms()
-        entry = CustomMessageEntry(
-            id=store.new_id() if store is not None else new_entry_id(),
-            parent_id=store.leaf_id if store is not None else None,
+        entry = session.append_new(
+            CustomMessageEntry,
             timestamp=datetime.fromtimestamp(stamp / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z",
             custom_type=templates.ATTACH_TYPE,
             content=content,
             display=False,
             details=details,
         )
-        session.append(entry)
         attached = self.attached()
         for rule, rule_files in chosen:
             seen = attached.setdefault(rule.name, [])

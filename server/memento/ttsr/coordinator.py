@@ -14,10 +14,19 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, assert_never
 
-from memento.providers.base import (
+from memento.core import events
+from memento.core.entries import (
+    CustomMessageEntry,
+    Entry,
+    EntryBase,
+    TtsrInjectionEntry,
+    now_ms,
+)
+from memento.core.events import TurnEndState
+from memento.core.messages import AssistantMessage, CustomMessage, ToolCall, ToolResultMessage
+from memento.core.provider import (
     ModelRequest,
     ProviderEvent,
     StreamDone,
@@ -25,18 +34,9 @@ from memento.providers.base import (
     ThinkingDelta,
     ToolCallDelta,
     ToolCallStarted,
-)
-from memento.session import events
-from memento.session.entries import (
-    CustomMessageEntry,
-    Entry,
-    EntryBase,
-    TtsrInjectionEntry,
-    new_entry_id,
-    now_ms,
+    UsageReport,
 )
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.messages import AssistantMessage, CustomMessage, ToolCall, ToolResultMessage
 from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import ast, templates
@@ -123,7 +123,7 @@ class TtsrHooks(Hooks):
             request = request.model_copy(update={"system": request.system + addendum})
         return self._restate_missing(session, request)
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: str) -> None:
+    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
         self.engine.matcher.reset()
         self.engine.matcher.turn_completed()
         self._prose, self._interrupt, self._per_tool = [], [], {}
@@ -158,8 +158,10 @@ class TtsrHooks(Hooks):
             case StreamDone():
                 for ctx, fired in matcher.finish():
                     self._handle(session, turn, ctx, fired)
-            case _:
+            case UsageReport():
                 pass
+            case _:
+                assert_never(event)
 
     async def after_stream(self, session: Session, turn: TurnInfo) -> None:
         """The complete arguments of each edit/write call get a last AST check."""
@@ -301,17 +303,4 @@ def _text(blocks: list[Any]) -> str:
 
 
 def _append(session: Session, kind: type[EntryBase], **fields: Any) -> None:
-    store = session.store
-    entry_id = store.new_id() if store is not None else new_entry_id()
-    parent = store.leaf_id if store is not None else None
-    session.append(kind(id=entry_id, parent_id=parent, **fields))  # pyright: ignore[reportArgumentType]
-
-
-def install(session: Session, spawn: Callable[[Coroutine[Any, Any, None], str], object]) -> TtsrHooks:
-    """Watch `session`'s streams with the workspace's rules; the rules load in the background
-    (the first turn waits for them)."""
-    engine = TtsrEngine(session.root, session.config.ttsr)
-    hooks = TtsrHooks(engine)
-    hooks.attach(session)
-    spawn(engine.reload(), "ttsr-load-rules")
-    return hooks
+    session.append_new(kind, **fields)

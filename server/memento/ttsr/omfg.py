@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import TtsrSettings
-from memento.session.messages import AssistantMessage, Message, TextContent, ThinkingContent, ToolCall
+from memento.core.messages import AssistantMessage, Message, TextContent, ThinkingContent, ToolCall
 from memento.session.tools.workspace import write_text_atomic
 from memento.ttsr.jsregex import RegexSyntaxError, translate
 from memento.ttsr.matcher import MatchContext, TtsrMatcher

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from memento.providers.base import ModelRequest, TextDelta
+from memento.core.entries import now_ms
+from memento.core.messages import UserMessage
+from memento.core.provider import ModelRequest, TextDelta
 from memento.session.context import context_messages, sendable
-from memento.session.entries import now_ms
-from memento.session.messages import UserMessage
 from memento.session.session import Session
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import (

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks
-from memento.session.messages import AssistantMessage, Message, TextContent, UserMessage
-from memento.session.tasks import TaskRegistry
+from memento.core.messages import AssistantMessage, Message, TextContent, UserMessage
+from memento.util.tasks import TaskRegistry
 
 Outcome = BaseException | asyncio.Event | None
 """An error to raise, an event to wait for before answering, or None: answer at once."""
@@ -74,7 +74,7 @@ class Harness:
                 notify=lambda kind, message: self.notices.append((kind, message)),
                 on_reset=self.resets.append,
             ),
-            lambda coro, name: self.tasks.spawn(coro, name=name),
+            self.tasks.spawn,
             **options,
         )
 

@@ -12,13 +12,15 @@ import pytest
 import pytest_asyncio
 from testkit import Delay, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from memento.advisor.engine import AdvisorEngine, spawn_with
+from memento.advisor.engine import AdvisorEngine
+from memento.advisor.mechanism import Advisor
 from memento.config import MementoConfig
+from memento.core import events
+from memento.core.entries import AdvisorNoteEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import AdvisorNoteEntry, CompactionEntry, CustomMessageEntry, MessageEntry
+from memento.session.mechanism import InstallContext
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 MAIN, ADVISOR = "main-model", "advisor-model"
@@ -75,7 +77,7 @@ async def rig(model_server: ScriptedModelServer, tmp_path: Path) -> AsyncIterato
     )
     session = Session(root, config, create_provider(config.provider), data_dir=tmp_path / "data")
     tasks = TaskRegistry()
-    engine = AdvisorEngine.attach(session, spawn_with(tasks.spawn), user_dir=tmp_path / "no-user-dir")
+    engine = Advisor(user_dir=tmp_path / "no-user-dir").install(InstallContext(session, tasks.spawn))
     seen: list[Any] = []
     changed = asyncio.Event()
 

@@ -12,7 +12,7 @@ from memento.advisor.render import (
     render_markdown,
     render_update,
 )
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     CustomMessage,
     TextContent,

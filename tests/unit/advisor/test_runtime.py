@@ -10,8 +10,8 @@ import pytest_asyncio
 
 from memento.advisor.render import HEADING, UNCHANGED, WIP_MARKER
 from memento.advisor.runtime import classify
-from memento.providers.base import ContextOverflow, ProviderError
-from memento.session.messages import CustomMessage, Usage
+from memento.core.messages import CustomMessage, Usage
+from memento.core.provider import ContextOverflow, ProviderError
 from tests.unit.advisor.fakes import Harness, ScriptedAgent, answer, user
 
 TRANSIENT = ProviderError("openai: HTTP 500: boom", status=500)

@@ -11,11 +11,11 @@ from testkit import ScriptedModelServer
 
 from memento.checkpoints.engine import CheckpointEngine
 from memento.config import MementoConfig
+from memento.core import events
 from memento.providers.factory import create_provider
-from memento.session import events
 from memento.session.editor import EditorBridge
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 

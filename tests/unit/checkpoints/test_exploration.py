@@ -9,7 +9,7 @@ import pytest
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.checkpoints.exploration import REMINDER, ExplorationHooks
-from memento.session.entries import BranchSummaryEntry, CustomMessageEntry
+from memento.core.entries import BranchSummaryEntry, CustomMessageEntry
 from tests.unit.checkpoints.kit import Bench
 
 

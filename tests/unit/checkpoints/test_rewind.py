@@ -11,7 +11,7 @@ from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.checkpoints.engine import CheckpointError
 from memento.checkpoints.rewind import rewind
-from memento.session.entries import BranchSummaryEntry, CheckpointEntry
+from memento.core.entries import BranchSummaryEntry, CheckpointEntry
 from tests.unit.checkpoints.kit import Bench
 from tests.unit.tools.test_read import FakeEditor
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memento.session.entries import CustomMessageEntry, Entry, MessageEntry
-from memento.session.messages import (
+from memento.core.entries import CustomMessageEntry, Entry, MessageEntry
+from memento.core.messages import (
     AssistantMessage,
     Content,
     TextContent,

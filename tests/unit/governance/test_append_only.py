@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from memento.governance.append_only import AppendOnlyContext, StablePrefix
-from memento.providers.base import ModelRequest, ToolSpec
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     Message,
     TextContent,
     ToolResultMessage,
     UserMessage,
 )
+from memento.core.provider import ModelRequest, ToolSpec
+from memento.governance.append_only import AppendOnlyContext, StablePrefix
 
 TOOLS = [ToolSpec(name="read", description="Read a file", parameters={"type": "object"})]
 

@@ -13,12 +13,15 @@ import pytest
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
+from memento.core import events
 from memento.governance.budget import budget_problem, sized_settings, window_settings
-from memento.governance.governor import DEAD_END, attach
+from memento.governance.governor import DEAD_END
+from memento.governance.mechanism import Governance
 from memento.governance.tokens import threshold_tokens
 from memento.providers.factory import create_provider
-from memento.session import events
+from memento.session.mechanism import InstallContext
 from memento.session.session import Session
+from memento.util.tasks import TaskRegistry
 
 
 def test_defaults_are_sized_to_a_small_window() -> None:
@@ -96,7 +99,8 @@ async def test_an_8k_session_with_default_settings_is_relieved_and_compacts(
     session = governed_session(srv, root, tmp_path / "data")
     seen: list[Any] = []
     session.events.subscribe(seen.append)
-    governor = attach(session)
+    tasks = TaskRegistry()
+    governor = Governance().install(InstallContext(session, tasks.spawn))
     try:
         srv.enqueue(*[Reply(Text("## Goal\nRead the modules.")) for _ in range(6)], model="summ")
         for n in range(6):
@@ -112,6 +116,7 @@ async def test_an_8k_session_with_default_settings_is_relieved_and_compacts(
         assert after < before
         assert [e for e in seen if isinstance(e, events.CompactionFinished) and e.level == "compact"]
     finally:
+        await tasks.cancel_all()
         await governor.aclose()
         await session.aclose()
 
@@ -121,12 +126,14 @@ async def test_the_problem_is_told_when_governance_starts(srv: ScriptedModelServ
     session = governed_session(srv, tmp_path, tmp_path / "data", keep_recent_tokens=20000)
     seen: list[Any] = []
     session.events.subscribe(seen.append)
-    governor = attach(session)
+    tasks = TaskRegistry()
+    governor = Governance().install(InstallContext(session, tasks.spawn))
     try:
         errors = [e.message for e in seen if isinstance(e, events.Error)]
         assert len(errors) == 1 and "compaction can never free space" in errors[0]
         session.apply_config(session.config)  # the same settings again: told once only
         assert len([e for e in seen if isinstance(e, events.Error)]) == 1
     finally:
+        await tasks.cancel_all()
         await governor.aclose()
         await session.aclose()

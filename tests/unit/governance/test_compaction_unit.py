@@ -8,22 +8,8 @@ import asyncio
 import pytest
 
 from memento.config import CompactionSettings
-from memento.governance.branch import collect_entries_for_branch_summary, summarize_branch
-from memento.governance.compaction import (
-    SummarizationError,
-    compact,
-    compaction_entry,
-    prepare_compaction,
-    summary_budgets,
-)
-from memento.governance.context import COMPACTION_SUMMARY_PREFIX, build_session_context, convert_to_llm
-from memento.governance.overflow import is_overflow_error_text, js_regex
-from memento.governance.projection import BEFORE_ROOT, session_path
-from memento.governance.prompts import TURN_PREFIX_SUMMARIZATION_PROMPT
-from memento.governance.tokens import Chars4Estimator
-from memento.session.context import context_messages, sendable
-from memento.session.entries import BranchSummaryEntry, CustomMessageEntry, Entry, MessageEntry
-from memento.session.messages import (
+from memento.core.entries import BranchSummaryEntry, CustomMessageEntry, Entry, MessageEntry
+from memento.core.messages import (
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,
@@ -32,6 +18,20 @@ from memento.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from memento.governance.branch import summarize_branch
+from memento.governance.compaction import (
+    SummarizationError,
+    compact,
+    compaction_entry,
+    prepare_compaction,
+    summary_budgets,
+)
+from memento.governance.overflow import is_overflow_error_text, js_regex
+from memento.governance.prompts import TURN_PREFIX_SUMMARIZATION_PROMPT
+from memento.governance.tokens import Chars4Estimator
+from memento.session.context import context_messages, sendable
+from memento.session.llm_context import COMPACTION_SUMMARY_PREFIX, build_session_context, convert_to_llm
+from memento.session.projection import BEFORE_ROOT, collect_entries_for_branch_summary, session_path
 
 ESTIMATOR = Chars4Estimator()
 

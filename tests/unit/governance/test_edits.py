@@ -9,11 +9,11 @@ import pytest
 
 from memento.cli import main
 from memento.config import PruneSettings
-from memento.governance.context import build_session_context, llm_messages
-from memento.governance.edits import EDIT_RECORD, apply_edits, block_edit, record_data, tool_result_edit
+from memento.core.entries import CustomEntry, Entry, MessageEntry
+from memento.core.messages import ToolResultMessage
 from memento.governance.pruning import SUPERSEDED_NOTICE, is_pruned, prune_superseded
-from memento.session.entries import CustomEntry, Entry, MessageEntry
-from memento.session.messages import ToolResultMessage
+from memento.session.edits import EDIT_RECORD, apply_edits, block_edit, record_data, tool_result_edit
+from memento.session.llm_context import build_session_context, llm_messages
 from memento.session.store import SessionStore
 from tests.unit.governance.sessionkit import PathBuilder, quarter_tokens, text_of
 

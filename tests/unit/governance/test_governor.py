@@ -12,16 +12,18 @@ import pytest_asyncio
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
-from memento.governance.edits import apply_edits
-from memento.governance.governor import Governor, attach
+from memento.core import events
+from memento.core.entries import CompactionEntry, MessageEntry, now_ms
+from memento.core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.governance.governor import Governor
+from memento.governance.mechanism import Governance
 from memento.governance.meter import ContextMeter
 from memento.governance.pruning import SUPERSEDED_NOTICE
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import CompactionEntry, MessageEntry, now_ms
-from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.session.edits import apply_edits
+from memento.session.mechanism import InstallContext
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 SOURCE = "".join(f"value_{i} = compute({i})\n" for i in range(150))
@@ -43,8 +45,10 @@ async def governed(
         provider=provider, compaction=CompactionSettings(reserve_tokens=2000, keep_recent_tokens=200)
     )
     session = Session(workspace, config, create_provider(provider), data_dir=data_dir)
-    governor = attach(session)
+    tasks = TaskRegistry()
+    governor = Governance().install(InstallContext(session, tasks.spawn))
     yield session, governor
+    await tasks.cancel_all()
     await governor.aclose()
     await session.aclose()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memento.config import PruneSettings
+from memento.core.entries import MessageEntry
 from memento.governance.pruning import (
     SUPERSEDED_NOTICE,
     USELESS_NOTICE,
@@ -13,7 +14,6 @@ from memento.governance.pruning import (
     read_supersede_key,
     split_read_selector,
 )
-from memento.session.entries import MessageEntry
 from tests.unit.governance.sessionkit import PathBuilder, quarter_tokens, text_of
 
 BIG = "x" * 4000  # 1000 tokens

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from memento.config import ShakeSettings
+from memento.core.entries import CustomMessageEntry, MessageEntry
+from memento.core.messages import AssistantMessage, TextContent, ToolCall
 from memento.governance.pruning import Protection
 from memento.governance.shake import (
     ShakeConfig,
@@ -12,8 +14,6 @@ from memento.governance.shake import (
     render_artifact,
     scan_blocks,
 )
-from memento.session.entries import CustomMessageEntry, MessageEntry
-from memento.session.messages import AssistantMessage, TextContent, ToolCall
 from tests.unit.governance.sessionkit import PathBuilder, quarter_text, quarter_tokens, text_of
 
 CODE = "\n".join(f"line_{i} = {i} * 2  # some code" for i in range(80))  # ~ 600 tokens

@@ -11,6 +11,9 @@ import pytest_asyncio
 from testkit import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import ProviderConfig, RetrySettings
+from memento.core.entries import DecisionEntry
+from memento.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from memento.core.provider import ProviderError
 from memento.governance.summarizer import (
     STRUCTURED_MARK,
     Decision,
@@ -19,10 +22,7 @@ from memento.governance.summarizer import (
     decisions_from,
     structured_summary,
 )
-from memento.providers.base import ProviderError
 from memento.providers.openai_compat import OpenAICompatProvider
-from memento.session.entries import DecisionEntry
-from memento.session.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 
 
 @pytest.fixture

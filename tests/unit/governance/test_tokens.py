@@ -8,7 +8,16 @@ from typing import Any
 import pytest
 
 from memento.config import CompactionSettings
-from memento.governance.projection import entry_messages
+from memento.core.entries import CompactionEntry, Entry, MessageEntry
+from memento.core.messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ToolCall,
+    Usage,
+    UserMessage,
+)
 from memento.governance.tokens import (
     Chars4Estimator,
     IncrementalCounter,
@@ -19,16 +28,7 @@ from memento.governance.tokens import (
     should_compact_pi,
     threshold_tokens,
 )
-from memento.session.entries import CompactionEntry, Entry, MessageEntry
-from memento.session.messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    TextContent,
-    ToolCall,
-    Usage,
-    UserMessage,
-)
+from memento.session.projection import entry_messages
 
 
 class CountingEncoding:
@@ -195,7 +195,7 @@ def test_adding_one_entry_costs_that_entry_only() -> None:
 
 
 def test_runtime_estimators_count_a_malformed_message_instead_of_failing() -> None:
-    from memento.governance.projection import parse_message
+    from memento.session.projection import parse_message
 
     broken = parse_message({"role": "assistant", "content": None, "timestamp": 0})
     with pytest.raises(TypeError):

@@ -16,10 +16,10 @@ import pytest
 from testkit import Hang, Reply, ScriptedModelServer, Text
 
 from memento.config import LocalModelSettings, ProviderConfig
+from memento.core.messages import UserMessage
+from memento.core.provider import ModelRequest, ProviderError, TextDelta
 from memento.localmodel.supervisor import build_command, default_threads
-from memento.providers.base import ModelRequest, ProviderError, TextDelta
 from memento.providers.local import LocalProvider
-from memento.session.messages import UserMessage
 from tests.fakes import openai_proxy
 
 HELLO = ModelRequest(system="be brief", messages=[UserMessage(content="hello", timestamp=0)])

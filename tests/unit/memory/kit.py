@@ -10,11 +10,13 @@ from typing import Any
 from testkit import ScriptedModelServer
 
 from memento.config import MementoConfig
-from memento.governance.governor import Governor, attach
+from memento.governance.governor import Governor
+from memento.governance.mechanism import Governance
 from memento.memory.engine import MemoryEngine
 from memento.providers.factory import create_provider
+from memento.session.mechanism import InstallContext
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 
@@ -36,10 +38,11 @@ class MemoryBench:
             }
         )
         self.session = Session(root, config, create_provider(config.provider), data_dir=data)
-        self.governor: Governor | None = attach(self.session) if governed else None
+        self.tasks = TaskRegistry()
+        install = InstallContext(self.session, self.tasks.spawn)
+        self.governor: Governor | None = Governance().install(install) if governed else None
         self.engine = MemoryEngine(self.session)
         self.session.add_hooks(self.engine)
-        self.tasks = TaskRegistry()
 
     async def turn(self, prompt: str) -> str:
         return (await run_turn(self.session, prompt, self.tasks)).state

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
+from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry
 from memento.memory.decisions import Decision, DecisionLog, format_line
 from memento.memory.engine import needs_wakeup
-from memento.session.entries import CompactionEntry, CustomMessageEntry, DecisionEntry
 from tests.unit.memory.kit import MemoryBench, no_model, request_text
 
 DECISION = {

@@ -13,8 +13,10 @@ import pytest_asyncio
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import MementoConfig, ProviderConfig
+from memento.core import events
+from memento.core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.json_action import (
     FAILED_AGAIN_NOTE,
     LIMIT_NOTE,
@@ -25,11 +27,9 @@ from memento.providers.json_action import (
     step_note,
 )
 from memento.providers.openai_compat import OpenAICompatProvider
-from memento.session import events
-from memento.session.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from memento.session.questions import QUESTION_NOTE
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
+from memento.util.tasks import TaskRegistry
 
 READ = ToolSpec(
     name="read",
@@ -309,7 +309,7 @@ async def test_a_turn_in_json_mode_reads_a_file_and_answers(srv: ScriptedModelSe
 
     session.events.subscribe(listen)
     tasks = TaskRegistry()
-    session.prompt("What is the secret?", lambda coro, name: tasks.spawn(coro, name=name))
+    session.prompt("What is the secret?", tasks.spawn)
     await asyncio.wait_for(finished.wait(), 10)
     await session.aclose()
     first, second = (r.body["messages"] for r in srv.requests)

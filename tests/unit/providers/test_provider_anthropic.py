@@ -19,17 +19,7 @@ from testkit import (
 )
 
 from memento.config import ProviderConfig, RetrySettings
-from memento.providers.anthropic import AnthropicProvider
-from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import (
-    ModelRequest,
-    ProviderError,
-    ProviderEvent,
-    StreamDone,
-    ToolSpec,
-    UsageReport,
-)
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     CustomMessage,
     ImageContent,
@@ -41,7 +31,17 @@ from memento.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from memento.session.messages import Usage as MementoUsage
+from memento.core.messages import Usage as MementoUsage
+from memento.core.provider import (
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    ToolSpec,
+    UsageReport,
+)
+from memento.providers.anthropic import AnthropicProvider
+from memento.providers.assembly import ReplyBuilder
 
 HELLO = ModelRequest(system="be brief", messages=[UserMessage(content="hello", timestamp=0)])
 EPHEMERAL = {"type": "ephemeral"}

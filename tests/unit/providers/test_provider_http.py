@@ -23,12 +23,12 @@ from testkit import (
 )
 
 from memento.config import ProviderConfig, RetrySettings
+from memento.core.messages import UserMessage
+from memento.core.provider import ModelRequest, Provider, ProviderError, ProviderEvent, StreamDone, TextDelta
 from memento.providers.anthropic import AnthropicProvider
-from memento.providers.base import ModelRequest, Provider, ProviderError, ProviderEvent, StreamDone, TextDelta
 from memento.providers.factory import create_provider
 from memento.providers.http import backoff_delay, build_client, iter_sse, open_stream, retry_after
 from memento.providers.openai_compat import OpenAICompatProvider
-from memento.session.messages import UserMessage
 
 HELLO = ModelRequest(messages=[UserMessage(content="hello", timestamp=0)])
 KINDS = ["openai", "anthropic"]

@@ -18,19 +18,7 @@ from testkit import (
 )
 
 from memento.config import ProviderConfig, RetrySettings
-from memento.providers.assembly import ReplyBuilder
-from memento.providers.base import (
-    ContextOverflow,
-    ModelRequest,
-    ProviderError,
-    ProviderEvent,
-    StreamDone,
-    TextDelta,
-    ToolSpec,
-    UsageReport,
-)
-from memento.providers.openai_compat import OpenAICompatProvider
-from memento.session.messages import (
+from memento.core.messages import (
     AssistantMessage,
     CustomMessage,
     ImageContent,
@@ -41,7 +29,19 @@ from memento.session.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from memento.session.messages import Usage as MementoUsage
+from memento.core.messages import Usage as MementoUsage
+from memento.core.provider import (
+    ContextOverflow,
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    StreamDone,
+    TextDelta,
+    ToolSpec,
+    UsageReport,
+)
+from memento.providers.assembly import ReplyBuilder
+from memento.providers.openai_compat import OpenAICompatProvider
 
 HELLO = ModelRequest(system="be brief", messages=[UserMessage(content="hello", timestamp=0)])
 

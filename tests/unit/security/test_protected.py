@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from memento.config import DEFAULT_PROTECTED_PATHS
-from memento.security.protected import protected_pattern
 from memento.session.editor import NoEditor
 from memento.session.tools.base import ToolContext, ToolOutput
 from memento.session.tools.edit import EditTool
+from memento.session.tools.protected import protected_pattern
 from memento.session.tools.registry import run_tool
 from memento.session.tools.write import WriteTool
 from tests.unit.tools.test_bash import AskingEditor

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from memento.session import entries as entries_module
-from memento.session.entries import CustomEntry, MessageEntry, SessionInfoEntry
-from memento.session.messages import AssistantMessage, TextContent, UserMessage
+from memento.core import entries as entries_module
+from memento.core.entries import CustomEntry, MessageEntry, SessionInfoEntry
+from memento.core.messages import AssistantMessage, TextContent, UserMessage
 from memento.session.store import (
     SessionLocked,
     SessionStore,

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from memento.session.entries import (
+from memento.core.entries import (
     CompactionEntry,
     MessageEntry,
     ModelChangeEntry,
     TtsrInjectionEntry,
     UnknownEntry,
 )
-from memento.session.messages import CustomMessage, UserMessage
+from memento.core.messages import CustomMessage, UserMessage
 from memento.session.store import SessionCorrupt, SessionStore, list_sessions, read_session
 
 REPO = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.registry import default_tools, run_tool, tools_by_name
 

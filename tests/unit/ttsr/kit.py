@@ -11,11 +11,13 @@ from typing import Any
 from testkit import ScriptedModelServer
 
 from memento.config import MementoConfig, ProviderConfig, RetrySettings, TtsrSettings
+from memento.core import events
 from memento.providers.factory import create_provider
-from memento.session import events
+from memento.session.mechanism import InstallContext
 from memento.session.session import Session
-from memento.session.tasks import TaskRegistry
-from memento.ttsr.coordinator import TtsrHooks, install
+from memento.ttsr.coordinator import TtsrHooks
+from memento.ttsr.mechanism import Ttsr
+from memento.util.tasks import TaskRegistry
 from tests.turns import run_turn
 
 
@@ -43,13 +45,13 @@ class Kit:
         self._changed = asyncio.Event()
         self.session.events.subscribe(self._record)
         self.tasks = TaskRegistry()
-        self.hooks: TtsrHooks = install(self.session, self.spawn)
+        self.hooks: TtsrHooks = Ttsr().install(InstallContext(self.session, self.spawn)).hooks
 
     def _record(self, event: events.Event) -> None:
         self.events.append(event)
         self._changed.set()
 
-    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> object:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return self.tasks.spawn(coro, name=name)
 
     async def turn(self, text: str, timeout: float = 10.0) -> events.TurnFinished:

@@ -12,8 +12,8 @@ import pytest
 import pytest_asyncio
 from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
-from memento.session import events
-from memento.session.entries import CompactionEntry
+from memento.core import events
+from memento.core.entries import CompactionEntry
 from memento.session.session import Session
 from tests.unit.ttsr.kit import Kit, write_rule
 

@@ -10,7 +10,7 @@ import pytest
 from testkit import Reply, ScriptedModelServer, Text
 
 from memento.config import TtsrSettings
-from memento.session.messages import AssistantMessage, TextContent, ToolCall
+from memento.core.messages import AssistantMessage, TextContent, ToolCall
 from memento.ttsr.matcher import MatchContext
 from memento.ttsr.omfg import (
     OmfgError,

@@ -25,9 +25,9 @@ from memento.lsp.features.rules import RulesFeature
 if TYPE_CHECKING:
     from memento.advisor.board import LiveNote
     from memento.advisor.engine import AdvisorEngine
+    from memento.core import events
     from memento.lsp.app import MementoApp
     from memento.lsp.server import MementoServer
-    from memento.session import events
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class AdvisorView:
 
     # -- engine events ------------------------------------------------------------------
     def on_event(self, event: events.Event) -> None:
-        from memento.session import events
+        from memento.core import events
 
         match event:
             case events.AdvisorNote():

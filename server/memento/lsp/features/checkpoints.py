@@ -14,8 +14,8 @@ from memento.lsp.feature import LanguageFeature
 if TYPE_CHECKING:
     from memento.checkpoints.engine import CheckpointEngine
     from memento.checkpoints.rewind import RewindResult
+    from memento.core import events
     from memento.lsp.server import MementoServer
-    from memento.session import events
 
 
 def _result(result: RewindResult) -> dict[str, Any]:
@@ -62,7 +62,7 @@ class CheckpointsFeature(LanguageFeature):
         self._engine = engine
 
     def on_event(self, event: events.Event) -> None:
-        from memento.session import events
+        from memento.core import events
 
         if isinstance(event, events.SessionChanged):
             self.app.notify(p.CHECKPOINTS_NOTIFICATION, p.Empty())

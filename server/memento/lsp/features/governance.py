@@ -18,10 +18,10 @@ from memento.lsp import protocol as p
 from memento.lsp.feature import LanguageFeature
 
 if TYPE_CHECKING:
+    from memento.core import events
     from memento.governance.governor import Governor
     from memento.lsp.app import MementoApp
     from memento.lsp.server import MementoServer
-    from memento.session import events
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class CompactionView:
         return bool(window is not None and window.work_done_progress)
 
     def on_event(self, event: events.Event) -> None:
-        from memento.session import events
+        from memento.core import events
 
         match event:
             case events.CompactionStarted(level=level, reason=reason, tokens_before=before):

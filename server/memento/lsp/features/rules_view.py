@@ -12,8 +12,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from memento.core.provider import ProviderError
 from memento.lsp import protocol as p
-from memento.providers.base import ProviderError
 from memento.session.context import context_messages
 from memento.ttsr.attach import RuleAttachments, workspace_path
 from memento.ttsr.coordinator import TtsrHooks

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from memento.config import DEFAULT_PROTECTED_PATHS
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.session.editor import EditorBridge, NoEditor
 
 BashPolicy = Literal["ask", "allow", "deny"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.security import secrets
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.permission import ask_user

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, parse_args, resolve_in_workspace
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, is_binary, parse_args, resolve_in_workspace
 

@@ -7,8 +7,6 @@ call them through `asyncio.to_thread`.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,20 +14,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from memento.session.tools.base import ToolError
+from memento.util.fsio import write_bytes_atomic
 
 M = TypeVar("M", bound=BaseModel)
 
 BINARY_SNIFF_BYTES = 8192
-
-
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
-"""Read once at import: toggling the umask later would race other threads creating files."""
 
 
 def resolve_in_workspace(root: Path, path: str) -> Path:
@@ -110,29 +99,11 @@ def uses_crlf(text: str) -> bool:
 
 
 def write_text_atomic(path: Path, text: str, shown: str) -> None:
-    """Write `text` to `path` atomically (temp file + os.replace), keeping an existing mode."""
+    """Write `text` to `path` atomically (`util.fsio`), keeping an existing mode; a failure is
+    a `ToolError` naming `shown`."""
     if path.is_dir():
         raise ToolError(f"{shown} is a directory")
-    tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-        tmp = None
+        write_bytes_atomic(path, text.encode("utf-8"))
     except OSError as e:
         raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memento.providers.base import ToolSpec
-from memento.security.protected import guard_protected
+from memento.core.provider import ToolSpec
 from memento.session.tools import syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
     display_path,
     parse_args,

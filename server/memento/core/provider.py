@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from memento.session.messages import Message, StopReason, Usage
+from memento.core.messages import Message, StopReason, Usage
 
 ToolCalling = Literal["native", "json"]
 """How the model calls tools: `native` tool-call APIs, or a schema-constrained JSON action

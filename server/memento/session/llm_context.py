@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memento.governance.edits import apply_edits
-from memento.governance.projection import Leaf, ModelRef, project, session_path
-from memento.session.entries import Entry
-from memento.session.messages import (
+from memento.core.entries import Entry
+from memento.core.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -22,6 +20,8 @@ from memento.session.messages import (
     TextContent,
     UserMessage,
 )
+from memento.session.edits import apply_edits
+from memento.session.projection import Leaf, ModelRef, project, session_path
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
-from memento.session.messages import STORED, Content, Message, Wire
+from memento.core.messages import STORED, Content, Message, Wire
 
 SESSION_VERSION = 3
 

@@ -29,8 +29,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
-from memento.session.entries import CustomEntry, CustomMessageEntry, Entry, MessageEntry
-from memento.session.messages import (
+from memento.core.entries import CustomEntry, CustomMessageEntry, Entry, MessageEntry
+from memento.core.messages import (
     AssistantMessage,
     Content,
     TextContent,

@@ -18,8 +18,7 @@ from typing import Any, Final
 
 from pydantic import TypeAdapter, ValidationError
 
-from memento.governance.js import iso_to_ms
-from memento.session.entries import (
+from memento.core.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
@@ -29,7 +28,7 @@ from memento.session.entries import (
     ThinkingLevelChangeEntry,
     UnknownEntry,
 )
-from memento.session.messages import (
+from memento.core.messages import (
     STORED,
     AssistantMessage,
     BranchSummaryMessage,
@@ -38,6 +37,7 @@ from memento.session.messages import (
     Message,
     OtherMessage,
 )
+from memento.util.js import iso_to_ms
 
 _MESSAGE: Final = TypeAdapter[Message](Message)
 
@@ -262,3 +262,28 @@ def project(path: Sequence[Entry]) -> Projection:
         for i, entry in enumerate(selected)
     ]
     return Projection(projected, [m for p in projected for m in p.messages], thinking_level, model)
+
+
+def collect_entries_for_branch_summary(
+    entries: Sequence[Entry], old_leaf_id: str | None, target_id: str
+) -> tuple[list[Entry], str | None]:
+    """The entries from the old leaf back to (not including) the deepest common ancestor with
+    the target, oldest first, and that ancestor's id. Compactions on the way are included."""
+    if not old_leaf_id:
+        return [], None
+    old_path = {entry.id for entry in session_path(entries, old_leaf_id)}
+    target_path = session_path(entries, target_id)
+    ancestor = next((e.id for e in reversed(target_path) if e.id in old_path), None)
+    by_id = {entry.id: entry for entry in entries}
+    collected: list[Entry] = []
+    seen: set[str] = set()
+    current: str | None = old_leaf_id
+    while current and current != ancestor and current not in seen:
+        entry = by_id.get(current)
+        if entry is None:
+            break
+        seen.add(current)
+        collected.append(entry)
+        current = entry.parent_id
+    collected.reverse()
+    return collected, ancestor
