@@ -30,6 +30,10 @@ t.run(function()
 
   vim.cmd('MementoMode act')
   t.wait_event('MementoMode', 10000, 2)
+  -- The notice follows the request's answer, which may come after the notification.
+  t.wait('the act notice', 10000, function()
+    return t.said('act mode')
+  end)
   t.observe('status_act', memento.status())
   t.observe('events', t.fired('MementoMode'))
   t.observe('messages', vim.tbl_map(function(m)
