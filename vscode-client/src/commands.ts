@@ -11,6 +11,7 @@ import type {
   CheckpointPreviewResult,
   CheckpointRewindResult,
   CompactResult,
+  ModeResult,
   OmfgResult,
   PromptResult,
   SessionListResult,
@@ -170,6 +171,20 @@ export async function toggleAdvisor(deps: Deps): Promise<boolean | undefined> {
     deps.server.request<AdvisorToggleResult>(names.ADVISOR_TOGGLE, {}),
   );
   return result?.enabled;
+}
+
+const MODE_SAID: Record<ModeResult["mode"], string> = {
+  ask: "ask mode: read-only, the agent changes no file.",
+  act: "act mode: the agent may change files.",
+};
+
+/** memento/mode: switch to ask (read-only) or act; the meter shows the mode from the server's notice. */
+export async function setMode(deps: Deps, mode: ModeResult["mode"]): Promise<ModeResult["mode"] | undefined> {
+  const result = await guarded(deps, `cannot switch to ${mode} mode`, () =>
+    deps.server.request<ModeResult>(names.MODE, { mode }),
+  );
+  if (result) void deps.ui.info(`Memento: ${MODE_SAID[result.mode]}`);
+  return result?.mode;
 }
 
 export const SAVE = "Save Rule";

@@ -77,6 +77,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.openSession", () => commands.openSession(live)),
     register("memento.toggleAdvisor", () => commands.toggleAdvisor(live)),
     register("memento.makeRule", () => commands.makeRule(live)),
+    register("memento.askMode", () => commands.setMode(live, "ask")),
+    register("memento.actMode", () => commands.setMode(live, "act")),
     register("memento.trustWorkspace", () => commands.trustWorkspace(live)),
     register("memento.showSettings", () => commands.showSettings(live)),
     register("memento.showServerLog", () => output.show(true)),

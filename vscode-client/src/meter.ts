@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import type { CompactionState } from "./compactionModel";
 import { meterView } from "./meterModel";
 import type { MementoServer } from "./ports";
-import type { ContextParams, TurnParams } from "./protocol";
+import type { ContextParams, ModeResult, TurnParams } from "./protocol";
 import * as names from "./protocolNames";
 
 export const METER_ID = "contextMeter";
@@ -13,6 +13,7 @@ export const METER_ID = "contextMeter";
 export class ContextMeter implements vscode.Disposable {
   readonly item = vscode.window.createStatusBarItem(METER_ID, vscode.StatusBarAlignment.Right, 100);
   private context: ContextParams | undefined;
+  private mode: ModeResult["mode"] = "act";
   private readonly turns = new Set<string>();
   private readonly subscriptions: vscode.Disposable[];
 
@@ -25,6 +26,10 @@ export class ContextMeter implements vscode.Disposable {
     this.subscriptions = [
       server.onNotification<ContextParams>(names.CONTEXT_NOTIFICATION, (params) => {
         this.context = params;
+        this.render();
+      }),
+      server.onNotification<ModeResult>(names.MODE_NOTIFICATION, (params) => {
+        this.mode = params.mode;
         this.render();
       }),
       server.onNotification<TurnParams>(names.TURN, (params) => {
@@ -43,6 +48,11 @@ export class ContextMeter implements vscode.Disposable {
     } catch {
       this.context = undefined;
     }
+    try {
+      this.mode = (await this.server.request<ModeResult>(names.MODE, {})).mode;
+    } catch {
+      this.mode = "act"; // a server without memento/mode always acts
+    }
     this.render();
     this.item.show();
   }
@@ -57,7 +67,7 @@ export class ContextMeter implements vscode.Disposable {
   }
 
   render(): void {
-    const view = meterView(this.context, this.compactions.items[0], this.turns.size > 0, new Date());
+    const view = meterView(this.context, this.compactions.items[0], this.turns.size > 0, new Date(), this.mode);
     this.item.text = view.text;
     this.item.tooltip = new vscode.MarkdownString(view.tooltip, true);
     this.item.command = "memento.openContextView";

@@ -2,7 +2,7 @@
 // session's latest compaction.
 
 import { plural, relativeTime, tokens } from "./format";
-import type { CompactionItem, ContextParams } from "./protocol";
+import type { CompactionItem, ContextParams, ModeResult } from "./protocol";
 
 export type MeterLevel = "ok" | "warning" | "error";
 
@@ -38,13 +38,15 @@ export function meterView(
   last: CompactionItem | undefined,
   busy: boolean,
   now: Date,
+  mode: ModeResult["mode"] = "act",
 ): MeterView {
   const icon = busy ? "$(loading~spin)" : "$(dashboard)";
   if (context === undefined) {
     return { text: `${icon} Memento`, tooltip: "Memento: waiting for the session's context size", level: "ok" };
   }
   const percent = `${context.percent.toFixed(context.percent < 10 ? 1 : 0)}%`;
-  const text = `${icon} ${tokens(context.tokens)}/${tokens(context.contextWindow)} · ${percent}`;
+  const asking = mode === "ask" ? " · ask" : "";
+  const text = `${icon} ${tokens(context.tokens)}/${tokens(context.contextWindow)} · ${percent}${asking}`;
   const lines = [
     `**Memento context**: ${context.tokens.toLocaleString("en-US")} of ${context.contextWindow.toLocaleString("en-US")} tokens (${percent})`,
   ];
@@ -58,6 +60,7 @@ export function meterView(
     `Stable prefix: ${plural(context.stablePrefixTokens, "token")} (${share}% of the context, kept cached by the provider)`,
   );
   lines.push(last ? `Last compaction: ${compactionLine(last, now)}` : "No compaction in this session yet");
+  if (mode === "ask") lines.push("Ask mode: read-only, the agent changes no file (`Memento: Act Mode` to switch back)");
   lines.push("", "Click to open the context view");
   return { text, tooltip: lines.join("\n\n"), level: meterLevel(context) };
 }

@@ -108,6 +108,10 @@ export interface AbortResult {
   aborted: boolean;
 }
 
+export interface ModeResult {
+  mode: "ask" | "act";
+}
+
 export interface AdvisorToggleResult {
   enabled: boolean;
 }

@@ -113,6 +113,22 @@ describe("the other palette commands", () => {
     ]);
   });
 
+  it("Ask Mode and Act Mode set the server's mode and say what it means; a refusal is shown", async () => {
+    const server = new FakeServer()
+      .answer(names.MODE, (params: object) => params);
+    const ui = new FakeUi();
+    expect(await commands.setMode(deps(server, ui), "ask")).toBe("ask");
+    expect(await commands.setMode(deps(server, ui), "act")).toBe("act");
+    expect(server.named(names.MODE).map((c) => c.params)).toEqual([{ mode: "ask" }, { mode: "act" }]);
+    const refusing = new FakeServer().answer(names.MODE, new Error("Unhandled method memento/mode"));
+    expect(await commands.setMode(deps(refusing, ui), "ask")).toBeUndefined();
+    expect(ui.messages.map((m) => [m.kind, m.message])).toEqual([
+      ["info", "Memento: ask mode: read-only, the agent changes no file."],
+      ["info", "Memento: act mode: the agent may change files."],
+      ["error", "Memento: cannot switch to ask mode: Unhandled method memento/mode"],
+    ]);
+  });
+
   it("Open Session lists sessions by title and opens the one picked", async () => {
     const server = new FakeServer()
       .answer(names.SESSION_LIST, {

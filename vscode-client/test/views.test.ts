@@ -40,6 +40,13 @@ describe("the context meter", () => {
     expect(meterView(undefined, undefined, false, NOW).text).toBe("$(dashboard) Memento");
   });
 
+  it("says ask mode in the text and the tooltip, and nothing in act mode", () => {
+    const asking = meterView(context(6_020), undefined, false, NOW, "ask");
+    expect(asking.text).toBe("$(dashboard) 6k/100k · 6.0% · ask");
+    expect(asking.tooltip).toContain("Ask mode: read-only");
+    expect(meterView(context(6_020), undefined, false, NOW, "act").tooltip).not.toContain("Ask mode");
+  });
+
   it("explains the stable prefix and the last compaction in the tooltip", () => {
     const { tooltip } = meterView(context(12_000, 83_616), COMPACTED, false, NOW);
     expect(tooltip).toContain("12,000 of 100,000 tokens");
