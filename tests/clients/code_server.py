@@ -125,3 +125,5 @@ def code_server(
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=15)
         output.join(timeout=15)
+        if process.stdout is not None:  # the group is gone, so the reader has seen the pipe's end
+            process.stdout.close()
