@@ -1,0 +1,163 @@
+"""The `task` tool end to end: a real server over LSP, the scripted model server (children
+routed by the model their agent definition names), real git worktrees and patches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.lsp.harness import provider_options, running_editor
+from tests.subagents.conftest import agent_file
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"file": {"type": "string"}, "summary": {"type": "string"}},
+    "required": ["file", "summary"],
+    "additionalProperties": False,
+}
+
+
+def _task(*items: dict[str, Any]) -> ToolCallStep:
+    return ToolCallStep("call_task", "task", {"tasks": list(items)})
+
+
+def _edit(call: str, path: str, old: str, new: str) -> ToolCallStep:
+    return ToolCallStep(call, "edit", {"path": path, "oldText": old, "newText": new})
+
+
+def _yield(call: str, data: Any, kind: Any = None) -> ToolCallStep:
+    args: dict[str, Any] = {"data": data}
+    if kind is not None:
+        args["type"] = kind
+    return ToolCallStep(call, "yield", args)
+
+
+def _worktrees(data_dir: Path) -> list[Path]:
+    base = data_dir / "subagents"
+    return [p for p in base.glob("*/worktrees/*")] if base.is_dir() else []
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text()
+
+
+def _task_result(request_body: dict[str, Any]) -> dict[str, Any]:
+    for message in request_body["messages"]:
+        if message.get("role") == "tool" and message.get("tool_call_id") == "call_task":
+            content = message["content"]
+            text = content if isinstance(content, str) else "".join(part["text"] for part in content)
+            return json.loads(text)
+    raise AssertionError("no task result in the request")
+
+
+@pytest.mark.asyncio
+async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
+    repo: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    agent_file(repo, "edit-a", "model-a")
+    agent_file(repo, "edit-b", "model-b")
+    model_server.enqueue(
+        Reply(
+            _task(
+                {"agent": "edit-a", "prompt": "Set A to 2 in a.py", "outputSchema": SCHEMA},
+                {"agent": "edit-b", "prompt": "Set B to 2 in b.py", "outputSchema": SCHEMA},
+            )
+        ),
+        Reply(Text("Both changes are in.")),
+    )
+    for model, name in (("model-a", "a"), ("model-b", "b")):
+        upper = name.upper()
+        model_server.enqueue(
+            Reply(
+                Text(f"CHILD-{upper}-PRIVATE reasoning. "),
+                _edit(f"{name}1", f"{name}.py", f"{upper} = 1", f"{upper} = 2"),
+            ),
+            Reply(_yield(f"{name}2", {"file": f"{name}.py", "summary": f"{upper} is 2"})),
+            model=model,
+        )
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(repo, data_dir, options=options) as editor:
+        turn_id = await editor.prompt("Change A and B in parallel")
+        end = await editor.turn_end(turn_id, timeout=60)
+        assert end["state"] == "finished", end
+        listed = await editor.request("memento/subagent/list", {})
+        child_streams = [s for s in editor.streams if s.get("subagentId")]
+        child_turns = [t for t in editor.turns if t.get("subagentId")]
+
+    assert (repo / "a.py").read_text() == "A = 2\n"
+    assert (repo / "b.py").read_text() == "B = 2\n"
+    assert (repo / "notes.txt").read_text() == "uncommitted and untracked\n"
+    assert _worktrees(data_dir) == []
+
+    # The parent's next request holds the two typed results, in input order, and nothing of
+    # what the children said or read on the way.
+    parent = model_server.requests_for("scripted")
+    assert len(parent) == 2
+    result = _task_result(parent[1].body)
+    assert [(r["id"], r["status"], r["data"]) for r in result["results"]] == [
+        ("edit-a", "completed", {"file": "a.py", "summary": "A is 2"}),
+        ("edit-b", "completed", {"file": "b.py", "summary": "B is 2"}),
+    ]
+    assert [r["merge"] for r in result["results"]] == [
+        {"state": "applied", "files": ["a.py"]},
+        {"state": "applied", "files": ["b.py"]},
+    ]
+    assert all(r["unverified"] for r in result["results"]) and "unverified" in result["note"]
+    second = json.dumps(parent[1].body)
+    assert "PRIVATE" not in second and "You edit exactly" not in second
+    # The children ran in their worktrees: they saw the uncommitted file, not the repo path.
+    child_request = model_server.requests_for("model-a")[0].body
+    assert str(repo) not in child_request["messages"][0]["content"]
+
+    # Editors hear the children's turns and streams, tagged with the parent's turn.
+    assert {s["subagentId"] for s in child_streams} == {"edit-a", "edit-b"}
+    assert {t["parentTurnId"] for t in child_turns} == {turn_id}
+    assert any(s["delta"].startswith("CHILD-A") for s in child_streams if s["subagentId"] == "edit-a")
+    assert [(s["id"], s["state"], s.get("merge")) for s in listed["subagents"]] == [
+        ("edit-a", "completed", "applied"),
+        ("edit-b", "completed", "applied"),
+    ]
+    assert listed["unverified"] == ["a.py", "b.py"]
+    # Each child has its own session file, linked to the parent's.
+    for info in listed["subagents"]:
+        header, link, *_ = (json.loads(line) for line in _read(info["sessionPath"]).splitlines())
+        assert header["parentSession"].endswith(".jsonl")
+        assert link["customType"] == "memento.subagent" and link["data"]["parentTurnId"] == turn_id
+
+
+@pytest.mark.asyncio
+async def test_a_conflicting_patch_fails_and_is_kept(
+    repo: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    agent_file(repo, "edit-s", "model-s")
+    # The parent changes shared.py while its child (started from the old state) changes it too.
+    model_server.enqueue(
+        Reply(_task({"agent": "edit-s", "prompt": "Set S to 3", "outputSchema": SCHEMA})),
+        Reply(Text("Noted.")),
+    )
+    model_server.enqueue(
+        Reply(_edit("s1", "shared.py", "S = 1", "S = 3")),
+        Reply(_yield("s2", {"file": "shared.py", "summary": "S is 3"})),
+        model="model-s",
+    )
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(repo, data_dir, options=options) as editor:
+        # The parent's workspace moves on while the child works: its edit lands first.
+        turn_id = await editor.prompt("Set S to 3 in a child")
+        await model_server.wait_for_model_requests_async("model-s", 1, timeout=30)
+        (repo / "shared.py").write_text("S = 'changed by the user'\n")
+        end = await editor.turn_end(turn_id, timeout=60)
+        assert end["state"] == "finished", end
+
+    [only] = _task_result(model_server.requests_for("scripted")[1].body)["results"]
+    assert only["status"] == "completed"
+    merge = only["merge"]
+    assert merge["state"] == "failed" and merge["files"] == ["shared.py"] and merge["error"]
+    patch = _read(merge["patch"])
+    assert "+S = 3" in patch
+    assert (repo / "shared.py").read_text() == "S = 'changed by the user'\n"
+    assert _worktrees(data_dir) == []
