@@ -3,7 +3,10 @@ routed by the model their agent definition names), real git worktrees and patche
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +164,106 @@ async def test_a_conflicting_patch_fails_and_is_kept(
     assert "+S = 3" in patch
     assert (repo / "shared.py").read_text() == "S = 'changed by the user'\n"
     assert _worktrees(data_dir) == []
+
+
+@pytest.mark.asyncio
+async def test_a_yield_that_breaks_the_schema_goes_back_as_feedback_then_passes(
+    repo: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    agent_file(repo, "finder", "model-f", tools="read, ls, grep")
+    schema = {
+        "type": "object",
+        "properties": {
+            "findings": {"type": "array", "items": {"type": "string"}},
+            "count": {"type": "integer"},
+        },
+        "required": ["findings", "count"],
+    }
+    model_server.enqueue(
+        Reply(
+            ToolCallStep(
+                "call_task", "task", {"agent": "finder", "prompt": "Find constants", "outputSchema": schema}
+            )
+        ),
+        Reply(Text("Thanks.")),
+    )
+    model_server.enqueue(
+        # Sections under the array label `findings`, then a final yield without data whose
+        # assembled result lacks `count`: rejected, and the child hears why…
+        Reply(_yield("f1", "A in a.py", ["findings"]), _yield("f2", None, "done")),
+        # …so it yields a complete result, which passes.
+        Reply(_yield("f3", {"findings": ["A in a.py", "B in b.py"], "count": 2})),
+        model="model-f",
+    )
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(repo, data_dir, options=options) as editor:
+        turn_id = await editor.prompt("Explore")
+        end = await editor.turn_end(turn_id, timeout=60)
+        assert end["state"] == "finished", end
+
+    first, second = model_server.requests_for("model-f")
+    feedback = [
+        m for m in second.body["messages"] if m.get("role") == "tool" and m.get("tool_call_id") == "f2"
+    ]
+    [message] = feedback
+    assert "does not match the output schema" in message["content"] and "count" in message["content"]
+    assert "2 attempts left" in message["content"]
+    # A read-only agent shares the workspace: no worktree, nothing to merge.
+    assert str(repo) in first.body["messages"][0]["content"]
+    [only] = _task_result(model_server.requests_for("scripted")[1].body)["results"]
+    assert only["status"] == "completed" and "merge" not in only
+    assert only["data"] == {"findings": ["A in a.py", "B in b.py"], "count": 2}
+
+
+def _processes_with(marker: str) -> list[str]:
+    found: list[str] = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("how", ["parent-abort", "subagent-abort"])
+async def test_abort_mid_run_leaves_no_worktree_and_no_process(
+    how: str, repo: Path, data_dir: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    agent_file(repo, "runner", "model-r", tools="read, bash")
+    marker = f"subagent-marker-{secrets.token_hex(4)}"
+    started = tmp_path / "started.fifo"
+    os.mkfifo(started)
+    model_server.enqueue(
+        Reply(ToolCallStep("call_task", "task", {"agent": "runner", "prompt": "Run the long command"})),
+        Reply(Text("The child was stopped.")),
+    )
+    model_server.enqueue(
+        Reply(ToolCallStep("r1", "bash", {"command": f"echo go > {started}; sleep 120; echo {marker}"})),
+        Reply(Text("never reached")),
+        model="model-r",
+    )
+    options = provider_options(model_server.openai_base_url) | {"tools": {"bash": "allow"}}
+    async with running_editor(repo, data_dir, options=options) as editor:
+        turn_id = await editor.prompt("Start a long child")
+        # The command says when it runs, through a FIFO the test reads (blocking, in a thread).
+        assert await asyncio.wait_for(asyncio.to_thread(started.read_text), timeout=30) == "go\n"
+        assert _processes_with(marker)
+        assert len(_worktrees(data_dir)) == 1
+        if how == "parent-abort":
+            assert (await editor.request("memento/abort", {}))["aborted"] is True
+            end = await editor.turn_end(turn_id, timeout=30)
+            assert end["state"] == "aborted"
+        else:
+            assert (await editor.request("memento/subagent/abort", {"id": "runner"}))["aborted"] is True
+            end = await editor.turn_end(turn_id, timeout=30)
+            assert end["state"] == "finished"
+            [only] = _task_result(model_server.requests_for("scripted")[1].body)["results"]
+            assert only["status"] == "aborted"
+        listed = await editor.request("memento/subagent/list", {})
+        assert [s["state"] for s in listed["subagents"]] == ["aborted"]
+        assert _worktrees(data_dir) == []
+        assert _processes_with(marker) == []
+        assert (await editor.request("memento/subagent/abort", {"id": "runner"}))["aborted"] is False
