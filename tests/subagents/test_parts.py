@@ -119,6 +119,15 @@ def test_a_definition_without_frontmatter_is_read_only() -> None:
     )
 
 
+async def _git(args: list[str], *, env: dict[str, str], cwd: Path, ok: tuple[int, ...] = (0,)) -> bytes:
+    proc = await asyncio.create_subprocess_exec(
+        "git", *args, env=env, cwd=cwd, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode in ok
+    return out
+
+
 def test_worktree_isolation_needs_a_git_workspace(tmp_path: Path) -> None:
     with pytest.raises(NotAGitWorkspace, match="needs a git repository"):
-        asyncio.run(require_git_workspace(tmp_path))
+        asyncio.run(require_git_workspace(_git, tmp_path))

@@ -174,7 +174,7 @@ async def _make_worktree(child: Child, ctx: ChildContext) -> Worktree:
     if ctx.worktrees is None or ctx.snapshot is None:
         raise ChildFailed("isolation 'worktree' needs checkpoints (the shadow repository) enabled")
     try:
-        await require_git_workspace(ctx.parent.root)
+        await require_git_workspace(ctx.worktrees.git, ctx.parent.root)
         tree = await ctx.snapshot()
         return await ctx.worktrees.create(tree, child.id)
     except Exception as exc:

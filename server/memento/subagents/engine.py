@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from memento.subagents.child import Child, ChildContext, ChildFailed, InstallChi
 from memento.subagents.outputs import OutputIds
 from memento.subagents.pool import LimitSemaphore, map_limited
 from memento.subagents.spec import TASK_PARAMETERS, ChildResult, SubagentInfo, TaskArgs, TaskItem
-from memento.subagents.worktree import Worktrees
+from memento.subagents.worktree import Shadow, Worktrees
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +44,6 @@ class ChildEvent:
 
 
 SubagentListener = Callable[[ChildEvent | SubagentInfo], None]
-
-
-@dataclass
-class Shadow:
-    """The checkpoint shadow repository, as the subagents use it (from `compose.py`)."""
-
-    git_dir: Path
-    snapshot: Callable[[], Awaitable[str]]
 
 
 class SubagentEngine(Hooks):
@@ -80,7 +72,7 @@ class SubagentEngine(Hooks):
         self._ids: tuple[Path, OutputIds] | None = None
         self._running: set[asyncio.Task[Any]] = set()
         base = session.data_dir / "subagents" / encode_workspace(session.root) / "worktrees"
-        self.worktrees = Worktrees(shadow.git_dir, session.root, base) if shadow is not None else None
+        self.worktrees = Worktrees(shadow, session.root, base) if shadow is not None else None
         self._snapshot = shadow.snapshot if shadow is not None else None
 
     # -- the handle -------------------------------------------------------------------
@@ -252,21 +244,3 @@ class TaskTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return await self.engine.run_task(TaskArgs.model_validate(args))
-
-
-def install(
-    session: Session,
-    install_child: InstallChild,
-    *,
-    shadow: Shadow | None,
-    user_agents_dir: Path | None,
-    constraints: Callable[[], str] = lambda: "",
-) -> SubagentEngine:
-    """Put the `task` tool on `session`; returns the handle (`aclose()` aborts the children)."""
-    engine = SubagentEngine(
-        session, install_child, shadow=shadow, user_agents_dir=user_agents_dir, constraints=constraints
-    )
-    session.add_hooks(engine)
-    tool = TaskTool(engine)
-    session.tools[tool.spec.name] = tool
-    return engine

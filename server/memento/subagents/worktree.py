@@ -18,16 +18,44 @@ import logging
 import os
 import secrets
 import shutil
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-# The shadow repository's git runner: its environment keeps every call off the user's .git.
-from memento.checkpoints.git import GitError, run_git, shadow_env
+from typing import Literal, Protocol
 
 log = logging.getLogger(__name__)
 
 MergeState = Literal["applied", "failed", "skipped"]
+
+
+class GitFailed(Exception):
+    """Git failed, or is not installed."""
+
+    def __init__(self, message: str, stderr: str = "") -> None:
+        super().__init__(message)
+        self.stderr = stderr
+
+
+class GitRunner(Protocol):
+    """Runs `git <args>` and returns its stdout; `GitFailed` on another exit code."""
+
+    async def __call__(
+        self, args: list[str], *, env: dict[str, str], cwd: Path, ok: tuple[int, ...] = (0,)
+    ) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class Shadow:
+    """The checkpoint shadow repository as the subagents use it, handed over by the
+    composition root (the checkpoints' git runner: its environment keeps every call off the
+    user's .git, index and hooks)."""
+
+    git_dir: Path
+    snapshot: Callable[[], Awaitable[str]]
+    """The workspace as it is now, as a tree of the shadow repository."""
+    git: GitRunner
+    env: Callable[[Path, Path], dict[str, str]]
+    """The environment for a git dir and a work tree."""
 
 
 @dataclass
@@ -52,13 +80,13 @@ class NotAGitWorkspace(Exception):
     pass
 
 
-async def require_git_workspace(root: Path) -> None:
+async def require_git_workspace(git: GitRunner, root: Path) -> None:
     """`NotAGitWorkspace` unless `root` is inside a git work tree."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
     try:
-        out = await run_git(["rev-parse", "--is-inside-work-tree"], env=env, cwd=root, ok=(0, 128))
-    except GitError as exc:
+        out = await git(["rev-parse", "--is-inside-work-tree"], env=env, cwd=root, ok=(0, 128))
+    except GitFailed as exc:
         raise NotAGitWorkspace(str(exc)) from None
     if out.strip() != b"true":
         raise NotAGitWorkspace(
@@ -80,11 +108,12 @@ def _alive(pid: int) -> bool:
 class Worktrees:
     """The worktrees of one workspace's children."""
 
-    def __init__(self, shadow_git_dir: Path, workspace: Path, directory: Path) -> None:
-        self.git_dir = shadow_git_dir
+    def __init__(self, shadow: Shadow, workspace: Path, directory: Path) -> None:
+        self.git_dir = shadow.git_dir
+        self.git = shadow.git
         self.workspace = workspace
         self.directory = directory
-        self._env = shadow_env(shadow_git_dir, workspace)
+        self._env = shadow.env(shadow.git_dir, workspace)
         self._repo_env = {k: v for k, v in self._env.items() if k not in ("GIT_WORK_TREE", "GIT_INDEX_FILE")}
 
     def _tree_env(self, tree: Worktree) -> dict[str, str]:
@@ -115,7 +144,7 @@ class Worktrees:
     async def create(self, tree: str, label: str) -> Worktree:
         commit = (
             (
-                await run_git(
+                await self.git(
                     ["commit-tree", tree, "-m", f"subagent {label}"], env=self._env, cwd=self.workspace
                 )
             )
@@ -124,7 +153,7 @@ class Worktrees:
         )
         path = self.directory / f"{os.getpid()}-{secrets.token_hex(4)}"
         await asyncio.to_thread(self.directory.mkdir, parents=True, exist_ok=True)
-        await run_git(
+        await self.git(
             ["worktree", "add", "--detach", "--quiet", str(path), commit],
             env=self._repo_env,
             cwd=self.directory,
@@ -136,14 +165,14 @@ class Worktrees:
     async def capture(self, tree: Worktree) -> tuple[bytes, list[str]]:
         """The child's changes as a binary patch against its base, and the files it touches."""
         env = self._tree_env(tree)
-        await run_git(["add", "-A", "--ignore-errors", "."], env=env, cwd=tree.path, ok=(0, 1))
-        names = await run_git(
+        await self.git(["add", "-A", "--ignore-errors", "."], env=env, cwd=tree.path, ok=(0, 1))
+        names = await self.git(
             ["diff", "--cached", "--no-renames", "--name-only", "-z", tree.base], env=env, cwd=tree.path
         )
         files = [p.decode("utf-8", "surrogateescape") for p in names.split(b"\0") if p]
         if not files:
             return b"", []
-        patch = await run_git(
+        patch = await self.git(
             ["diff", "--cached", "--no-renames", "--binary", "--full-index", tree.base],
             env=env,
             cwd=tree.path,
@@ -154,9 +183,9 @@ class Worktrees:
         """Apply `patch` to the workspace, all or nothing; None on success, else why not."""
         args = ["apply", "--binary", "--whitespace=nowarn"]
         try:
-            await run_git([*args, "--check", str(patch)], env=self._env, cwd=self.workspace)
-            await run_git([*args, str(patch)], env=self._env, cwd=self.workspace)
-        except GitError as exc:
+            await self.git([*args, "--check", str(patch)], env=self._env, cwd=self.workspace)
+            await self.git([*args, str(patch)], env=self._env, cwd=self.workspace)
+        except GitFailed as exc:
             return exc.stderr or str(exc)
         return None
 
@@ -164,18 +193,18 @@ class Worktrees:
         """Remove the worktree and its registration; never raises (a leftover is cleaned at
         the next start)."""
         try:
-            await run_git(
+            await self.git(
                 ["worktree", "remove", "--force", "--force", str(tree.path)],
                 env=self._repo_env,
                 cwd=self.git_dir,
             )
-        except (GitError, OSError) as exc:
+        except (GitFailed, OSError) as exc:
             log.warning("git worktree remove %s: %s", tree.path.name, exc)
         await asyncio.to_thread(shutil.rmtree, tree.path, True)
         await self._prune()
 
     async def _prune(self) -> None:
         try:
-            await run_git(["worktree", "prune"], env=self._repo_env, cwd=self.git_dir)
-        except (GitError, OSError) as exc:
+            await self.git(["worktree", "prune"], env=self._repo_env, cwd=self.git_dir)
+        except (GitFailed, OSError) as exc:
             log.warning("git worktree prune: %s", exc)
