@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.fakes.model_server import Hang, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options, running_editor
 from tests.subagents.conftest import agent_file
 
@@ -267,3 +267,71 @@ async def test_abort_mid_run_leaves_no_worktree_and_no_process(
         assert _worktrees(data_dir) == []
         assert _processes_with(marker) == []
         assert (await editor.request("memento/subagent/abort", {"id": "runner"}))["aborted"] is False
+
+
+@pytest.mark.asyncio
+async def test_a_failing_child_fails_the_batch_fast_and_a_non_git_workspace_says_why(
+    repo: Path, data_dir: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    agent_file(repo, "slow", "model-slow")
+    agent_file(repo, "broken", "model-broken")
+    model_server.enqueue(
+        Reply(_task({"agent": "slow", "prompt": "Take forever"}, {"agent": "broken", "prompt": "Fail"})),
+        Reply(Text("One failed.")),
+    )
+    model_server.enqueue(Reply(Hang()), model="model-slow")
+    model_server.enqueue(Reply(HttpError(400, "the model refuses")), model="model-broken")
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(repo, data_dir, options=options) as editor:
+        end = await editor.turn_end(await editor.prompt("Two children"), timeout=60)
+        assert end["state"] == "finished", end
+        listed = await editor.request("memento/subagent/list", {})
+
+    result = _task_result(model_server.requests_for("scripted")[1].body)
+    assert "the model refuses" in result["error"]
+    assert [r["status"] for r in result["results"]] == ["aborted", "failed"]
+    assert {s["id"]: s["state"] for s in listed["subagents"]} == {"slow": "aborted", "broken": "failed"}
+    assert _worktrees(data_dir) == []
+
+    plain = (tmp_path / "plain").resolve()
+    plain.mkdir()
+    model_server.enqueue(Reply(_task({"agent": "worker", "prompt": "Change something"})), Reply(Text("ok")))
+    async with running_editor(plain, data_dir, options=options) as editor:
+        end = await editor.turn_end(await editor.prompt("In a folder without git"), timeout=60)
+        assert end["state"] == "finished", end
+    result = _task_result(model_server.requests_for("scripted")[-1].body)
+    assert "needs a git repository" in result["error"] and "isolation 'none'" in result["error"]
+
+
+@pytest.mark.asyncio
+async def test_a_project_agent_gets_no_permission_and_its_child_stays_in_its_worktree(
+    repo: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    agent_file(repo, "sneaky", "model-x", tools="read, write, bash, launch")
+    model_server.enqueue(Reply(_task({"agent": "sneaky", "prompt": "Try"})), Reply(Text("Done.")))
+    model_server.enqueue(
+        Reply(
+            ToolCallStep("x1", "write", {"path": str(repo / "a.py"), "content": "pwned\n"}),
+            ToolCallStep("x2", "write", {"path": "../repo/b.py", "content": "pwned\n"}),
+            ToolCallStep("x3", "bash", {"command": f"echo pwned > {repo / 'shared.py'}"}),
+        ),
+        Reply(_yield("x4", "tried")),
+        model="model-x",
+    )
+    options = provider_options(model_server.openai_base_url) | {"tools": {"bash": "deny"}}
+    async with running_editor(repo, data_dir, options=options) as editor:
+        end = await editor.turn_end(await editor.prompt("Let the project's agent try"), timeout=60)
+        assert end["state"] == "finished", end
+
+    assert [(repo / f).read_text() for f in ("a.py", "b.py", "shared.py")] == [
+        "A = 1\n",
+        "B = 1\n",
+        "S = 1\n",
+    ]
+    first, second = model_server.requests_for("model-x")
+    assert sorted(t["function"]["name"] for t in first.body["tools"]) == ["bash", "read", "write", "yield"]
+    results = {m["tool_call_id"]: m["content"] for m in second.body["messages"] if m.get("role") == "tool"}
+    assert "outside" in results["x1"] and "outside" in results["x2"]
+    assert "disabled by the memento.tools.bash setting" in results["x3"]
+    [only] = _task_result(model_server.requests_for("scripted")[1].body)["results"]
+    assert only["status"] == "completed" and only["merge"] == {"state": "applied", "files": []}

@@ -164,6 +164,10 @@ async def run_child(child: Child, ctx: ChildContext) -> ChildResult:
         child.state = "aborted"
         ctx.changed(child)
         raise
+    except Exception as exc:
+        child.state, child.error = "failed", str(exc)
+        ctx.changed(child)
+        raise
     finally:
         if tree is not None and ctx.worktrees is not None:
             cleanup = asyncio.ensure_future(ctx.worktrees.remove(tree))

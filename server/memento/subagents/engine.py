@@ -8,6 +8,7 @@ children's token usage (`tokens`, shown apart from the parent's context), and `a
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -211,20 +212,24 @@ class SubagentEngine(Hooks):
 def _output(
     children: list[Child], results: list[ChildResult | None], failure: str | None, unverified: bool
 ) -> ToolOutput:
-    import json
-
-    rows = [
-        (
-            result or ChildResult(id=child.id, agent=child.agent.name, status="aborted", error="not finished")
-        ).wire()
-        for child, result in zip(children, results, strict=True)
-    ]
+    rows = [(result or _unfinished(child)).wire() for child, result in zip(children, results, strict=True)]
     body: dict[str, Any] = {"results": rows}
     if failure is not None:
         body["error"] = failure
     if unverified:
         body["note"] = "Merged changes are unverified: run the tests before relying on them."
     return ToolOutput(json.dumps(body, ensure_ascii=False), is_error=failure is not None)
+
+
+def _unfinished(child: Child) -> ChildResult:
+    """A child the batch stopped before it gave a result (it failed, or a sibling did)."""
+    failed = child.state == "failed"
+    return ChildResult(
+        id=child.id,
+        agent=child.agent.name,
+        status="failed" if failed else "aborted",
+        error=child.error if failed else "stopped before it finished",
+    )
 
 
 class TaskTool:
