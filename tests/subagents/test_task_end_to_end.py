@@ -125,6 +125,7 @@ async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
         ("edit-b", "completed", "applied"),
     ]
     assert listed["unverified"] == ["a.py", "b.py"]
+    assert {s["parentToolCallId"] for s in listed["subagents"]} == {"call_task"}
     # Each child has its own session file, linked to the parent's.
     for info in listed["subagents"]:
         header, link, *_ = (json.loads(line) for line in _read(info["sessionPath"]).splitlines())

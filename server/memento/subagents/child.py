@@ -51,6 +51,7 @@ class Child:
     item: TaskItem
     isolation: Isolation
     parent_turn_id: str | None
+    parent_tool_call_id: str | None = None
     state: ChildState = "queued"
     session: Session | None = None
     session_path: Path | None = None
@@ -75,6 +76,7 @@ class Child:
             prompt=self.item.prompt[:200],
             isolation=self.isolation,
             parent_turn_id=self.parent_turn_id,
+            parent_tool_call_id=self.parent_tool_call_id,
             session_path=str(self.session_path) if self.session_path else None,
             tokens=self.tokens,
             merge=self.merge.state if self.merge else None,

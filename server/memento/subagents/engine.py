@@ -69,6 +69,7 @@ class SubagentEngine(Hooks):
         """Files merged from children that no test run has checked since."""
         self._listeners: list[SubagentListener] = []
         self._turn_id: str | None = None
+        self._call_id: str | None = None
         self._merge_lock = asyncio.Lock()
         self._ids: tuple[Path, OutputIds] | None = None
         self._running: set[asyncio.Task[Any]] = set()
@@ -105,6 +106,11 @@ class SubagentEngine(Hooks):
     async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
         self._turn_id = turn.turn_id
 
+    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+        if call.name == "task":
+            self._call_id = call.id  # a turn runs its tool calls one at a time
+        return None
+
     async def after_tool(
         self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
@@ -123,6 +129,7 @@ class SubagentEngine(Hooks):
         for child in children:
             child.id = ids.allocate(child.item.name or child.agent.name)
             self._keep(child)
+            self._changed(child)
         self.semaphore.resize(self.session.config.task.max_concurrency)
         context = self._context()
         results: list[ChildResult | None] = [None] * len(children)
@@ -155,7 +162,14 @@ class SubagentEngine(Hooks):
                 f"agent {name!r} can change files: it runs in its own worktree (isolation 'worktree'); "
                 "only read-only agents share the workspace"
             )
-        return Child(id=name, agent=agent, item=item, isolation=isolation, parent_turn_id=self._turn_id)
+        return Child(
+            id=name,
+            agent=agent,
+            item=item,
+            isolation=isolation,
+            parent_turn_id=self._turn_id,
+            parent_tool_call_id=self._call_id,
+        )
 
     async def _output_ids(self) -> OutputIds:
         store = self.session.store

@@ -80,6 +80,8 @@ class SubagentInfo(Camel):
     prompt: str
     isolation: Isolation
     parent_turn_id: str | None = None
+    parent_tool_call_id: str | None = None
+    """The `task` call that started it (editors nest the child under that call's card)."""
     session_path: str | None = None
     tokens: int = 0
     merge: MergeState | None = None
