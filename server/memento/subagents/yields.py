@@ -39,6 +39,7 @@ YIELD_SPEC = ToolSpec(
         },
         "required": ["data"],
     },
+    read_only=True,
 )
 
 
