@@ -86,7 +86,7 @@ class ChildLines:
             return None
         self.running.pop(info.id, None)
         merge = f", merge {info.merge}" if info.merge else ""
-        why = f": {one_line(info.error, 100)}" if info.error and info.state != "completed" else ""
+        why = f": {one_line(info.error, 100)}" if info.error and info.state == "failed" else ""
         return f"  ↳ {info.id} ({info.agent}) {info.state}{merge}{why}"
 
     def lines(self) -> list[str]:
