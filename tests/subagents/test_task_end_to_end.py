@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.model_server import Hang, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
+from tests.fakes.model_server import Hang, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 from tests.lsp.harness import provider_options, running_editor
 from tests.subagents.conftest import agent_file
 
@@ -78,8 +78,12 @@ async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
             Reply(
                 Text(f"CHILD-{upper}-PRIVATE reasoning. "),
                 _edit(f"{name}1", f"{name}.py", f"{upper} = 1", f"{upper} = 2"),
+                Usage(input=1000, output=50),
             ),
-            Reply(_yield(f"{name}2", {"file": f"{name}.py", "summary": f"{upper} is 2"})),
+            Reply(
+                _yield(f"{name}2", {"file": f"{name}.py", "summary": f"{upper} is 2"}),
+                Usage(input=1100, output=30),
+            ),
             model=model,
         )
     options = provider_options(model_server.openai_base_url)
@@ -90,6 +94,7 @@ async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
         listed = await editor.request("memento/subagent/list", {})
         child_streams = [s for s in editor.streams if s.get("subagentId")]
         child_turns = [t for t in editor.turns if t.get("subagentId")]
+        meter = editor.contexts[-1]
 
     assert (repo / "a.py").read_text() == "A = 2\n"
     assert (repo / "b.py").read_text() == "B = 2\n"
@@ -110,6 +115,9 @@ async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
         {"state": "applied", "files": ["b.py"]},
     ]
     assert all(r["unverified"] for r in result["results"]) and "unverified" in result["note"]
+    # The children's tokens are shown apart and never counted in the parent's context.
+    assert meter["subagentTokens"] == 2 * (1050 + 1130)
+    assert meter["tokens"] < 2 * 1050
     second = json.dumps(parent[1].body)
     assert "PRIVATE" not in second and "You edit exactly" not in second
     # The children ran in their worktrees: they saw the uncommitted file, not the repo path.
