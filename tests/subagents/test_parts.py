@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from memento.session.tools.base import ToolContext
 from memento.session.tools.registry import run_tool
 from memento.subagents.agents import BUILTINS, granted_tools, load_agents, parse_definition
 from memento.subagents.outputs import OutputIds
-from memento.subagents.worktree import NotAGitWorkspace, require_git_workspace
+from memento.subagents.worktree import NotAGitWorkspace, Shadow, Worktrees, require_git_workspace
 from memento.subagents.yields import YieldState, YieldTool, array_labels, check_schema
 
 SCHEMA = {
@@ -131,3 +132,18 @@ async def _git(args: list[str], *, env: dict[str, str], cwd: Path, ok: tuple[int
 def test_worktree_isolation_needs_a_git_workspace(tmp_path: Path) -> None:
     with pytest.raises(NotAGitWorkspace, match="needs a git repository"):
         asyncio.run(require_git_workspace(_git, tmp_path))
+
+
+def test_a_crashed_servers_worktrees_are_removed_at_start_and_a_live_ones_kept(tmp_path: Path) -> None:
+    directory = tmp_path / "worktrees"
+    dead = directory / "999999999-0badc0de"  # no such pid
+    alive = directory / f"{os.getpid()}-1234abcd"
+    for path in (dead / "src", alive / "src"):
+        path.mkdir(parents=True)
+    shadow = Shadow(git_dir=tmp_path / "no-shadow-yet", snapshot=_no_snapshot, git=_git, env=lambda d, w: {})
+    removed = asyncio.run(Worktrees(shadow, tmp_path, directory).clean_leftovers())
+    assert removed == [dead] and not dead.exists() and alive.is_dir()
+
+
+async def _no_snapshot() -> str:
+    raise AssertionError("not needed")
