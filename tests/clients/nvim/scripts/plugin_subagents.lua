@@ -11,10 +11,13 @@ t.run(function()
   t.plugin_open(p.file)
   local chat = t.plugin_chat()
   vim.cmd('MementoPrompt ' .. p.prompt)
-  t.wait('the quick child done and the slow one waiting', 30000, function()
+  local ok, err = pcall(t.wait, 'the quick child done and the slow one waiting', 60000, function()
     return t.has(chat.buf, '↳ edit-a (edit-a) completed')
       and t.has(chat.buf, '↳ slow (slow) waiting for the model')
   end)
+  if not ok then
+    error(('%s\nthe chat:\n%s'):format(err, table.concat(t.lines(chat.buf), '\n')))
+  end
   t.observe('live', t.lines(chat.buf))
   local marks = {}
   for _, mark in ipairs(api.nvim_buf_get_extmarks(chat.buf, require('memento.chat.writer').ns, 0, -1, { details = true })) do
