@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 
 from memento.checkpoints.git import GitError, run_git, shadow_env  # noqa: E402
 from memento.checkpoints.shadow import ShadowRepo  # noqa: E402

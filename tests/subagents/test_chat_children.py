@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
+
 from memento.chat.render import ChildLines
 from memento.session import events
 from memento.subagents.engine import ChildEvent
 from memento.subagents.spec import SubagentInfo
 from tests.chat.test_chat_cli import configure, run_chat
-from tests.fakes.model_server import Reply, ScriptedModelServer, Text, ToolCallStep
 
 
 def _info(state: str, **extra: object) -> SubagentInfo:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import Hang, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
-from tests.fakes.model_server import Hang, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 from tests.lsp.harness import provider_options, running_editor
 from tests.subagents.conftest import agent_file
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
+
 from tests.clients.nvim.harness import run_nvim
-from tests.fakes.model_server import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 from tests.lsp.harness import provider_options
 from tests.subagents.conftest import agent_file, git
 
