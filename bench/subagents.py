@@ -32,11 +32,11 @@ from memento.checkpoints.git import GitError, run_git, shadow_env  # noqa: E402
 from memento.checkpoints.shadow import ShadowRepo  # noqa: E402
 from memento.compose import install_mechanisms  # noqa: E402
 from memento.config import MementoConfig  # noqa: E402
+from memento.core import events  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session import events  # noqa: E402
 from memento.session.session import Session  # noqa: E402
-from memento.session.tasks import TaskRegistry  # noqa: E402
 from memento.subagents.worktree import GitFailed, Shadow, Worktrees  # noqa: E402
+from memento.util.tasks import TaskRegistry  # noqa: E402
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 BODY = "def handler(request):\n    value = request.get('field')\n    return compute(value) + 1\n" * 60
@@ -102,7 +102,7 @@ async def parent_tokens(children: int, inline: bool) -> int:
         )
         session = Session(root, config, create_provider(config.provider), data_dir=Path(tmp) / "data")
         registry = TaskRegistry()
-        mechanisms = install_mechanisms(session, registry)
+        mechanisms = install_mechanisms(session, registry.spawn)
         finished = asyncio.Event()
         stop = session.events.subscribe(
             lambda e: finished.set() if isinstance(e, events.TurnFinished) else None

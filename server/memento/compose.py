@@ -111,9 +111,7 @@ def _subagents(
     async def snapshot() -> str:
         return (await checkpoints.shadow.snapshot()).tree
 
-    async def git(
-        args: list[str], *, env: dict[str, str], cwd: Path, ok: tuple[int, ...] = (0,)
-    ) -> bytes:
+    async def git(args: list[str], *, env: dict[str, str], cwd: Path, ok: tuple[int, ...] = (0,)) -> bytes:
         try:
             return await run_git(args, env=env, cwd=cwd, ok=ok)
         except GitError as exc:

@@ -7,7 +7,7 @@ from pathlib import Path
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.chat.render import ChildLines
-from memento.session import events
+from memento.core import events
 from memento.subagents.engine import ChildEvent
 from memento.subagents.spec import SubagentInfo
 from tests.chat.test_chat_cli import configure, run_chat

@@ -208,7 +208,7 @@ class MementoApp:
 def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams] | None:
     """The `memento/turn`, `memento/stream` or `memento/tool` notification of a turn event
     (a child's too: the subagents feature adds its `subagentId`)."""
-    from memento.session import events
+    from memento.core import events
 
     match event:
         case events.TurnStarted(turn_id=turn_id):

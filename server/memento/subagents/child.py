@@ -6,16 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from memento.core import events
+from memento.core.entries import CustomEntry
+from memento.core.messages import AssistantMessage, ToolCall
 from memento.providers.factory import create_provider
-from memento.session import events
-from memento.session.entries import CustomEntry
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import AssistantMessage, ToolCall
 from memento.session.session import Session
 from memento.session.store import SessionStore
 from memento.session.tools.base import ToolOutput
@@ -288,10 +288,15 @@ async def _one_turn(child: Child, session: Session, prompt: str) -> events.TurnF
         elif isinstance(event, events.TurnStarted) and child.abort_requested:
             session.abort()  # asked while the turn was being set up
 
-    runs: list[asyncio.Future[None]] = []
+    runs: list[asyncio.Task[None]] = []
+
+    def spawn(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        runs.append(task := asyncio.ensure_future(coro))
+        return task
+
     stop = session.events.subscribe(watch)
     try:
-        session.prompt(prompt, lambda coro, name: runs.append(asyncio.ensure_future(coro)))
+        session.prompt(prompt, spawn)
         await asyncio.gather(*runs)
     finally:
         stop()

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memento.providers.base import ToolSpec
-from memento.session import events
+from memento.core import events
+from memento.core.messages import ToolCall
+from memento.core.provider import ToolSpec
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.messages import ToolCall
 from memento.session.paths import encode_workspace
 from memento.session.session import Session
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput

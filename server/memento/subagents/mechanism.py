@@ -4,25 +4,14 @@ aborts the children and waits until their worktrees are gone)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
-from memento.session.session import Session
+from memento.session.mechanism import InstallContext
 from memento.subagents.child import InstallChild
 from memento.subagents.engine import SubagentEngine, TaskTool
 from memento.subagents.worktree import Shadow
-
-
-class InstallTarget(Protocol):
-    """The install context: the session to hook into, and how to start background work."""
-
-    @property
-    def session(self) -> Session: ...
-
-    @property
-    def spawn(self) -> Callable[[Coroutine[Any, Any, None], str], object]: ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +23,7 @@ class Subagents:
     user_agents_dir: Path | None = None
     constraints: Callable[[], str] = lambda: ""
 
-    def install(self, ctx: InstallTarget) -> SubagentEngine:
+    def install(self, ctx: InstallContext) -> SubagentEngine:
         session = ctx.session
         engine = SubagentEngine(
             session,

@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.exceptions import ValidationError as SchemaViolation
 
-from memento.providers.base import ToolSpec
+from memento.core.provider import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 
 MAX_FEEDBACK_CHARS = 1_500
