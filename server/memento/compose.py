@@ -1,11 +1,15 @@
 """The engine's composition root: the mechanisms every front end installs on a session.
 
-`install_mechanisms` installs governance, the advisor, checkpoints, memory and TTSR (with the
-rules attached by the files in play) on a session, each the same way (`Mechanism.install`,
-`session/mechanism.py`), in the order the language server registers them (that order is
-the hook order), and returns their handles; front ends run their commands (compact,
-checkpoint, rewind, /omfg, rules) through those handles. `memento chat` calls it right
-after building its `Session`, so a terminal session is governed exactly like an editor's.
+`install_mechanisms` installs governance, the advisor, checkpoints, memory, TTSR (with the
+rules attached by the files in play) and, when `task.enabled`, subagents on a session, each
+the same way (`Mechanism.install`, `session/mechanism.py`), in the order the language server
+registers them (that order is the hook order), and returns their handles; front ends run
+their commands (compact, checkpoint, rewind, /omfg, rules, subagent abort) through those
+handles. `memento chat` calls it right after building its `Session`, so a terminal session
+is governed exactly like an editor's.
+
+Mechanisms never import each other: what subagents need of checkpoints (the shadow
+repository and its git) and of memory (the constraints) is handed over here.
 
 The language server calls it too (`MementoApp.start`); its feature modules take the
 handles from `app.mechanisms`.
@@ -14,11 +18,14 @@ handles from `app.mechanisms`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memento.advisor.engine import AdvisorEngine
 from memento.advisor.mechanism import Advisor
 from memento.checkpoints.engine import CheckpointEngine
+from memento.checkpoints.git import GitError, run_git, shadow_env
 from memento.checkpoints.mechanism import Checkpoints
+from memento.config import user_config_dir
 from memento.governance.governor import Governor
 from memento.governance.mechanism import Governance
 from memento.memory.engine import MemoryEngine
@@ -26,6 +33,9 @@ from memento.memory.mechanism import Memory
 from memento.session.mechanism import Handle, InstallContext
 from memento.session.mentions import WorkspaceContext
 from memento.session.session import Session
+from memento.subagents.engine import SubagentEngine
+from memento.subagents.mechanism import Subagents
+from memento.subagents.worktree import GitFailed, Shadow
 from memento.ttsr.attach import RuleAttachments
 from memento.ttsr.coordinator import TtsrHooks
 from memento.ttsr.engine import TtsrEngine
@@ -35,7 +45,7 @@ from memento.util.tasks import Spawn
 
 @dataclass
 class Mechanisms:
-    """Handles on the mechanisms installed on one session (None: not installed yet)."""
+    """Handles on the mechanisms installed on one session (None: not installed)."""
 
     governor: Governor | None = None
     advisor: AdvisorEngine | None = None
@@ -44,6 +54,7 @@ class Mechanisms:
     ttsr: TtsrEngine | None = None
     ttsr_hooks: TtsrHooks | None = None
     rule_attachments: RuleAttachments | None = None
+    subagents: SubagentEngine | None = None
     installed: list[Handle] = field(default_factory=list[Handle])
     """Every handle, in install (= hook) order."""
 
@@ -56,9 +67,9 @@ class Mechanisms:
 
 def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = True) -> Mechanisms:
     """Install every mechanism on `session`; their background work (rule loading, tokenizer
-    warm-up, advisor turns) runs through `spawn` (the front end's task registry). The language
-    server loads the rules itself (`load_rules=False`) because it publishes their lint with
-    the load."""
+    warm-up, advisor turns, worktree clean-up) runs through `spawn` (the front end's task
+    registry). The language server loads the rules itself (`load_rules=False`) because it
+    publishes their lint with the load."""
     session.add_hooks(WorkspaceContext())  # the editor's @-mentions, before every mechanism
     ctx = InstallContext(session, spawn)
     governor = Governance().install(ctx)
@@ -66,6 +77,11 @@ def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = Tru
     checkpoints = Checkpoints().install(ctx)
     memory = Memory().install(ctx)
     ttsr = Ttsr(load_rules=load_rules).install(ctx)
+    installed: list[Handle] = [governor, advisor, checkpoints, memory, ttsr]
+    engine = None
+    if session.config.task.enabled:
+        engine = _subagents(session, spawn, checkpoints, memory).install(ctx)
+        installed.append(engine)
     return Mechanisms(
         governor=governor,
         advisor=advisor,
@@ -74,5 +90,36 @@ def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = Tru
         ttsr=ttsr.engine,
         ttsr_hooks=ttsr.hooks,
         rule_attachments=ttsr.attachments,
-        installed=[governor, advisor, checkpoints, memory, ttsr],
+        subagents=engine,
+        installed=installed,
+    )
+
+
+def _subagents(
+    session: Session, spawn: Spawn, checkpoints: CheckpointEngine, memory: MemoryEngine
+) -> Subagents:
+    """The `task` tool. Its children get governance of their own and the parent's TTSR rules
+    (read from the parent's workspace); their worktrees come from the checkpoint snapshot."""
+    parent_root = session.root
+
+    def install_child(child: Session) -> Mechanisms:
+        ctx = InstallContext(child, spawn)
+        governor = Governance().install(ctx)
+        ttsr = Ttsr(rules_root=parent_root).install(ctx)
+        return Mechanisms(governor=governor, ttsr=ttsr.engine, installed=[governor, ttsr])
+
+    async def snapshot() -> str:
+        return (await checkpoints.shadow.snapshot()).tree
+
+    async def git(args: list[str], *, env: dict[str, str], cwd: Path, ok: tuple[int, ...] = (0,)) -> bytes:
+        try:
+            return await run_git(args, env=env, cwd=cwd, ok=ok)
+        except GitError as exc:
+            raise GitFailed(str(exc), exc.stderr) from exc
+
+    return Subagents(
+        install_child,
+        Shadow(git_dir=checkpoints.shadow.git_dir, snapshot=snapshot, git=git, env=shadow_env),
+        user_agents_dir=user_config_dir() / "agents",
+        constraints=lambda: memory.notes.constraints,
     )

@@ -229,7 +229,7 @@ class CheckpointSettings(Settings):
     enabled: bool = True
     auto: bool = True
     """Take a checkpoint before the first mutating tool call of each turn."""
-    mutating_tools: list[str] = Field(default_factory=lambda: ["write", "edit", "bash"])
+    mutating_tools: list[str] = Field(default_factory=lambda: ["write", "edit", "bash", "task"])
     max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
     """Files larger than this are left out of snapshots (and listed as skipped)."""
     exclude: list[str] = Field(
@@ -256,6 +256,16 @@ class MemorySettings(Settings):
     spend their steps logging trivia instead of doing the task)."""
 
 
+class TaskSettings(Settings):
+    """Subagents: the `task` tool's children."""
+
+    enabled: bool = True
+    max_concurrency: int = Field(default=4, ge=0, le=64)
+    """Children running at once; 0 = unlimited. A change applies to the next launch in place."""
+    max_yield_attempts: int = Field(default=3, ge=1, le=10)
+    """Results a child may report that violate the output schema before its task fails."""
+
+
 class MementoConfig(Settings):
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     tools: ToolSettings = Field(default_factory=ToolSettings)
@@ -264,6 +274,7 @@ class MementoConfig(Settings):
     ttsr: TtsrSettings = Field(default_factory=TtsrSettings)
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    task: TaskSettings = Field(default_factory=TaskSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     data_dir: str | None = None
     """Where sessions live; defaults to the user data dir (or $MEMENTO_DATA_DIR)."""

@@ -40,3 +40,6 @@ export const RULES_LIST = "memento/rules/list";
 export const ACTIVE_DOCUMENT = "memento/activeDocument";
 export const OMFG = "memento/omfg";
 export const CMD_OMFG = "memento.omfg";
+export const SUBAGENT_LIST = "memento/subagent/list";
+export const SUBAGENT_ABORT = "memento/subagent/abort";
+export const SUBAGENT_NOTIFICATION = "memento/subagent";

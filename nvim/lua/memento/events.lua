@@ -20,8 +20,22 @@ local TURN_EVENTS = {
   error = 'MementoTurnFinished',
 }
 
+--- A subagent's own turn events draw on its line in the chat, nowhere else.
+local function child(kind, params, client_id)
+  if not params.subagentId then
+    return false
+  end
+  draw(client_id, function(c)
+    c.children:event(kind, params)
+  end)
+  return true
+end
+
 M.handlers = {
   ['memento/turn'] = function(params, client_id)
+    if child('turn', params, client_id) then
+      return
+    end
     status.on_turn(client_id, params)
     draw(client_id, function(c)
       c:turn(params)
@@ -29,15 +43,27 @@ M.handlers = {
     status.fire(TURN_EVENTS[params.state] or 'MementoTurnFinished', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/stream'] = function(params, client_id)
+    if child('stream', params, client_id) then
+      return
+    end
     draw(client_id, function(c)
       c:stream(params)
     end)
   end,
   ['memento/tool'] = function(params, client_id)
+    if child('tool', params, client_id) then
+      return
+    end
     draw(client_id, function(c)
       c:tool(params)
     end)
     status.fire('MementoTool', vim.tbl_extend('force', params, { client_id = client_id }))
+  end,
+  ['memento/subagent'] = function(params, client_id)
+    draw(client_id, function(c)
+      c.children:update(params)
+    end)
+    status.fire('MementoSubagent', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/context'] = function(params, client_id)
     status.on_context(client_id, params)

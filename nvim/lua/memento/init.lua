@@ -16,6 +16,7 @@ local HIGHLIGHTS = {
   MementoChatCompaction = 'DiagnosticHint',
   MementoChatAdvisor = 'DiagnosticInfo',
   MementoChatSteer = 'Special',
+  MementoChatSubagent = 'Special',
   MementoChatNote = 'Comment',
   MementoChatMode = 'DiagnosticHint',
   MementoChatError = 'DiagnosticError',
@@ -105,7 +106,14 @@ end
 --- Stop the running turn.
 function M.stop()
   require('memento.async').run(function()
-    local result = client.ask(client.need(), 'memento/abort', nil, 'cannot stop the turn')
+    local server = client.need()
+    local chat = require('memento.chat').get(server.id, false)
+    local child = chat and chat:child_here()
+    if child then
+      client.ask(server, 'memento/subagent/abort', { id = child }, 'cannot stop the subagent')
+      return
+    end
+    local result = client.ask(server, 'memento/abort', nil, 'cannot stop the turn')
     if not result.aborted then
       vim.notify('Memento: no turn is running', vim.log.levels.INFO)
     end

@@ -82,6 +82,8 @@ class ChatApp:
         session.events.subscribe(self._on_event)
         session.set_mode(self.options.mode)
         self.mechanisms = install_mechanisms(session, self.tasks.spawn)
+        if self.mechanisms.subagents is not None:
+            self.mechanisms.subagents.subscribe(self.renderer.handle_child)
         await self._open_requested_session()
         session.publish_context()
         self.arm_sigint()

@@ -33,6 +33,7 @@ STYLES: dict[str, tuple[str, str]] = {
     "rewind": ("⟲", "green"),
     "rules": ("§", "yellow"),
     "session": ("•", "dim"),
+    "subagent": ("", "cyan"),
     "info": ("•", "dim"),
     "warning": ("!", "yellow"),
     "error": ("✗", "red"),
@@ -81,7 +82,8 @@ class RichRenderer(Renderer):
 
     def _area(self) -> Group:
         status = " · ".join(p for p in (self.activity_line(), self.status.line()) if p)
-        return Group(self._thinking, self._pending, Text(status, style="dim"))
+        children = [Text(line, style="dim cyan") for line in self.children.lines()]
+        return Group(self._thinking, self._pending, *children, Text(status, style="dim"))
 
     def _ensure_live(self) -> None:
         if self._live is None:
@@ -189,7 +191,7 @@ class RichRenderer(Renderer):
     def line(self, kind: LineKind, text: str) -> None:
         self._flush()
         icon, style = STYLES.get(kind, ("•", ""))
-        self.console.print(Text(f"{icon} {text}", style=style))
+        self.console.print(Text(f"{icon} {text}" if icon else text, style=style))
 
     def discard_partial(self) -> None:
         self._set_activity(WAITING)
@@ -222,6 +224,9 @@ class RichRenderer(Renderer):
     def idle(self) -> None:
         self._stop()
         self._set_activity("")
+
+    def children_changed(self) -> None:
+        self._refresh()
 
     def pause(self) -> None:
         self._stop()

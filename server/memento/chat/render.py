@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TextIO
 
 from memento.chat.status import Status, compaction_text
 from memento.core import events
+from memento.subagents.engine import ChildEvent
+from memento.subagents.spec import SubagentInfo
 
 LineKind = str
 """tool, retry, ttsr, advisor, compaction, checkpoint, rewind, rules, session, info, warning, error"""
@@ -37,6 +40,62 @@ def tool_summary(raw_args: str) -> str:
     return one_line(" ".join(parts), 120)
 
 
+TAIL_CHARS = 60
+
+
+@dataclass
+class _Live:
+    agent: str
+    activity: str = "starting"
+    tail: str = ""
+
+
+class ChildLines:
+    """What the renderers draw for the children; `update` says what changed."""
+
+    def __init__(self) -> None:
+        self.running: dict[str, _Live] = {}
+
+    def update(self, item: ChildEvent | SubagentInfo) -> str | None:
+        """Track `item`; returns a line to print for good (the child ended), else None."""
+        if isinstance(item, SubagentInfo):
+            return self._state(item)
+        live = self.running.get(item.subagent_id)
+        if live is None:
+            return None
+        match item.event:
+            case events.Delta(stream="text", delta=delta):
+                live.activity = "writing"
+                live.tail = one_line(live.tail + delta, 10_000)[-TAIL_CHARS:]
+            case events.Delta(stream="thinking"):
+                live.activity = "thinking"
+            case events.ToolCallStarted(tool_name=name):
+                live.activity = f"running {name}"
+            case events.ToolCallFinished() | events.TurnStarted():
+                live.activity = "waiting for the model"
+            case _:
+                pass
+        return None
+
+    def _state(self, info: SubagentInfo) -> str | None:
+        if info.state in ("queued", "running"):
+            live = self.running.setdefault(info.id, _Live(agent=info.agent, activity="queued"))
+            if info.state == "running" and live.activity == "queued":
+                live.activity = "starting"
+                return f"  ↳ {info.id} ({info.agent}) started: {one_line(info.prompt, 80)}"
+            return None
+        self.running.pop(info.id, None)
+        merge = f", merge {info.merge}" if info.merge else ""
+        why = f": {one_line(info.error, 100)}" if info.error and info.state == "failed" else ""
+        return f"  ↳ {info.id} ({info.agent}) {info.state}{merge}{why}"
+
+    def lines(self) -> list[str]:
+        return [
+            f"  ↳ {child_id} ({live.agent}) {live.activity}" + (f" · {live.tail}" if live.tail else "")
+            for child_id, live in self.running.items()
+        ]
+
+
 class Renderer:
     """Sorts events; subclasses draw. `interactive` renderers leave the status to a toolbar."""
 
@@ -44,6 +103,7 @@ class Renderer:
         self.status = status
         self.results = results
         self._args: dict[str, list[str]] = {}
+        self.children = ChildLines()
 
     # drawing, implemented by subclasses
     def turn_started(self) -> None: ...
@@ -65,6 +125,13 @@ class Renderer:
     def idle(self) -> None: ...
     def pause(self) -> None: ...
     def resume(self) -> None: ...
+    def children_changed(self) -> None: ...
+
+    def handle_child(self, item: ChildEvent | SubagentInfo) -> None:
+        """A subagent's event or state (the subagent engine's listener)."""
+        if (done := self.children.update(item)) is not None:
+            self.line("subagent", done)
+        self.children_changed()
 
     def handle(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind, matched in one place
         if self.status.update(event):

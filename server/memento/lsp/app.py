@@ -184,54 +184,17 @@ class MementoApp:
     def on_event(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind
         from memento.core import events
 
+        if (turn_message := turn_notification(event)) is not None:
+            self.notify(*turn_message)
         match event:
-            case events.TurnStarted(turn_id=turn_id):
-                self.notify(p.TURN, p.TurnParams(turn_id=turn_id, state="started"))
+            case events.TurnStarted():
                 # Published before the turn's first request: each turn runs on the settings as
                 # the files are now (a hand edit, `memento trust` in a terminal, a revocation).
                 self.reload_settings()
-            case events.Delta():
-                self.notify(
-                    p.STREAM,
-                    p.StreamParams(
-                        turn_id=event.turn_id,
-                        stream=event.stream,
-                        delta=event.delta,
-                        tool_call_id=event.tool_call_id,
-                        tool_name=event.tool_name,
-                    ),
-                )
-            case events.ToolCallStarted():
-                self.notify(
-                    p.TOOL,
-                    p.ToolParams(
-                        turn_id=event.turn_id,
-                        tool_call_id=event.tool_call_id,
-                        tool_name=event.tool_name,
-                        state="started",
-                    ),
-                )
-            case events.ToolCallFinished():
-                self.notify(p.TOOL, tool_finished_params(event))
-            case events.TurnRetrying():
-                self.notify(
-                    p.TURN,
-                    p.TurnParams(
-                        turn_id=event.turn_id,
-                        state="retrying",
-                        attempt=event.attempt,
-                        rules=event.rules or None,
-                        # TTSR retries keep their shape ({rules, attempt}); the others say why.
-                        reason=None if event.rules else event.reason,
-                        retry_in_ms=event.retry_in_ms,
-                    ),
-                )
-            case events.TurnFinished(turn_id=turn_id, state=state, error=error):
-                self.notify(p.TURN, p.TurnParams(turn_id=turn_id, state=state, error=error))
-                if error:
-                    self.show(types.MessageType.Error, f"Memento: the turn failed: {error}")
+            case events.TurnFinished(error=error) if error:
+                self.show(types.MessageType.Error, f"Memento: the turn failed: {error}")
             case events.ContextUsage():
-                self.notify(p.CONTEXT_NOTIFICATION, context_params(event))
+                self.notify(p.CONTEXT_NOTIFICATION, context_params(event, self.mechanisms))
             case events.ModeChanged(mode=mode):
                 self.notify(p.MODE_NOTIFICATION, p.ModeResult(mode=mode))
             case events.Error(message=message):
@@ -240,6 +203,47 @@ class MementoApp:
                 self.notify(p.SESSION_NOTIFICATION, p.SessionParams(id=session_id))
             case _:
                 pass  # mechanism events are mapped by their own features (`started`)
+
+
+def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams] | None:
+    """The `memento/turn`, `memento/stream` or `memento/tool` notification of a turn event
+    (a child's too: the subagents feature adds its `subagentId`)."""
+    from memento.core import events
+
+    match event:
+        case events.TurnStarted(turn_id=turn_id):
+            return p.TURN, p.TurnParams(turn_id=turn_id, state="started")
+        case events.Delta():
+            return p.STREAM, p.StreamParams(
+                turn_id=event.turn_id,
+                stream=event.stream,
+                delta=event.delta,
+                tool_call_id=event.tool_call_id,
+                tool_name=event.tool_name,
+            )
+        case events.ToolCallStarted():
+            return p.TOOL, p.ToolParams(
+                turn_id=event.turn_id,
+                tool_call_id=event.tool_call_id,
+                tool_name=event.tool_name,
+                state="started",
+            )
+        case events.ToolCallFinished():
+            return p.TOOL, tool_finished_params(event)
+        case events.TurnRetrying():
+            return p.TURN, p.TurnParams(
+                turn_id=event.turn_id,
+                state="retrying",
+                attempt=event.attempt,
+                rules=event.rules or None,
+                # TTSR retries keep their shape ({rules, attempt}); the others say why.
+                reason=None if event.rules else event.reason,
+                retry_in_ms=event.retry_in_ms,
+            )
+        case events.TurnFinished(turn_id=turn_id, state=state, error=error):
+            return p.TURN, p.TurnParams(turn_id=turn_id, state=state, error=error)
+        case _:
+            return None
 
 
 def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
@@ -255,12 +259,15 @@ def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
     )
 
 
-def context_params(usage: events.ContextUsage) -> p.ContextParams:
-    """The `memento/context` notification's (and request's) fields of a usage event."""
+def context_params(usage: events.ContextUsage, mechanisms: Mechanisms | None = None) -> p.ContextParams:
+    """The `memento/context` notification's (and request's) fields of a usage event, with the
+    subagents' usage apart."""
+    children = mechanisms.subagents if mechanisms is not None else None
     return p.ContextParams(
         tokens=usage.tokens,
         context_window=usage.context_window,
         percent=usage.percent,
         stable_prefix_tokens=usage.stable_prefix_tokens,
         threshold_tokens=usage.threshold_tokens,
+        subagent_tokens=children.tokens if children is not None and children.tokens else None,
     )

@@ -104,7 +104,14 @@ class ModeResult(Model):
     mode: Literal["ask", "act"]
 
 
-class StreamParams(Model):
+class ChildTagged(Model):
+    subagent_id: str | None = None
+    """Set when a subagent's session sent it (`memento/subagent/list` names it)."""
+    parent_turn_id: str | None = None
+    """With `subagentId`: the parent's turn whose `task` call started the subagent."""
+
+
+class StreamParams(ChildTagged):
     turn_id: str
     stream: Literal["text", "thinking", "tool"]
     delta: str
@@ -112,7 +119,7 @@ class StreamParams(Model):
     tool_name: str | None = None
 
 
-class TurnParams(Model):
+class TurnParams(ChildTagged):
     turn_id: str
     state: Literal["started", "retrying", "finished", "aborted", "error"]
     rules: list[str] | None = None
@@ -125,7 +132,7 @@ class TurnParams(Model):
     error: str | None = None
 
 
-class ToolParams(Model):
+class ToolParams(ChildTagged):
     """`memento/tool`: a tool call of the turn started or finished running (for chat views'
     tool cards; the call's arguments stream as `memento/stream` with `stream: "tool"`)."""
 
@@ -150,6 +157,8 @@ class ContextParams(Model):
     stable_prefix_tokens: int
     threshold_tokens: int | None = None
     """Governance relieves the context above this (absent: compaction is off)."""
+    subagent_tokens: int | None = None
+    """Tokens the session's subagents used, all together: never part of `tokens`."""
 
 
 class SessionParams(Model):
@@ -423,3 +432,27 @@ def parse(model: type[M], params: Any) -> M:
             f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}" for err in exc.errors()
         )
         raise JsonRpcInvalidParams(f"invalid params: {problems}") from None
+
+
+class SubagentItem(Model):
+    id: str
+    agent: str
+    state: Literal["queued", "running", "completed", "failed", "aborted"]
+    prompt: str
+    isolation: Literal["worktree", "none"]
+    parent_turn_id: str | None = None
+    parent_tool_call_id: str | None = None
+    session_path: str | None = None
+    tokens: int = 0
+    merge: Literal["applied", "failed", "skipped"] | None = None
+    error: str | None = None
+
+
+class SubagentListResult(Model):
+    subagents: list[SubagentItem]
+    unverified: list[str] = Field(default_factory=list[str])
+    """Files merged from subagents that no passing command has checked since."""
+
+
+class SubagentRef(Model):
+    id: str = Field(min_length=1)

@@ -248,6 +248,10 @@ ACTIVE_DOCUMENT = "memento/activeDocument"
 OMFG = "memento/omfg"
 CMD_OMFG = "memento.omfg"
 
+SUBAGENT_LIST = "memento/subagent/list"
+SUBAGENT_ABORT = "memento/subagent/abort"
+SUBAGENT_NOTIFICATION = "memento/subagent"
+
 
 def __getattr__(name: str) -> Any:
     """A message model or `parse`: loaded with `memento.lsp.messages` the first time one is used."""

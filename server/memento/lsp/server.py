@@ -84,6 +84,7 @@ def default_features() -> list[type[LanguageFeature]]:
     from memento.lsp.features.rules import RulesFeature
     from memento.lsp.features.session import SessionFeature
     from memento.lsp.features.settings import SettingsFeature
+    from memento.lsp.features.subagents import SubagentsFeature
 
     return [
         LifecycleFeature,
@@ -94,6 +95,7 @@ def default_features() -> list[type[LanguageFeature]]:
         MemoryFeature,
         RulesFeature,
         SettingsFeature,
+        SubagentsFeature,
     ]
 
 

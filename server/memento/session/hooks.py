@@ -45,6 +45,9 @@ class TurnInfo:
     """Abort the streaming model request from outside `on_delta` (a background check found a
     hit while the provider is quiet), as if `on_delta` had raised it; False when no request
     is streaming."""
+    stop_after_step: bool = False
+    """Set by a hook to end the turn once the current step's tool calls are stored (a
+    subagent's accepted final `yield`), without asking the model again."""
     entry_id: str | None = None
     """The id of the turn's prompt entry, once stored (chat views place the running turn by it)."""
     _states: dict[type[Any], object] = field(

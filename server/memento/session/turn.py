@@ -125,7 +125,7 @@ class TurnRunner:
                 self.session.append_message(UserMessage(content=text, timestamp=now_ms()))
             if self.aborted:
                 raise TurnAborted
-            if not calls and not steered and not follow_up:
+            if self.turn.stop_after_step or (not calls and not steered and not follow_up):
                 return
 
     async def _guard(self, step: Awaitable[T]) -> T:

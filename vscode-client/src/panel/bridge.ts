@@ -80,7 +80,13 @@ export class PanelBridge implements vscode.Disposable {
     this.coalescer = new Coalescer((notices) => this.post?.({ type: "notices", notices }), timer);
     for (const [method, kind] of Object.entries(FORWARDED)) {
       this.subscriptions.push(
-        client.onNotification(method, (params) => this.hear({ ...asObject(params), kind })),
+        client.onNotification(method, (params) => {
+          const fields = asObject(params);
+          // A subagent's own turn events (they carry `subagentId`) are not the conversation's:
+          // the page has no nested cards for them yet, so they stay out of its transcript.
+          if (typeof fields.subagentId === "string") return;
+          this.hear({ ...fields, kind });
+        }),
       );
     }
     this.subscriptions.push(

@@ -31,6 +31,22 @@ describe("PanelBridge: notifications into the page", () => {
     ] }]);
   });
 
+  it("keeps a subagent's own turn events out of the conversation", () => {
+    const { client, timer, posted, warnings } = setup();
+    client.notify("memento/turn", { turnId: "t", state: "started" });
+    const child = { subagentId: "explore", parentTurnId: "t" };
+    client.notify("memento/turn", { turnId: "c", state: "started", ...child });
+    client.notify("memento/stream", { turnId: "c", stream: "text", delta: "child text", ...child });
+    client.notify("memento/tool", { turnId: "c", toolCallId: "x", toolName: "read", state: "started", ...child });
+    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "parent text" });
+    timer.fire();
+    expect(warnings).toEqual([]);
+    expect(posted).toEqual([{ type: "notices", notices: [
+      { kind: "turn", turnId: "t", state: "started" },
+      { kind: "stream", turnId: "t", stream: "text", delta: "parent text" },
+    ] }]);
+  });
+
   it("drops a malformed notification with a warning, and goes on", () => {
     const { client, timer, posted, warnings } = setup();
     client.notify("memento/stream", { turnId: "t", stream: "text" });

@@ -4,6 +4,7 @@
 -- drawn from memento/history first (events meanwhile wait their turn).
 local api = vim.api
 local async = require('memento.async')
+local children = require('memento.chat.children')
 local client_mod = require('memento.client')
 local config = require('memento.config')
 local history = require('memento.chat.history')
@@ -51,6 +52,7 @@ function Chat.new(client_id)
   vim.bo[self.buf].undolevels = -1
   self.input = scratch('memento://input', client_id)
   self.t = transcript.new(self.buf)
+  self.children = children.new(self.t)
   local keys = config.options.keymaps
   map(self.buf, 'n', keys.close, function()
     self:close()
@@ -136,6 +138,7 @@ function Chat:load_history()
     local queued = self.loading or {}
     self.loading = nil
     self.t:reset()
+    self.children:reset()
     if err then
       self.t:error_line('cannot read the history: ' .. tostring(err.message))
     else
@@ -273,6 +276,15 @@ function Chat:tool(params)
   else
     self.t:tool_finished(params.toolCallId, params.toolName, params.isError == true, params.output)
   end
+end
+
+--- The running subagent whose line the cursor is on in the chat window, if any.
+function Chat:child_here()
+  local win = api.nvim_get_current_win()
+  if api.nvim_win_get_buf(win) ~= self.buf then
+    return nil
+  end
+  return self.children:at(api.nvim_win_get_cursor(win)[1] - 1)
 end
 
 -- -- windows -----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ M.KINDS = {
   compaction = { 'MementoChatCompaction', '≡' },
   advisor = { 'MementoChatAdvisor', '◆' },
   steer = { 'MementoChatSteer', '↳' },
+  subagent = { 'MementoChatSubagent', '↳' },
   note = { 'MementoChatNote', '⟲' },
   mode = { 'MementoChatMode', '⇄' },
   error = { 'MementoChatError', '✗' },

@@ -107,4 +107,4 @@ class SessionFeature(LanguageFeature):
         return p.ModeResult(mode=self.app.session.mode).wire()
 
     def context(self, params: Any) -> dict[str, Any]:
-        return context_params(self.app.session.context_usage()).wire()
+        return context_params(self.app.session.context_usage(), self.app.mechanisms).wire()

@@ -1,0 +1,265 @@
+"""The subagent mechanism: the `task` tool on a session, its children, their pool.
+
+`install` puts the `task` tool and a hook on the parent session and returns the handle the
+front ends use: `list()`, `abort(id)`, `subscribe(listener)` for the children's events, the
+children's token usage (`tokens`, shown apart from the parent's context), and `aclose()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memento.core import events
+from memento.core.messages import ToolCall
+from memento.core.provider import ToolSpec
+from memento.session.hooks import Hooks, TurnInfo
+from memento.session.paths import encode_workspace
+from memento.session.session import Session
+from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.subagents.agents import AgentDefinition, load_agents
+from memento.subagents.child import Child, ChildContext, ChildFailed, InstallChild, run_child
+from memento.subagents.outputs import OutputIds
+from memento.subagents.pool import LimitSemaphore, map_limited
+from memento.subagents.spec import TASK_PARAMETERS, ChildResult, SubagentInfo, TaskArgs, TaskItem
+from memento.subagents.worktree import Shadow, Worktrees
+
+log = logging.getLogger(__name__)
+
+MAX_KEPT = 200
+"""Finished children kept for `memento/subagent/list`."""
+
+
+@dataclass(frozen=True)
+class ChildEvent:
+    """An event of a child's session, as the parent's front ends hear it."""
+
+    subagent_id: str
+    parent_turn_id: str | None
+    event: events.Event
+
+
+SubagentListener = Callable[[ChildEvent | SubagentInfo], None]
+
+
+class SubagentEngine(Hooks):
+    def __init__(
+        self,
+        session: Session,
+        install_child: InstallChild,
+        *,
+        shadow: Shadow | None,
+        user_agents_dir: Path | None,
+        constraints: Callable[[], str] = lambda: "",
+    ) -> None:
+        self.session = session
+        self.install_child = install_child
+        self.user_agents_dir = user_agents_dir
+        self.constraints = constraints
+        self.semaphore = LimitSemaphore(session.config.task.max_concurrency)
+        self.children: dict[str, Child] = {}
+        self.tokens = 0
+        """Tokens the children used, all together (never part of the parent's context)."""
+        self.unverified: set[str] = set()
+        """Files merged from children that no test run has checked since."""
+        self._listeners: list[SubagentListener] = []
+        self._turn_id: str | None = None
+        self._call_id: str | None = None
+        self._merge_lock = asyncio.Lock()
+        self._ids: tuple[Path, OutputIds] | None = None
+        self._running: set[asyncio.Task[Any]] = set()
+        base = session.data_dir / "subagents" / encode_workspace(session.root) / "worktrees"
+        self.worktrees = Worktrees(shadow, session.root, base) if shadow is not None else None
+        self._snapshot = shadow.snapshot if shadow is not None else None
+
+    # -- the handle -------------------------------------------------------------------
+    def subscribe(self, listener: SubagentListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def list(self) -> list[SubagentInfo]:
+        return [child.info() for child in self.children.values()]
+
+    def abort(self, subagent_id: str) -> bool:
+        child = self.children.get(subagent_id)
+        return child is not None and child.abort()
+
+    async def clean_leftovers(self) -> None:
+        if self.worktrees is not None:
+            removed = await self.worktrees.clean_leftovers()
+            if removed:
+                log.info("removed %d leftover subagent worktree(s)", len(removed))
+
+    async def aclose(self) -> None:
+        for child in self.children.values():
+            child.abort()
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+
+    # -- hooks on the parent ----------------------------------------------------------
+    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+        self._turn_id = turn.turn_id
+
+    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+        if call.name == "task":
+            self._call_id = call.id  # a turn runs its tool calls one at a time
+        return None
+
+    async def after_tool(
+        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+    ) -> ToolOutput:
+        # A command that ran and passed (the tests) is the parent checking what was merged.
+        if call.name == "bash" and not output.is_error and self.unverified:
+            self.unverified.clear()
+        return output
+
+    # -- the task tool ----------------------------------------------------------------
+    async def run_task(self, args: TaskArgs) -> ToolOutput:
+        agents, problems = await asyncio.to_thread(load_agents, self.session.root, self.user_agents_dir)
+        for problem in problems:
+            log.warning("agent definition %s", problem)
+        children = [self._child(item, agents) for item in args.items()]
+        ids = await self._output_ids()
+        for child in children:
+            child.id = ids.allocate(child.item.name or child.agent.name)
+            self._keep(child)
+            self._changed(child)
+        self.semaphore.resize(self.session.config.task.max_concurrency)
+        context = self._context()
+        results: list[ChildResult | None] = [None] * len(children)
+
+        async def run(child: Child, index: int) -> None:
+            results[index] = await run_child(child, context)
+
+        current = asyncio.current_task()
+        if current is not None:
+            self._running.add(current)
+        failure: str | None = None
+        try:
+            await map_limited(children, run, self.semaphore)
+        except ChildFailed as exc:
+            failure = str(exc)
+        finally:
+            self._running.discard(current) if current is not None else None
+            self.tokens = sum(c.tokens for c in self.children.values())
+            self.session.publish_context()
+        return _output(children, results, failure, bool(self.unverified))
+
+    def _child(self, item: TaskItem, agents: dict[str, AgentDefinition]) -> Child:
+        name = item.agent or "worker"
+        agent = agents.get(name)
+        if agent is None:
+            raise ToolError(f"no agent {name!r} (available: {', '.join(sorted(agents))})")
+        isolation = item.isolation or ("none" if agent.read_only else "worktree")
+        if isolation == "none" and not agent.read_only:
+            raise ToolError(
+                f"agent {name!r} can change files: it runs in its own worktree (isolation 'worktree'); "
+                "only read-only agents share the workspace"
+            )
+        return Child(
+            id=name,
+            agent=agent,
+            item=item,
+            isolation=isolation,
+            parent_turn_id=self._turn_id,
+            parent_tool_call_id=self._call_id,
+        )
+
+    async def _output_ids(self) -> OutputIds:
+        store = self.session.store
+        directory = (
+            store.path.with_name(store.path.stem + ".subagents")
+            if store is not None
+            else self.session.directory / "subagents"
+        )
+        if self._ids is None or self._ids[0] != directory:
+            ids = OutputIds(directory)
+            await asyncio.to_thread(ids.prime)
+            self._ids = (directory, ids)
+        return self._ids[1]
+
+    def _context(self) -> ChildContext:
+        assert self._ids is not None
+        store = self.session.store
+        config = self.session.config.task
+        return ChildContext(
+            parent=self.session,
+            install=self.install_child,
+            outputs_dir=self._ids[0],
+            worktrees=self.worktrees,
+            snapshot=self._snapshot,
+            constraints=self.constraints,
+            merge_lock=self._merge_lock,
+            changed=self._changed,
+            forward=self._forward,
+            max_rejections=config.max_yield_attempts,
+            parent_entry=store.leaf_id if store is not None else None,
+            unverified=self.unverified,
+        )
+
+    def _keep(self, child: Child) -> None:
+        self.children[child.id] = child
+        finished = [c for c in self.children.values() if c.state not in ("queued", "running")]
+        for old in finished[: max(0, len(self.children) - MAX_KEPT)]:
+            del self.children[old.id]
+
+    def _changed(self, child: Child) -> None:
+        self._tell(child.info())
+
+    def _forward(self, child: Child, event: events.Event) -> None:
+        self._tell(ChildEvent(subagent_id=child.id, parent_turn_id=child.parent_turn_id, event=event))
+
+    def _tell(self, item: ChildEvent | SubagentInfo) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(item)
+            except Exception:
+                log.exception("subagent listener failed")
+
+
+def _output(
+    children: list[Child], results: list[ChildResult | None], failure: str | None, unverified: bool
+) -> ToolOutput:
+    rows = [(result or _unfinished(child)).wire() for child, result in zip(children, results, strict=True)]
+    body: dict[str, Any] = {"results": rows}
+    if failure is not None:
+        body["error"] = failure
+    if unverified:
+        body["note"] = "Merged changes are unverified: run the tests before relying on them."
+    return ToolOutput(json.dumps(body, ensure_ascii=False), is_error=failure is not None)
+
+
+def _unfinished(child: Child) -> ChildResult:
+    """A child the batch stopped before it gave a result (it failed, or a sibling did)."""
+    failed = child.state == "failed"
+    return ChildResult(
+        id=child.id,
+        agent=child.agent.name,
+        status="failed" if failed else "aborted",
+        error=child.error if failed else "stopped before it finished",
+    )
+
+
+class TaskTool:
+    spec = ToolSpec(
+        name="task",
+        description=(
+            "Hand a self-contained subtask to a subagent (its own session and context; `worker` "
+            "in its own copy of the workspace, merged back as a patch; `explore` reads only). "
+            "Give `tasks` to run several in parallel. Only each child's validated result "
+            "comes back."
+        ),
+        parameters=TASK_PARAMETERS,
+    )
+
+    def __init__(self, engine: SubagentEngine) -> None:
+        self.engine = engine
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        return await self.engine.run_task(TaskArgs.model_validate(args))
