@@ -237,3 +237,46 @@ export class Workbench {
     return (await widget.locator(".monaco-list-row").allInnerTexts()).map(text).filter(Boolean);
   }
 }
+
+/** A walk of named steps over one workbench: a PASS/FAIL line and a screenshot per step (a
+ * failed step leaves no dialog open for the next), a time limit, and "N passed, N failed". */
+export class Walk {
+  passed = 0;
+  failed = 0;
+
+  constructor(wb, limitMs = 300000) {
+    this.wb = wb;
+    this.overall = setTimeout(() => {
+      console.log(`FAIL the walk did not finish within ${limitMs / 60000} minutes`);
+      process.exit(3);
+    }, limitMs);
+  }
+
+  async step(name, work) {
+    const started = Date.now();
+    const shot = name.replace(/[^\w]+/g, "-").toLowerCase();
+    try {
+      const value = await work();
+      this.passed++;
+      console.log(`PASS ${name} (${Date.now() - started} ms)${value === undefined ? "" : `: ${JSON.stringify(value)}`}`);
+    } catch (error) {
+      this.failed++;
+      console.log(`FAIL ${name}: ${error.message}`);
+      await this.wb.screenshot(`failed-${shot}`).catch(() => {});
+      await this.wb.dismissAll().catch(() => {}); // a dialog or picker left open would block the next steps
+      return;
+    }
+    await this.wb.screenshot(shot).catch(() => {});
+  }
+
+  /** Closes the workbench; call it in `finally`, then `report()`. */
+  async close() {
+    await this.wb.close();
+    clearTimeout(this.overall);
+  }
+
+  report() {
+    console.log(`${this.passed} passed, ${this.failed} failed`);
+    process.exit(this.failed ? 1 : 0);
+  }
+}

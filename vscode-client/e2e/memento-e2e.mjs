@@ -5,33 +5,13 @@
 //
 // Environment: MEMENTO_E2E_URL (the workbench), MEMENTO_E2E_SHOTS (screenshot folder).
 
-import { Workbench } from "./driver.mjs";
+import { Walk, Workbench } from "./driver.mjs";
 
 const METER = "memento.memento.contextMeter";
 const wb = new Workbench({ url: process.env.MEMENTO_E2E_URL, shots: process.env.MEMENTO_E2E_SHOTS || "shots", timeout: 30000 });
-let passed = 0;
-let failed = 0;
 
-async function step(name, work) {
-  const started = Date.now();
-  try {
-    const value = await work();
-    passed++;
-    console.log(`PASS ${name} (${Date.now() - started} ms)${value === undefined ? "" : `: ${JSON.stringify(value)}`}`);
-  } catch (error) {
-    failed++;
-    console.log(`FAIL ${name}: ${error.message}`);
-    await wb.screenshot(`failed-${name.replace(/[^\w]+/g, "-").toLowerCase()}`).catch(() => {});
-    await wb.dismissAll().catch(() => {}); // a dialog or picker left open would block the next steps
-    return;
-  }
-  await wb.screenshot(name.replace(/[^\w]+/g, "-").toLowerCase()).catch(() => {});
-}
-
-const overall = setTimeout(() => {
-  console.log("FAIL the walk did not finish within 5 minutes");
-  process.exit(3);
-}, 300000);
+const walk = new Walk(wb);
+const step = (name, work) => walk.step(name, work);
 
 try {
   await step("workbench loads with Memento", async () => {
@@ -146,8 +126,6 @@ try {
 
   console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));
 } finally {
-  await wb.close();
-  clearTimeout(overall);
+  await walk.close();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+walk.report();

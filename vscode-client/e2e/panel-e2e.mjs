@@ -11,28 +11,11 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Workbench } from "./driver.mjs";
+import { Walk, Workbench } from "./driver.mjs";
 
 const METER = "memento.memento.contextMeter";
 const wb = new Workbench({ url: process.env.MEMENTO_E2E_URL, shots: process.env.MEMENTO_E2E_SHOTS || "shots", timeout: 30000 });
-let passed = 0;
-let failed = 0;
 let panel; // the panel page's frame
-
-async function step(name, work) {
-  const started = Date.now();
-  try {
-    const value = await work();
-    passed++;
-    console.log(`PASS ${name} (${Date.now() - started} ms)${value === undefined ? "" : `: ${JSON.stringify(value)}`}`);
-  } catch (error) {
-    failed++;
-    console.log(`FAIL ${name}: ${error.message}`);
-    await wb.screenshot(`failed-${name.replace(/[^\w]+/g, "-").toLowerCase()}`).catch(() => {});
-    return;
-  }
-  await wb.screenshot(name.replace(/[^\w]+/g, "-").toLowerCase()).catch(() => {});
-}
 
 const fileText = (name) => readFileSync(join(process.env.MEMENTO_E2E_WORKSPACE, name), "utf8");
 
@@ -43,10 +26,8 @@ async function ask(text) {
   await input.press("Enter");
 }
 
-const overall = setTimeout(() => {
-  console.log("FAIL the walk did not finish within 5 minutes");
-  process.exit(3);
-}, 300000);
+const walk = new Walk(wb);
+const step = (name, work) => walk.step(name, work);
 
 try {
   await step("the chat panel opens in Memento's side bar", async () => {
@@ -128,8 +109,6 @@ try {
 
   console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));
 } finally {
-  await wb.close();
-  clearTimeout(overall);
+  await walk.close();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+walk.report();
