@@ -53,7 +53,7 @@ class TerminalEditor:
                 f"{title} `{detail}`: denied, no terminal to ask on "
                 '(allow commands with --bash allow, or tools.bash = "allow" in the user config file)',
             )
-            return "deny"
+            return "unattended"
         renderer.pause()
         try:
             renderer.line("warning", f"{title}\n    {detail}")

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Protocol
 
-Permission = Literal["once", "always", "deny", "dismissed", "invalid"]
+Permission = Literal["once", "always", "deny", "dismissed", "invalid", "unattended"]
 """The user's answer: allow once, allow always (this session), deny; or no answer
-(`dismissed`) or one the editor sent that could not be read (`invalid`), both denies."""
+(`dismissed`), one the editor sent that could not be read (`invalid`), or no one to ask
+(`unattended`: a headless session), all denies."""
 
 
 class EditorBridge(Protocol):
@@ -40,4 +41,4 @@ class NoEditor:
         return False
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
-        return "deny"
+        return "unattended"

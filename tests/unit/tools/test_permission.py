@@ -59,6 +59,7 @@ async def test_no_answer_in_time_is_a_deny_told_to_both() -> None:
         ("deny", False, False, False),
         ("dismissed", False, False, True),
         ("invalid", False, False, True),
+        ("unattended", False, False, False),
     ],
 )
 async def test_answers(answer: Permission, allowed: bool, always: bool, told: bool) -> None:

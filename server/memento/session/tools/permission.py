@@ -34,6 +34,9 @@ async def ask_user(ctx: ToolContext, title: str, detail: str) -> Decision:
         return Decision(True, always=True, reason="allowed by the user for this session")
     if answer == "deny":
         return Decision(False, reason="the user denied it")
+    if answer == "unattended":
+        # Nobody was asked, so the model must not read it as the user's choice.
+        return Decision(False, reason="no one can be asked in this headless session, so it was denied")
     reason = (
         "the permission prompt was dismissed without an answer, so it was denied"
         if answer == "dismissed"
