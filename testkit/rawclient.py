@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+RESPONSE_TIMEOUT_S = 30.0
+"""A bound on a hang, not a clock: a server that answers never waits it out. It is generous
+because a loaded 2-core machine took over 10 s to start the server and answer `initialize`."""
+
 
 class RawClient:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
@@ -58,7 +62,9 @@ class RawClient:
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         return answer
 
-    async def request(self, msg_id: Any, method: str, params: Any = None, timeout: float = 10.0) -> Any:
+    async def request(
+        self, msg_id: Any, method: str, params: Any = None, timeout: float = RESPONSE_TIMEOUT_S
+    ) -> Any:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -77,7 +83,7 @@ class RawClient:
             elif line == b"\r\n" and length:
                 return json.loads(await self.process.stdout.readexactly(length))
 
-    async def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
+    async def response(self, msg_id: Any, timeout: float = RESPONSE_TIMEOUT_S) -> dict[str, Any]:
         """The response with this id; notifications and other messages are kept in `inbox`."""
         for index, message in enumerate(self.inbox):
             if _is_response(message, msg_id):
