@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 from pathlib import Path
+from types import TracebackType
 
 
 class _Redact(logging.Filter):
@@ -37,6 +39,24 @@ def _configure_logging(level: str) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("httpcore").setLevel(logging.WARNING)
+    # Python prints uncaught tracebacks straight to stderr, past the redaction filter; a
+    # traceback can quote a key (an exception's message, a local in a frame), so it goes
+    # through logging like everything else.
+    sys.excepthook = _log_uncaught
+    threading.excepthook = _log_uncaught_in_thread
+
+
+def _log_uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+    logging.getLogger("memento").critical("uncaught exception", exc_info=(kind, error, trace))
+
+
+def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+    if args.exc_value is None:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    logging.getLogger("memento").error(
+        "uncaught exception in thread %s", name, exc_info=(args.exc_type, args.exc_value, args.exc_traceback)
+    )
 
 
 def _run_lsp(args: argparse.Namespace) -> int:
