@@ -128,6 +128,13 @@ export type SessionItem = Infer<typeof session>;
 
 const severity = lit("nit", "concern", "blocker");
 
+/** Set on a subagent's own `stream`/`turn`/`tool` notices: the page nests them under the
+ * parent's `task` card instead of the conversation. */
+const childTag = { subagentId: opt(str), parentTurnId: opt(str) };
+
+export const childStates = ["queued", "running", "completed", "failed", "aborted"] as const;
+export type ChildState = (typeof childStates)[number];
+
 /** One server notification, as the panel receives it (`kind` names the LSP method). */
 const noticeShapes = {
   stream: {
@@ -136,6 +143,7 @@ const noticeShapes = {
     delta: str,
     toolCallId: opt(str),
     toolName: opt(str),
+    ...childTag,
   },
   turn: {
     turnId: str,
@@ -145,6 +153,7 @@ const noticeShapes = {
     error: opt(str),
     reason: opt(str),
     retryInMs: opt(num),
+    ...childTag,
   },
   /** The reminder text of the rules that made a turn retry (read by the extension from the
    * session's TTSR injection, which the server appends right after the retry notice). */
@@ -158,6 +167,21 @@ const noticeShapes = {
     /** When finished: the result, maybe cut (`outputTruncated`; the history has it whole). */
     output: opt(str),
     outputTruncated: opt(bool),
+    ...childTag,
+  },
+  /** `memento/subagent`: a child was queued, started or ended (`parentToolCallId`: the
+   * `task` call whose card it nests under). */
+  subagent: {
+    id: str,
+    agent: str,
+    state: lit(...childStates),
+    prompt: str,
+    isolation: opt(str),
+    parentTurnId: opt(str),
+    parentToolCallId: opt(str),
+    tokens: opt(num),
+    merge: opt(lit("applied", "failed", "skipped")),
+    error: opt(str),
   },
   context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num },
   compaction: {
@@ -184,6 +208,14 @@ const noticeShapes = {
 export const noticeSchema = tagged("kind", noticeShapes);
 export type Notice = Infer<typeof noticeSchema>;
 export type NoticeOf<K extends Notice["kind"]> = Extract<Notice, { kind: K }>;
+export type ChildNotice = NoticeOf<"stream" | "turn" | "tool">;
+
+/** The notice as a subagent's own (it carries `subagentId`), or undefined for the
+ * conversation's. */
+export function childNotice(notice: Notice): ChildNotice | undefined {
+  const own = notice.kind === "stream" || notice.kind === "turn" || notice.kind === "tool";
+  return own && notice.subagentId !== undefined ? notice : undefined;
+}
 
 /** The turn running when history was read: `entryId` is its prompt's entry (absent: the
  * server does not say), `notices` what the extension heard of it so far. */
@@ -241,6 +273,8 @@ export const fromPageSchema = tagged("type", {
   prompt: { requestId: num, text: str },
   steer: { requestId: num, text: str },
   abort: {},
+  /** A subagent card's Stop: `memento/subagent/abort {id}`. */
+  abortSubagent: { id: str },
   history: { requestId: num, cursor: opt(str), limit: num, tail: bool },
   listSessions: { requestId: num },
   newSession: { requestId: num },

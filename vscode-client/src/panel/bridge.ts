@@ -29,6 +29,7 @@ export const LSP = {
   sessionNew: "memento/session/new",
   sessionOpen: "memento/session/open",
   compact: "memento/compact",
+  subagentAbort: "memento/subagent/abort",
   checkpointList: "memento/checkpoint/list",
   executeCommand: "workspace/executeCommand",
 } as const;
@@ -41,6 +42,7 @@ export const FORWARDED = {
   "memento/context": "context",
   "memento/compaction": "compaction",
   "memento/advisor": "advisor",
+  "memento/subagent": "subagent",
 } as const satisfies Record<string, Notice["kind"]>;
 export const CHECKPOINTS_CHANGED = "memento/checkpoints";
 
@@ -80,13 +82,9 @@ export class PanelBridge implements vscode.Disposable {
     this.coalescer = new Coalescer((notices) => this.post?.({ type: "notices", notices }), timer);
     for (const [method, kind] of Object.entries(FORWARDED)) {
       this.subscriptions.push(
-        client.onNotification(method, (params) => {
-          const fields = asObject(params);
-          // A subagent's own turn events (they carry `subagentId`) are not the conversation's:
-          // the page has no nested cards for them yet, so they stay out of its transcript.
-          if (typeof fields.subagentId === "string") return;
-          this.hear({ ...fields, kind });
-        }),
+        // A subagent's own turn events carry `subagentId`: the page nests them under the
+        // parent's `task` card, out of the conversation's transcript.
+        client.onNotification(method, (params) => this.hear({ ...asObject(params), kind })),
       );
     }
     this.subscriptions.push(
@@ -116,7 +114,7 @@ export class PanelBridge implements vscode.Disposable {
     }
     this.live.record(notice);
     if (this.post !== undefined) this.coalescer.push(notice);
-    if (notice.kind === "turn" && notice.state === "retrying" && notice.rules?.length) {
+    if (notice.kind === "turn" && notice.state === "retrying" && notice.rules?.length && notice.subagentId === undefined) {
       void this.fetchReminder(notice.turnId, notice.rules);
     }
   }
@@ -164,6 +162,9 @@ export class PanelBridge implements vscode.Disposable {
       }
       case "abort":
         await client.sendRequest(LSP.abort, {});
+        return;
+      case "abortSubagent":
+        await client.sendRequest(LSP.subagentAbort, { id: message.id });
         return;
       case "history": {
         const page = await client.sendRequest<HistoryPage>(LSP.history, {

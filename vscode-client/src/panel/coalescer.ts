@@ -8,7 +8,7 @@
  *
  * Pure: the clock comes in as a `Timer`, so tests drive it by hand.
  */
-import type { Notice, NoticeOf } from "../webviewProtocol";
+import { childNotice, type Notice, type NoticeOf } from "../webviewProtocol";
 
 export interface Timer {
   set(callback: () => void, ms: number): unknown;
@@ -19,7 +19,14 @@ export interface Timer {
 const LATEST_WINS = new Set<Notice["kind"]>(["context", "checkpoints"]);
 
 function sameStream(a: NoticeOf<"stream">, b: NoticeOf<"stream">): boolean {
-  return a.turnId === b.turnId && a.stream === b.stream && a.toolCallId === b.toolCallId;
+  return a.turnId === b.turnId && a.stream === b.stream && a.toolCallId === b.toolCallId && a.subagentId === b.subagentId;
+}
+
+/** The parent's turn a notice belongs to: its own, or for a subagent's, the one that started it. */
+function parentTurn(notice: Notice): string | undefined {
+  if (notice.kind === "subagent") return notice.parentTurnId;
+  if (!("turnId" in notice)) return undefined;
+  return childNotice(notice)?.parentTurnId ?? notice.turnId;
 }
 
 /** Adds `notice` to `queue`, merging it into what is there when it can. */
@@ -98,13 +105,14 @@ export class LiveTurn {
   constructor(private readonly now: () => number = Date.now) {}
 
   record(notice: Notice): void {
-    if (notice.kind === "turn" && notice.state === "started") {
+    const child = notice.kind === "subagent" || childNotice(notice) !== undefined;
+    if (notice.kind === "turn" && notice.state === "started" && !child) {
       this.turnId = notice.turnId;
       this.notices = [notice];
       return;
     }
-    if (!("turnId" in notice) || notice.turnId !== this.turnId) return;
-    if (notice.kind === "turn" && notice.state !== "retrying") {
+    if (this.turnId === undefined || parentTurn(notice) !== this.turnId) return;
+    if (notice.kind === "turn" && notice.state !== "retrying" && !child) {
       this.turnId = undefined;
       this.notices = [];
       return;

@@ -275,3 +275,55 @@ test("a page that opens mid-turn shows the turn's steps once, with their results
   await reopened.screenshot({ path: join(OUTPUT, "panel-12-reopened-mid-turn.png") });
   await reopened.close();
 });
+
+test("subagents stream as nested cards under their task's card, each with its own Stop", async () => {
+  await toBottom();
+  const turn = "t-task";
+  const tag = (id) => ({ subagentId: id, parentTurnId: turn });
+  const info = (id, agent, state, more = {}) => ({ kind: "subagent", id, agent, state, prompt: `${id}: map the parser`, isolation: "none", parentTurnId: turn, parentToolCallId: "k-task", ...more });
+  await p.notices({ kind: "turn", turnId: turn, state: "started" },
+    { kind: "stream", turnId: turn, stream: "tool", toolCallId: "k-task", toolName: "task", delta: '{"tasks": [{"agent": "explore", "prompt": "map the parser"}]}' },
+    { kind: "tool", turnId: turn, toolCallId: "k-task", toolName: "task", state: "started" },
+    info("explore", "explore", "running"), info("explore-2", "explore", "queued"));
+  const part = page.locator(".tool-part", { has: page.locator(".tool-card[data-call=k-task]") });
+  const first = part.locator(".child-card[data-subagent=explore]");
+  await first.waitFor();
+  assert.equal(await part.locator(".subagents").getAttribute("aria-label"), "Subagents of this task");
+  assert.equal(await part.locator(".child-card").count(), 2);
+  // The child's own words stream into its card (the collapsed card shows the latest).
+  await p.notices({ kind: "turn", turnId: "c1", state: "started", ...tag("explore") });
+  for (const delta of ["Reading ", "parser.py ", "now."]) await p.notices({ kind: "stream", turnId: "c1", stream: "text", delta, ...tag("explore") });
+  await first.locator(".child-activity", { hasText: "writing · Reading parser.py now." }).waitFor();
+  await p.notices({ kind: "stream", turnId: "c1", stream: "tool", toolCallId: "g1", toolName: "grep", delta: '{"pattern": "def parse"}', ...tag("explore") },
+    { kind: "tool", turnId: "c1", toolCallId: "g1", toolName: "grep", state: "started", ...tag("explore") });
+  await first.locator(".child-activity", { hasText: "running grep" }).waitFor();
+  await first.locator("summary").first().click();
+  await first.locator(".child-body .tool-card[data-tool=grep]").waitFor();
+  assert.match(await first.locator(".child-body").innerText(), /Task: explore: map the parser[\s\S]*Reading parser.py now\./);
+  // The conversation shows none of the child's words.
+  assert.doesNotMatch(await page.locator(`.row-assistant[data-key="turn:${turn}"] > .assistant-body > .markdown`).allInnerTexts().then((t) => t.join("")), /Reading parser/);
+  // An open card stays open while it streams.
+  await p.notices({ kind: "tool", turnId: "c1", toolCallId: "g1", toolName: "grep", state: "finished", output: "parser.py:3: def parse", ...tag("explore") });
+  await first.locator(".child-body .tool-card[data-tool=grep] .tool-status", { hasText: "done" }).waitFor();
+  assert.equal(await first.locator("details.child-details").evaluate((d) => d.open), true);
+  await shot("13-subagents-live");
+  // Each live child has its own Stop, which names it.
+  await part.getByRole("button", { name: "Stop subagent explore-2" }).click();
+  assert.deepEqual(await p.waitForPost("abortSubagent"), { type: "abortSubagent", id: "explore-2" });
+  await p.notices(info("explore-2", "explore", "aborted"));
+  const second = part.locator(".child-card[data-subagent=explore-2]");
+  await second.locator(".child-status", { hasText: "stopped" }).waitFor();
+  assert.equal(await second.getByRole("button").count(), 0);
+  // The task's result gives each card its outcome; the turn goes on.
+  await p.notices({ kind: "turn", turnId: "c1", state: "finished", ...tag("explore") }, info("explore", "explore", "completed"),
+    { kind: "tool", turnId: turn, toolCallId: "k-task", toolName: "task", state: "finished", output: JSON.stringify({ results: [
+      { id: "explore", agent: "explore", status: "completed", data: { parser: "src/parser.py" } },
+      { id: "explore-2", agent: "explore", status: "aborted", error: "stopped before it finished" },
+    ] }) });
+  await first.locator(".child-result", { hasText: '"parser": "src/parser.py"' }).waitFor();
+  assert.equal(await page.locator("#stop").isVisible(), true);
+  assert.equal(await first.getAttribute("aria-label"), "Subagent explore (explore), done");
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  await shot("14-subagents-done");
+  await p.notices({ kind: "turn", turnId: turn, state: "finished" });
+});

@@ -13,11 +13,9 @@ import {
   type AdvisorRow,
   type CompactionRow,
   type NoteRow,
-  type Part,
+  type ToolPart,
   type TtsrMark,
 } from "./rows";
-
-type ToolPart = Extract<Part, { kind: "tool" }>;
 
 const STATUS_TEXT: Record<ToolPart["status"], string> = {
   streaming: "preparing",

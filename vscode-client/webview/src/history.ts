@@ -4,6 +4,7 @@
  * Entries come from a file that pi, oh-my-pi or an older Memento may have written, so
  * every field is read defensively: an entry that does not fit is skipped, never fatal.
  */
+import { childrenFromResult } from "./children";
 import {
   assistantRow,
   reminderText,
@@ -111,7 +112,18 @@ export function entriesToRows(entries: readonly Json[]): Row[] {
         if (turn !== undefined) turn.entryIds.push(id); // a checkpoint, label… inside the turn
     }
   }
+  for (const row of rows) if (row.kind === "assistant") addChildren(row.parts);
   return rows;
+}
+
+/** A `task` call's subagents, from its stored result (collapsed cards: agent, status, result). */
+function addChildren(parts: readonly Part[]): void {
+  for (const part of parts) {
+    if (part.kind === "tool" && part.name === "task" && part.output !== undefined) {
+      const children = childrenFromResult(part.output, part.id);
+      if (children.length > 0) part.children = children;
+    }
+  }
 }
 
 function compactionRow(id: string, entry: Json): CompactionRow {
@@ -207,6 +219,7 @@ export function joinPages(older: Row[], newer: Row[]): Row[] {
       merged.parts[index] = { ...part, output: orphan.output, status: orphan.isError ? "error" : "done" };
     }
   }
+  addChildren(merged.parts);
   merged.key = first.key; // the newer row is what the list shows already
   return [...older.slice(0, -1), merged, ...newer.slice(1)];
 }

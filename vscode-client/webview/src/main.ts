@@ -3,7 +3,7 @@
  * once per animation frame, and the view redraws what changed in that same frame: however
  * fast deltas arrive, the page does at most one DOM update per frame.
  */
-import { parseEntries, type FromPage, type NoticeOf, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
+import { parseEntries, type FromPage, type Notice, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
 import { Channel } from "./api";
 import { el, relativeTime } from "./dom";
 import { meterLevel, meterText, renderContextView } from "./contextView";
@@ -135,8 +135,9 @@ function receive(message: ToPage): "sync" | "checkpoints" | undefined {
   }
 }
 
-function endsTurn(notice: NoticeOf<"stream"> | { kind: string; state?: string }): boolean {
-  return notice.kind === "turn" && (notice.state === "finished" || notice.state === "aborted" || notice.state === "error");
+/** The conversation's turn ended (a subagent's own turn is not the conversation's). */
+function endsTurn(notice: Notice): boolean {
+  return notice.kind === "turn" && notice.state !== "started" && notice.state !== "retrying" && notice.subagentId === undefined;
 }
 
 // -- chrome: composer, banner, meter, context view --------------------------------------
@@ -271,6 +272,12 @@ document.addEventListener("click", (event) => {
     }
     case "compact":
       return post({ type: "compact" });
+    case "abort-subagent":
+      if (target instanceof HTMLButtonElement) {
+        target.disabled = true;
+        target.textContent = "Stopping…";
+      }
+      return post({ type: "abortSubagent", id: data["subagent"] ?? "" });
     case "dismiss-status":
       status = undefined;
       break;

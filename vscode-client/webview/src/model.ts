@@ -3,9 +3,10 @@
  * Pure (no DOM): notices and history pages go in, the set of changed rows comes out, and the
  * view redraws only those, once per animation frame.
  */
-import type { CheckpointItem, Notice, NoticeOf, RunningTurn } from "../../src/webviewProtocol";
+import { childNotice, type CheckpointItem, type ChildNotice, type Notice, type NoticeOf, type RunningTurn } from "../../src/webviewProtocol";
+import { applyChildNotice, childFromInfo, mergeChildren, type ChildCard } from "./children";
 import { entriesToRows, joinPages, resumedRow, takeRunningTurn } from "./history";
-import { appendText, assistantRow, reminderText, type AssistantRow, type CompactionRow, type Row } from "./rows";
+import { appendText, assistantRow, reminderText, type AssistantRow, type CompactionRow, type Row, type ToolPart } from "./rows";
 
 export interface Banner {
   attempt?: number;
@@ -47,6 +48,8 @@ export class Timeline {
   private liveCompaction = 0;
   /** The prompt entry of a running turn that began before the first page loaded. */
   private resuming: string | undefined;
+  /** The subagents heard live this session, by id (their cards outlive the live rows). */
+  private readonly children = new Map<string, ChildCard>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -56,6 +59,7 @@ export class Timeline {
     this.olderCursor = undefined;
     this.hasOlder = false;
     this.banner = undefined;
+    this.children.clear();
     this.contextVersion += 1;
   }
 
@@ -75,7 +79,7 @@ export class Timeline {
    * read while a turn runs (`running`: the page opened mid-turn) shows that turn once, live:
    * its stored steps make way for the steps its notices bring again. */
   loadTail(entries: Record<string, unknown>[], nextCursor: string | undefined, running?: RunningTurn): void {
-    let rows = entriesToRows(entries);
+    let rows = this.withChildren(entriesToRows(entries));
     let live = this.running === undefined ? [] : this.rows.filter((r) => r.entryIds.length === 0);
     let taken: Row[] = [];
     if (running !== undefined) {
@@ -110,7 +114,7 @@ export class Timeline {
   /** An older page, put before what is shown. Returns how many rows were added on top. */
   prependPage(entries: Record<string, unknown>[], nextCursor: string | undefined): number {
     const before = this.rows.length;
-    let older = entriesToRows(entries);
+    let older = this.withChildren(entriesToRows(entries));
     const live = this.rows.find((r): r is AssistantRow => r.kind === "assistant" && r.turnId === this.running);
     if (this.resuming !== undefined && live !== undefined) {
       // The running turn began before the first page: its earlier steps are in this one.
@@ -158,6 +162,8 @@ export class Timeline {
   }
 
   apply(notice: Notice): void {
+    const child = childNotice(notice);
+    if (child !== undefined) return this.onChildNotice(child);
     switch (notice.kind) {
       case "turn":
         return this.onTurn(notice);
@@ -186,6 +192,7 @@ export class Timeline {
           const stored = row.orphans?.[part.id];
           if (stored !== undefined) part.output = stored.output;
           else if (notice.output !== undefined) [part.output, part.outputTruncated] = [notice.output, notice.outputTruncated];
+          if (notice.state === "finished") mergeChildren(part, this.children);
         }
         if (notice.state === "finished") row.stepStart = row.parts.length;
         return this.touch(row);
@@ -210,6 +217,8 @@ export class Timeline {
         if (this.rows.some((r) => r.key === key)) return;
         return this.add({ ...notice, kind: "advisor", key, version: 0, entryIds: [] });
       }
+      case "subagent":
+        return this.onSubagent(notice);
       case "checkpoints":
         this.checkpoints = new Map(notice.checkpoints.filter((c) => c.entryId !== undefined).map((c) => [c.entryId!, c]));
         for (const row of this.rows) if (row.entryIds.some((id) => this.checkpoints.has(id))) this.touch(row);
@@ -245,6 +254,51 @@ export class Timeline {
         for (const part of row.parts) if (part.kind === "tool" && part.status === "streaming") part.status = "running";
     }
     this.touch(row);
+  }
+
+  /** Stored rows with the cards of the subagents heard live under their `task` calls. */
+  private withChildren(rows: Row[]): Row[] {
+    if (this.children.size === 0) return rows;
+    for (const row of rows) {
+      if (row.kind !== "assistant") continue;
+      for (const part of row.parts) if (part.kind === "tool" && part.name === "task") mergeChildren(part, this.children);
+    }
+    return rows;
+  }
+
+  /** The `task` part a child nests under, and its row: the call it names, or else a task
+   * card made for it in its parent's turn (the call is not drawn yet). */
+  private taskPart(card: ChildCard, parentTurnId: string | undefined, create: boolean): { row: AssistantRow; part: ToolPart } | undefined {
+    for (let i = this.rows.length - 1; i >= 0; i -= 1) {
+      const row = this.rows[i]!;
+      if (row.kind !== "assistant") continue;
+      const part = row.parts.find((p): p is ToolPart => p.kind === "tool" && (p.id === card.parentToolCallId || (p.children?.includes(card) ?? false)));
+      if (part !== undefined) return { row, part };
+    }
+    const turnId = parentTurnId ?? this.running;
+    if (!create || turnId === undefined) return undefined;
+    const row = this.liveTurn(turnId);
+    const part: ToolPart = { kind: "tool", id: card.parentToolCallId ?? `task:${card.id}`, name: "task", args: "", status: "running" };
+    row.parts.push(part);
+    return { row, part };
+  }
+
+  private onSubagent(info: NoticeOf<"subagent">): void {
+    const card = childFromInfo(info, this.children.get(info.id));
+    this.children.set(info.id, card);
+    const found = this.taskPart(card, info.parentTurnId, true);
+    if (found === undefined) return;
+    const { row, part } = found;
+    if (!(part.children ?? []).includes(card)) part.children = [...(part.children ?? []).filter((c) => c.id !== card.id), card];
+    this.touch(row);
+  }
+
+  private onChildNotice(notice: ChildNotice): void {
+    const card = this.children.get(notice.subagentId ?? "");
+    if (card === undefined) return; // its announcement comes first; one missed is not drawn
+    applyChildNotice(card, notice);
+    const found = this.taskPart(card, undefined, false);
+    if (found !== undefined) this.touch(found.row);
   }
 
   private onCompaction(notice: NoticeOf<"compaction">): void {

@@ -1,20 +1,22 @@
 /** The timeline's rows: what the page shows, one virtual-list item each. Plain data. */
+import type { ChildCard } from "./children";
 
 export type ToolStatus = "streaming" | "running" | "done" | "error";
 
-export type Part =
-  | { kind: "text"; text: string }
-  | { kind: "thinking"; text: string }
-  | {
-      kind: "tool";
-      id: string;
-      name: string;
-      args: string;
-      status: ToolStatus;
-      output?: string;
-      /** The output is the start of the result (from a notice); the history has it whole. */
-      outputTruncated?: boolean;
-    };
+export interface ToolPart {
+  kind: "tool";
+  id: string;
+  name: string;
+  args: string;
+  status: ToolStatus;
+  output?: string;
+  /** The output is the start of the result (from a notice); the history has it whole. */
+  outputTruncated?: boolean;
+  /** A `task` call's subagents, nested under its card. */
+  children?: ChildCard[];
+}
+
+export type Part = { kind: "text"; text: string } | { kind: "thinking"; text: string } | ToolPart;
 
 export interface TtsrMark {
   rules: string[];
@@ -155,7 +157,7 @@ export function estimateHeight(row: Row, width: number): number {
     case "user":
       return 42 + lines(row.text);
     case "assistant":
-      return 32 + row.parts.reduce((sum, p) => sum + (p.kind === "tool" ? 38 : p.kind === "thinking" ? 26 : lines(p.text) + 8), 0);
+      return 32 + row.parts.reduce((sum, p) => sum + (p.kind === "tool" ? 38 + 34 * (p.children?.length ?? 0) : p.kind === "thinking" ? 26 : lines(p.text) + 8), 0);
     case "advisor":
       return 96 + lines(row.note);
     default:

@@ -5,6 +5,7 @@
  * block, and a settled answer is rendered once, whole.
  */
 import type { CheckpointItem } from "../../src/webviewProtocol";
+import { ChildList } from "./childViews";
 import { advisorCard, compactionDivider, noteRow, restoreControl, toolCard, ttsrMark } from "./cards";
 import { button, el } from "./dom";
 import type { LazyHighlighter } from "./highlight";
@@ -64,7 +65,7 @@ function plainContent(row: Row): Node[] {
 type PartView =
   | { kind: "text"; element: HTMLElement; markdown?: IncrementalMarkdown; source: string }
   | { kind: "thinking"; element: HTMLDetailsElement; body: HTMLElement; source: string }
-  | { kind: "tool"; element: HTMLElement; key: string };
+  | { kind: "tool"; element: HTMLElement; card: HTMLElement; key: string; children?: ChildList };
 
 class AssistantView implements RowView {
   readonly element: HTMLElement;
@@ -129,12 +130,19 @@ class AssistantView implements RowView {
       const checkpoint = context.checkpointFor(row);
       const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${checkpoint?.id ?? ""}`;
       if (key !== view.key) {
-        const open = (view.element as HTMLDetailsElement).open;
+        const open = (view.card as HTMLDetailsElement).open;
         const card = toolCard(part, checkpoint);
         (card as HTMLDetailsElement).open = open;
-        view.element.replaceWith(card);
-        view.element = card;
+        view.card.replaceWith(card);
+        view.card = card;
         view.key = key;
+      }
+      if (part.children !== undefined && part.children.length > 0) {
+        if (view.children === undefined) {
+          view.children = new ChildList();
+          view.element.append(view.children.element);
+        }
+        view.children.update(part.children);
       }
     }
   }
@@ -146,7 +154,8 @@ class AssistantView implements RowView {
       const element = el("details", { class: "thinking" }, el("summary", { "aria-label": "Show the model's thinking" }, "Thinking"), body);
       return { kind: "thinking", element, body, source: "" };
     }
-    return { kind: "tool", element: el("div"), key: "" };
+    const card = el("div");
+    return { kind: "tool", element: el("div", { class: "tool-part" }, card), card, key: "" };
   }
 
   private placeMarks(row: AssistantRow): void {

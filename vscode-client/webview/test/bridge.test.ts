@@ -31,20 +31,32 @@ describe("PanelBridge: notifications into the page", () => {
     ] }]);
   });
 
-  it("keeps a subagent's own turn events out of the conversation", () => {
+  it("forwards a subagent's state and its own turn events, tagged, for the page to nest", () => {
     const { client, timer, posted, warnings } = setup();
     client.notify("memento/turn", { turnId: "t", state: "started" });
     const child = { subagentId: "explore", parentTurnId: "t" };
+    client.notify("memento/subagent", { id: "explore", agent: "explore", state: "running", prompt: "look", isolation: "none", parentTurnId: "t", parentToolCallId: "c1", tokens: 0, sessionPath: "/x" });
     client.notify("memento/turn", { turnId: "c", state: "started", ...child });
-    client.notify("memento/stream", { turnId: "c", stream: "text", delta: "child text", ...child });
-    client.notify("memento/tool", { turnId: "c", toolCallId: "x", toolName: "read", state: "started", ...child });
+    client.notify("memento/stream", { turnId: "c", stream: "text", delta: "child ", ...child });
+    client.notify("memento/stream", { turnId: "c", stream: "text", delta: "text", ...child });
     client.notify("memento/stream", { turnId: "t", stream: "text", delta: "parent text" });
     timer.fire();
     expect(warnings).toEqual([]);
     expect(posted).toEqual([{ type: "notices", notices: [
       { kind: "turn", turnId: "t", state: "started" },
+      { kind: "subagent", id: "explore", agent: "explore", state: "running", prompt: "look", isolation: "none", parentTurnId: "t", parentToolCallId: "c1", tokens: 0 },
+      { kind: "turn", turnId: "c", state: "started", ...child },
+      { kind: "stream", turnId: "c", stream: "text", delta: "child text", ...child },
       { kind: "stream", turnId: "t", stream: "text", delta: "parent text" },
     ] }]);
+  });
+
+  it("a card's Stop aborts that subagent alone", async () => {
+    const { client, bridge, settle } = setup();
+    client.answers["memento/subagent/abort"] = () => ({ aborted: true });
+    await bridge.receive({ type: "abortSubagent", id: "worker-2" });
+    await settle();
+    expect(client.requests).toEqual([{ method: "memento/subagent/abort", param: { id: "worker-2" } }]);
   });
 
   it("drops a malformed notification with a warning, and goes on", () => {
@@ -103,6 +115,23 @@ describe("PanelBridge: notifications into the page", () => {
     expect(live.snapshot()[1]).toEqual({ kind: "turn", turnId: "t", state: "retrying", attempt: 2, reason: "rate limited", retryInMs: 2000 });
     now += 9000;
     expect(live.snapshot()[1]).toMatchObject({ retryInMs: 0 });
+  });
+
+  it("keeps a subagent's notices in the running turn a reopened page replays, without taking it over", () => {
+    const live = new LiveTurn(() => 0);
+    const child = { subagentId: "explore", parentTurnId: "t" };
+    live.record({ kind: "turn", turnId: "t", state: "started" });
+    live.record({ kind: "subagent", id: "explore", agent: "explore", state: "running", prompt: "p", parentTurnId: "t" });
+    live.record({ kind: "turn", turnId: "c", state: "started", ...child });
+    live.record({ kind: "stream", turnId: "c", stream: "text", delta: "hi", ...child });
+    live.record({ kind: "turn", turnId: "c", state: "finished", ...child });
+    live.record({ kind: "subagent", id: "other", agent: "explore", state: "running", prompt: "p", parentTurnId: "older" });
+    expect(live.running).toBe("t");
+    expect(live.snapshot().map((n) => [n.kind, "subagentId" in n ? n.subagentId : n.kind === "subagent" ? n.id : undefined])).toEqual([
+      ["turn", undefined], ["subagent", "explore"], ["turn", "explore"], ["stream", "explore"], ["turn", "explore"],
+    ]);
+    live.record({ kind: "turn", turnId: "t", state: "finished" });
+    expect(live.running).toBeUndefined();
   });
 
   it("follows a TTSR retry with the rule's reminder from the session", async () => {

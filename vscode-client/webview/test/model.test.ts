@@ -146,3 +146,86 @@ describe("the retrying banner", () => {
     expect(t.banner).toBeUndefined();
   });
 });
+
+describe("subagents under their task's card", () => {
+  const child = { subagentId: "explore", parentTurnId: "t" };
+  const info = (state: "queued" | "running" | "completed" | "aborted", more: Record<string, unknown> = {}) =>
+    ({ kind: "subagent", id: "explore", agent: "explore", state, prompt: "find the parser", isolation: "none", parentTurnId: "t", parentToolCallId: "c1", ...more }) as const;
+  const result = JSON.stringify({ results: [
+    { id: "explore", agent: "explore", status: "completed", data: { files: ["parse.py"] } },
+    { id: "worker", agent: "worker", status: "failed", error: "patch did not apply", merge: { state: "failed", files: ["a.py"] } },
+  ] });
+  const taskPart = (t: Timeline) => {
+    const row = t.rows.findLast((r) => r.kind === "assistant");
+    const part = row?.kind === "assistant" ? row.parts.find((p) => p.kind === "tool" && p.name === "task") : undefined;
+    if (part?.kind !== "tool") throw new Error("no task part");
+    return part;
+  };
+  const started = () => {
+    const t = new Timeline(() => 0);
+    t.apply({ kind: "turn", turnId: "t", state: "started" });
+    t.apply({ kind: "stream", turnId: "t", stream: "tool", toolCallId: "c1", toolName: "task", delta: '{"prompt":"find the parser"}' });
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "c1", toolName: "task", state: "started" });
+    t.apply(info("queued"));
+    t.apply(info("running"));
+    return t;
+  };
+
+  it("streams a child's text and tool calls into its card, never into the conversation", () => {
+    const t = started();
+    t.apply({ kind: "turn", turnId: "c", state: "started", ...child });
+    t.apply({ kind: "stream", turnId: "c", stream: "text", delta: "Looking ", ...child });
+    t.apply({ kind: "stream", turnId: "c", stream: "text", delta: "around.", ...child });
+    t.apply({ kind: "tool", turnId: "c", toolCallId: "x", toolName: "grep", state: "started", ...child });
+    t.apply({ kind: "turn", turnId: "c", state: "finished", ...child });
+    const part = taskPart(t);
+    expect(part.children?.map((c) => [c.id, c.state, c.activity])).toEqual([["explore", "running", "running grep"]]);
+    expect(part.children?.[0]?.parts.map((p) => (p.kind === "text" ? p.text : p.kind === "tool" ? `${p.name}:${p.status}` : p.kind))).toEqual(["Looking around.", "grep:running"]);
+    const row = t.rows[0];
+    expect(row?.kind === "assistant" && row.parts.map((p) => p.kind)).toEqual(["tool"]);
+    expect(t.running).toBe("t"); // the child's turn ending is not the conversation's
+    expect(row?.kind === "assistant" && row.state).toBe("streaming");
+  });
+
+  it("the task's result gives each card its outcome; the stored row keeps what streamed", () => {
+    const t = started();
+    t.apply({ kind: "stream", turnId: "c", stream: "text", delta: "Found it.", ...child });
+    t.apply(info("completed", { tokens: 120 }));
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "c1", toolName: "task", state: "finished", output: result });
+    expect(taskPart(t).children?.map((c) => [c.id, c.state, c.result !== undefined, c.merge])).toEqual([
+      ["explore", "completed", true, undefined], ["worker", "failed", false, "failed"],
+    ]);
+    t.apply({ kind: "turn", turnId: "t", state: "finished" });
+    const message = (id: string, m: Record<string, unknown>) => ({ id, type: "message", message: m });
+    t.loadTail([
+      message("u", { role: "user", content: "go" }),
+      message("a", { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "task", arguments: { prompt: "find the parser" } }] }),
+      message("r", { role: "toolResult", toolCallId: "c1", toolName: "task", content: [{ type: "text", text: result }] }),
+    ], undefined);
+    const cards = taskPart(t).children ?? [];
+    expect(cards.map((c) => [c.id, c.state])).toEqual([["explore", "completed"], ["worker", "failed"]]);
+    expect(cards[0]?.parts).toEqual([{ kind: "text", text: "Found it." }]);
+    expect(cards[0]?.prompt).toBe("find the parser");
+  });
+
+  it("a session read from history shows its children as collapsed cards with agent, status and result", () => {
+    const rows = entriesToRows([
+      { id: "a", type: "message", message: { role: "assistant", content: [{ type: "toolCall", id: "c9", name: "task", arguments: {} }] } },
+      { id: "r", type: "message", message: { role: "toolResult", toolCallId: "c9", content: [{ type: "text", text: result }] } },
+    ]);
+    const part = rows[0]?.kind === "assistant" ? rows[0].parts[0] : undefined;
+    expect(part?.kind === "tool" && part.children?.map((c) => ({ id: c.id, agent: c.agent, state: c.state, result: c.result, error: c.error }))).toEqual([
+      { id: "explore", agent: "explore", state: "completed", result: JSON.stringify({ files: ["parse.py"] }, null, 2), error: undefined },
+      { id: "worker", agent: "worker", state: "failed", result: undefined, error: "patch did not apply" },
+    ]);
+  });
+
+  it("a child heard before its task call is drawn gets a task card in its parent's turn", () => {
+    const t = new Timeline(() => 0);
+    t.apply({ kind: "turn", turnId: "t", state: "started" });
+    t.apply(info("running"));
+    expect(taskPart(t).children?.map((c) => c.id)).toEqual(["explore"]);
+    t.apply({ kind: "stream", turnId: "x", stream: "text", delta: "unknown child", subagentId: "nobody", parentTurnId: "t" });
+    expect(t.rows).toHaveLength(1);
+  });
+});
