@@ -33,7 +33,8 @@ const step = (name, work) => walk.step(name, work);
 try {
   await step("the chat panel opens in Memento's side bar", async () => {
     await wb.open();
-    await wb.until("the context meter", () => wb.statusBarItem(METER));
+    // Activation (onStartupFinished) and the server's start can take a minute on a loaded machine.
+    await wb.until("the context meter", () => wb.statusBarItem(METER), 120000);
     await wb.openContainer("memento");
     // The chat gets the side bar's height, as a user who works in it arranges it.
     for (const view of ["Checkpoints", "Compactions"]) {
