@@ -7,7 +7,8 @@ Checkpoint adds a tree item, a turn edits the open file, the advisor's note is i
 with its quick fixes, Rewind restores the file, Compact Context adds a compaction — and
 leaves a screenshot per step in vscode-client/e2e/output/shots. `panel-e2e.mjs` does the same
 through the chat panel's page (in the workbench's webview frames): prompt, streamed reply,
-tool card, Stop, the meter's context view, and Restore to here."""
+tool card, Stop, the meter's context view, Restore to here, and a subagent's card under its
+task's card, streaming, stopped by its own Stop."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ PANEL_REPLY = 'Here is **the function**:\n\n```python\ndef hello(name):\n    ret
 
 
 def panel_script(server: ScriptedModelServer) -> None:
-    """The replies the panel walk asks for: a streamed answer, an edit, a turn left hanging."""
+    """The replies the panel walk asks for: a streamed answer, an edit, a turn left hanging, a
+    task whose child hangs (the parent and the child share the model: the child asks second)."""
     server.enqueue(
         Reply(Text(PANEL_REPLY, chunks=12), Usage(input=6000, output=40)),  # "Write a hello function"
         Reply(  # "Say goodbye instead"
@@ -120,6 +122,10 @@ def panel_script(server: ScriptedModelServer) -> None:
         ),
         Reply(Text("Changed the greeting."), Usage(input=6200, output=10)),
         Reply(Text("Let me list them one by one: ", chunks=3), Hang()),  # stopped from the panel
+        # "Ask a reader what app.py prints": a subagent, stopped from its own card's Stop.
+        Reply(ToolCallStep("t1", "task", {"agent": "explore", "prompt": "What does app.py print?"})),
+        Reply(Text("Reading app.py to see what it prints", chunks=3), Hang()),  # the child
+        Reply(Text("The reader was stopped before it answered.")),
         model=MAIN,
     )
 
@@ -145,7 +151,7 @@ def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
     (OUTPUT / "panel.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
-    assert "6 passed, 0 failed" in walk.stdout
+    assert "7 passed, 0 failed" in walk.stdout
     assert stopped, "Stop did not close the model's stream"
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors

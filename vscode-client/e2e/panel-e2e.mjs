@@ -3,7 +3,8 @@
 // which scripts the replies this walk expects). Everything goes through the panel's page,
 // found in the workbench's nested webview frames: a prompt typed there streams a reply with
 // markdown and code, an edit shows as a tool card, Stop ends a turn that hangs, the status-bar
-// meter opens the panel's context view, and Restore to here puts the file back.
+// meter opens the panel's context view, Restore to here puts the file back, and a subagent
+// streams in a card under its task's card until its own Stop stops it.
 // Prints one PASS/FAIL line per step and "N passed, N failed"; a screenshot per step.
 //
 // Environment: MEMENTO_E2E_URL (the workbench), MEMENTO_E2E_SHOTS (screenshot folder),
@@ -32,7 +33,8 @@ const step = (name, work) => walk.step(name, work);
 try {
   await step("the chat panel opens in Memento's side bar", async () => {
     await wb.open();
-    await wb.until("the context meter", () => wb.statusBarItem(METER));
+    // Activation (onStartupFinished) and the server's start can take a minute on a loaded machine.
+    await wb.until("the context meter", () => wb.statusBarItem(METER), 120000);
     await wb.openContainer("memento");
     // The chat gets the side bar's height, as a user who works in it arranges it.
     for (const view of ["Checkpoints", "Compactions"]) {
@@ -105,6 +107,20 @@ try {
     }
     await panel.locator(".row-user", { hasText: "Write a hello function" }).waitFor();
     return { banner: await panel.locator("#banner").innerText() };
+  });
+
+  await step("a subagent streams in a card under its task's card and stops by its own Stop", async () => {
+    await ask("Ask a reader what app.py prints");
+    const task = panel.locator(".tool-part", { has: panel.locator(".tool-card[data-tool=task]") }).last();
+    const child = task.locator(".child-card[data-subagent=explore]");
+    await child.locator(".child-activity", { hasText: "Reading app.py" }).waitFor();
+    const live = await child.locator("summary").innerText();
+    await child.getByRole("button", { name: "Stop subagent explore" }).click();
+    await child.locator(".child-status", { hasText: "stopped" }).waitFor();
+    // The parent's turn goes on with the task's result, and the card stays under its task.
+    await panel.locator(".row-assistant[data-state=done]", { hasText: "The reader was stopped" }).waitFor();
+    await task.locator(".child-card[data-subagent=explore] .child-status", { hasText: "stopped" }).waitFor();
+    return { live, after: await child.getAttribute("aria-label") };
   });
 
   console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));

@@ -28,6 +28,9 @@ class ToolSpec(BaseModel):
     """JSON schema of the arguments object."""
     read_only: bool = False
     """The tool changes nothing (no file, no process): the only kind offered in ask mode."""
+    ask: ToolSpec | None = None
+    """The tool's form for ask mode, where it does only what reads (it checks the mode when it
+    runs): a tool with one is offered in ask mode too, as that."""
 
 
 class ModelRequest(BaseModel):

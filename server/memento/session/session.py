@@ -17,7 +17,7 @@ from memento.core import events
 from memento.core.entries import Entry, EntryBase, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
 from memento.core.events import EventBus, SessionMode
 from memento.core.messages import AssistantMessage, Message, Usage
-from memento.core.provider import ModelRequest, Provider
+from memento.core.provider import ModelRequest, Provider, ToolSpec
 from memento.security.secrets import Secrets, activate, active
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
@@ -120,13 +120,17 @@ class Session:
     def offered_tools(self) -> list[Tool]:
         """The tools the model is offered in the current mode."""
         tools = list(self.tools.values())
-        return tools if self.mode == "act" else [t for t in tools if t.spec.read_only]
+        return tools if self.mode == "act" else [t for t in tools if t.spec.read_only or t.spec.ask]
+
+    def offered_spec(self, tool: Tool) -> ToolSpec:
+        """What the model is told of an offered tool (in ask mode, its ask form)."""
+        return (tool.spec.ask if self.mode == "ask" else None) or tool.spec
 
     def allowed_tools(self) -> list[Tool]:
         """The offered tools the model may run now: read-only ones only in a read-only turn."""
         tools = self.offered_tools()
         read_only = self._runner is not None and self._runner.turn.read_only
-        return [t for t in tools if t.spec.read_only] if read_only else tools
+        return [t for t in tools if self.offered_spec(t).read_only] if read_only else tools
 
     def add_hooks(self, hooks: Hooks) -> None:
         self.hooks.append(hooks)
@@ -298,7 +302,7 @@ class Session:
         request = ModelRequest(
             system=system,
             messages=messages,
-            tools=[tool.spec for tool in self.offered_tools()],
+            tools=[self.offered_spec(tool) for tool in self.offered_tools()],
             max_tokens=self.config.provider.max_tokens,
             stable_prefix_messages=len(messages),
         )

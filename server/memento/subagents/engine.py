@@ -26,7 +26,14 @@ from memento.subagents.agents import AgentDefinition, load_agents
 from memento.subagents.child import Child, ChildContext, ChildFailed, InstallChild, run_child
 from memento.subagents.outputs import OutputIds
 from memento.subagents.pool import LimitSemaphore, map_limited
-from memento.subagents.spec import TASK_PARAMETERS, ChildResult, SubagentInfo, TaskArgs, TaskItem
+from memento.subagents.spec import (
+    ASK_TASK_PARAMETERS,
+    TASK_PARAMETERS,
+    ChildResult,
+    SubagentInfo,
+    TaskArgs,
+    TaskItem,
+)
 from memento.subagents.worktree import Shadow, Worktrees
 
 log = logging.getLogger(__name__)
@@ -156,6 +163,8 @@ class SubagentEngine(Hooks):
         agent = agents.get(name)
         if agent is None:
             raise ToolError(f"no agent {name!r} (available: {', '.join(sorted(agents))})")
+        if self.session.mode == "ask":
+            _ask_mode_check(name, agent, item)
         isolation = item.isolation or ("none" if agent.read_only else "worktree")
         if isolation == "none" and not agent.read_only:
             raise ToolError(
@@ -223,6 +232,17 @@ class SubagentEngine(Hooks):
                 log.exception("subagent listener failed")
 
 
+def _ask_mode_check(name: str, agent: AgentDefinition, item: TaskItem) -> None:
+    """Ask mode: a child only reads, in the shared workspace (no worktree, nothing merged)."""
+    if not agent.read_only:
+        raise ToolError(
+            f"agent {name!r} can change files ({', '.join(agent.tools)}), and ask mode runs only "
+            "read-only agents (explore, or an agent whose tools only read); ask in act mode to run it"
+        )
+    if item.isolation == "worktree":
+        raise ToolError("ask mode runs subagents in the shared workspace only: use isolation 'none'")
+
+
 def _output(
     children: list[Child], results: list[ChildResult | None], failure: str | None, unverified: bool
 ) -> ToolOutput:
@@ -256,6 +276,17 @@ class TaskTool:
             "comes back."
         ),
         parameters=TASK_PARAMETERS,
+        ask=ToolSpec(
+            name="task",
+            description=(
+                "Hand a self-contained question to a read-only subagent (`explore`, or a project "
+                "agent that only reads) in its own session; it reads the shared workspace and only "
+                "its validated result comes back. Give `tasks` to ask several in parallel. "
+                "Ask mode: agents that change files do not run."
+            ),
+            parameters=ASK_TASK_PARAMETERS,
+            read_only=True,
+        ),
     )
 
     def __init__(self, engine: SubagentEngine) -> None:

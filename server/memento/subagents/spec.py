@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -123,3 +124,21 @@ TASK_PARAMETERS: dict[str, Any] = {
         },
     },
 }
+
+
+def _ask_parameters() -> dict[str, Any]:
+    """The `task` arguments in ask mode: read-only agents in the shared workspace only."""
+    ask = copy.deepcopy(TASK_PARAMETERS)
+    for properties in (ask["properties"], ask["properties"]["tasks"]["items"]["properties"]):
+        properties.pop("merge")
+        properties["isolation"]["enum"] = ["none"]
+    ask["properties"]["agent"]["description"] = (
+        "A read-only agent (explore, or a .memento/agents/* that only reads)."
+    )
+    ask["properties"]["isolation"]["description"] = (
+        "none: the shared workspace (ask mode runs read-only agents only)."
+    )
+    return ask
+
+
+ASK_TASK_PARAMETERS = _ask_parameters()

@@ -9,7 +9,7 @@ from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from tests.clients.nvim.harness import run_nvim
 from tests.lsp.harness import provider_options
-from tests.lsp.test_ask_mode import READ_ONLY, native_tools
+from tests.lsp.test_ask_mode import ASK_TOOLS, native_tools
 
 CALC = "def add(a, b):\n    return a + b\n"
 
@@ -34,7 +34,7 @@ def test_ask_mode_from_the_plugin(
     assert observed["server_mode"] == {"mode": "ask"}
     assert observed["status_ask"].endswith(" · ask")
     assert observed["turn"]["state"] == "finished"
-    assert native_tools(model_server.requests[0].body) == READ_ONLY
+    assert native_tools(model_server.requests[0].body) == ASK_TOOLS
     assert observed["text"] == CALC and (workspace / "calc.py").read_text() == CALC
     assert not observed["status_act"].endswith("ask")
     assert [e["mode"] for e in observed["events"]] == ["ask", "act"]

@@ -327,3 +327,31 @@ test("subagents stream as nested cards under their task's card, each with its ow
   await shot("14-subagents-done");
   await p.notices({ kind: "turn", turnId: turn, state: "finished" });
 });
+
+test("a session read from history shows each task's children as collapsed cards", async () => {
+  const last = Math.max(0, ...(await p.posted()).map((m) => m.requestId ?? 0));
+  await p.send({ type: "sessionChanged", id: "s2" });
+  const tail = await p.waitForPost("history", (m, after) => m.tail && m.requestId > after, last);
+  const message = (id, m) => ({ id, type: "message", message: m });
+  const results = { results: [
+    { id: "explore", agent: "explore", status: "completed", data: { parser: "src/parser.py" } },
+    { id: "worker", agent: "worker", status: "failed", error: "the patch did not apply", merge: { state: "failed", files: ["a.py"] } },
+  ] };
+  await p.send({ type: "history", requestId: tail.requestId, tail: true, entriesJson: JSON.stringify([
+    message("u", { role: "user", content: "map and fix the parser" }),
+    message("a", { role: "assistant", content: [{ type: "toolCall", id: "k-old", name: "task", arguments: { tasks: [{ agent: "explore", prompt: "map the parser" }, { agent: "worker", prompt: "fix the parser" }] } }] }),
+    message("r", { role: "toolResult", toolCallId: "k-old", toolName: "task", content: [{ type: "text", text: JSON.stringify(results) }] }),
+    message("b", { role: "assistant", content: [{ type: "text", text: "The explorer mapped it; the fix did not apply." }] }),
+  ]) });
+  const part = page.locator(".tool-part", { has: page.locator(".tool-card[data-call=k-old]") });
+  const worker = part.locator(".child-card[data-subagent=worker]");
+  await worker.waitFor();
+  assert.equal(await worker.getAttribute("aria-label"), "Subagent worker (worker), failed");
+  assert.match(await worker.locator("summary").innerText(), /worker\s+failed\s+merge failed · the patch did not apply/);
+  assert.equal(await part.getByRole("button", { name: /^Stop subagent/ }).count(), 0);
+  const explore = part.locator(".child-card[data-subagent=explore]");
+  assert.equal(await explore.locator("details").evaluate((d) => d.open), false);
+  await explore.locator("summary").click();
+  assert.match(await explore.locator(".child-body").innerText(), /Task: map the parser[\s\S]*Result[\s\S]*"parser": "src\/parser.py"/);
+  await shot("15-subagents-history");
+});

@@ -99,8 +99,23 @@ export function childTail(card: ChildCard, chars = 80): string {
   return flat.length <= chars ? flat : `…${flat.slice(flat.length - chars + 1)}`;
 }
 
-/** The children a `task` call's result names (`{"results": [...]}`), as collapsed cards. */
-export function childrenFromResult(output: string | undefined, callId: string): ChildCard[] {
+/** The prompts of a `task` call's arguments, in input order (one task or a batch). */
+function taskPrompts(args: string): string[] {
+  try {
+    const parsed = JSON.parse(args) as { prompt?: unknown; tasks?: unknown };
+    const items: unknown[] = Array.isArray(parsed.tasks) ? parsed.tasks : [parsed];
+    return items.map((item) => {
+      const prompt = (item as { prompt?: unknown } | null)?.prompt;
+      return typeof prompt === "string" ? prompt : "";
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The children a `task` call's result names (`{"results": [...]}`, in the order of its
+ * tasks), as collapsed cards. */
+export function childrenFromResult(output: string | undefined, callId: string, args = ""): ChildCard[] {
   if (output === undefined) return [];
   let body: unknown;
   try {
@@ -111,14 +126,15 @@ export function childrenFromResult(output: string | undefined, callId: string): 
   const results = (body as { results?: unknown } | null)?.results;
   if (!Array.isArray(results)) return [];
   const cards: ChildCard[] = [];
-  for (const raw of results) {
+  const prompts = taskPrompts(args);
+  for (const [index, raw] of results.entries()) {
     if (typeof raw !== "object" || raw === null) continue;
     const r = raw as Record<string, unknown>;
     const status = r["status"];
     if (typeof r["id"] !== "string" || (status !== "completed" && status !== "failed" && status !== "aborted")) continue;
     const merge = r["merge"] as { state?: unknown } | undefined;
     cards.push({
-      id: r["id"], agent: typeof r["agent"] === "string" ? r["agent"] : "agent", state: status, prompt: "",
+      id: r["id"], agent: typeof r["agent"] === "string" ? r["agent"] : "agent", state: status, prompt: prompts[index] ?? "",
       parentToolCallId: callId, activity: ACTIVITY[status], parts: [],
       merge: typeof merge?.state === "string" ? merge.state : undefined,
       error: typeof r["error"] === "string" ? r["error"] : undefined,
@@ -135,7 +151,7 @@ export function childrenFromResult(output: string | undefined, callId: string): 
  * cards heard live that the result does not name stay after them.
  */
 export function mergeChildren(part: ToolPart, live: ReadonlyMap<string, ChildCard>): void {
-  const stored = part.name === "task" ? childrenFromResult(part.output, part.id) : [];
+  const stored = part.name === "task" ? childrenFromResult(part.output, part.id, part.args) : [];
   const heard = [...live.values()].filter((c) => c.parentToolCallId === part.id);
   if (stored.length === 0 && heard.length === 0) return;
   const known = new Map((part.children ?? []).concat(heard).map((c) => [c.id, c]));
@@ -143,7 +159,7 @@ export function mergeChildren(part: ToolPart, live: ReadonlyMap<string, ChildCar
     const earlier = known.get(card.id);
     if (earlier === undefined) return card;
     known.delete(card.id);
-    Object.assign(earlier, { state: card.state, merge: card.merge ?? earlier.merge, error: card.error ?? earlier.error, result: card.result, activity: card.activity });
+    Object.assign(earlier, { prompt: earlier.prompt || card.prompt, state: card.state, merge: card.merge ?? earlier.merge, error: card.error ?? earlier.error, result: card.result, activity: card.activity });
     earlier.version += 1;
     return earlier;
   });

@@ -120,7 +120,7 @@ export function entriesToRows(entries: readonly Json[]): Row[] {
 function addChildren(parts: readonly Part[]): void {
   for (const part of parts) {
     if (part.kind === "tool" && part.name === "task" && part.output !== undefined) {
-      const children = childrenFromResult(part.output, part.id);
+      const children = childrenFromResult(part.output, part.id, part.args);
       if (children.length > 0) part.children = children;
     }
   }

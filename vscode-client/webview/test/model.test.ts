@@ -210,13 +210,13 @@ describe("subagents under their task's card", () => {
 
   it("a session read from history shows its children as collapsed cards with agent, status and result", () => {
     const rows = entriesToRows([
-      { id: "a", type: "message", message: { role: "assistant", content: [{ type: "toolCall", id: "c9", name: "task", arguments: {} }] } },
+      { id: "a", type: "message", message: { role: "assistant", content: [{ type: "toolCall", id: "c9", name: "task", arguments: { tasks: [{ prompt: "find the parser" }, { agent: "worker", prompt: "fix it" }] } }] } },
       { id: "r", type: "message", message: { role: "toolResult", toolCallId: "c9", content: [{ type: "text", text: result }] } },
     ]);
     const part = rows[0]?.kind === "assistant" ? rows[0].parts[0] : undefined;
-    expect(part?.kind === "tool" && part.children?.map((c) => ({ id: c.id, agent: c.agent, state: c.state, result: c.result, error: c.error }))).toEqual([
-      { id: "explore", agent: "explore", state: "completed", result: JSON.stringify({ files: ["parse.py"] }, null, 2), error: undefined },
-      { id: "worker", agent: "worker", state: "failed", result: undefined, error: "patch did not apply" },
+    expect(part?.kind === "tool" && part.children?.map((c) => ({ id: c.id, agent: c.agent, state: c.state, prompt: c.prompt, result: c.result, error: c.error }))).toEqual([
+      { id: "explore", agent: "explore", state: "completed", prompt: "find the parser", result: JSON.stringify({ files: ["parse.py"] }, null, 2), error: undefined },
+      { id: "worker", agent: "worker", state: "failed", prompt: "fix it", result: undefined, error: "patch did not apply" },
     ]);
   });
 

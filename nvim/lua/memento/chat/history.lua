@@ -23,9 +23,39 @@ local function number(value)
   return type(value) == 'number' and value or nil
 end
 
+local function str(value)
+  return type(value) == 'string' and value or nil
+end
+
+local ENDED = { completed = true, failed = true, aborted = true }
+
+--- The children a `task` call's stored result names (`{"results": [...]}`), as the
+--- memento/subagent items of their final state (the chat's child lines).
+function M.task_children(call_id, output)
+  local ok, body = pcall(vim.json.decode, output or '', { luanil = { object = true, array = true } })
+  local results = ok and type(body) == 'table' and body.results or nil
+  local items = {}
+  for _, result in ipairs(type(results) == 'table' and results or {}) do
+    if type(result) == 'table' and str(result.id) and ENDED[result.status] then
+      local merge = type(result.merge) == 'table' and result.merge or {}
+      table.insert(items, {
+        id = result.id,
+        agent = str(result.agent) or 'agent',
+        state = result.status,
+        prompt = '',
+        merge = str(merge.state),
+        error = str(result.error),
+        parentToolCallId = call_id,
+      })
+    end
+  end
+  return items
+end
+
 --- Draw `entries` (oldest first). `running` (memento/history's runningTurn) is the turn still
---- running: it stays open, under its live id, for the live events to continue.
-function M.render(transcript, entries, running)
+--- running: it stays open, under its live id, for the live events to continue. `children`
+--- (the chat's child lines) gets each `task` call's children from its result.
+function M.render(transcript, entries, running, children)
   local turn, state, error
   local after_tools = false
 
@@ -87,7 +117,14 @@ function M.render(transcript, entries, running)
       end
     elseif kind == 'message' and message and message.role == 'toolResult' then
       if message.toolCallId then
-        transcript:tool_finished(message.toolCallId, message.toolName, message.isError == true, M.text_of(message.content))
+        local output = M.text_of(message.content)
+        transcript:tool_finished(message.toolCallId, message.toolName, message.isError == true, output)
+        local card = transcript.cards[message.toolCallId]
+        if children and card and card.name == 'task' then
+          for _, info in ipairs(M.task_children(message.toolCallId, output)) do
+            children:update(info)
+          end
+        end
       end
       -- A turn aborted mid-tools ends there: the next user message is a prompt, not a steer.
       after_tools = not (message.isError and M.text_of(message.content):find('abort'))
