@@ -21,6 +21,7 @@ try {
       paint: window.__firstPaint,
       script: performance.getEntriesByType("resource").find((e) => e.name.endsWith("/panel.js"))?.responseEnd ?? NaN,
     }));
+    times.hostReady = (await page.evaluate(() => window.__hostSaid("ready"))) - (await page.evaluate(() => performance.timeOrigin));
     const events = await stopTrace(cdp);
     await page.close();
     // The page's renderer: the main thread that evaluated panel.js.
@@ -41,7 +42,7 @@ try {
     }
   }
   const m = (key) => median(runs.map((r) => r[key])).toFixed(1);
-  console.log(`medians of ${RUNS}: panel.js arrived ${m("script")}, evaluated in ${m("evaluate")}, asked ${m("asked")}, answered ${m("answered")}, painted ${m("paint")} (ms)`);
+  console.log(`medians of ${RUNS}: panel.js arrived ${m("script")}, evaluated in ${m("evaluate")}, asked ${m("asked")}, extension side ready ${m("hostReady")}, answered ${m("answered")}, painted ${m("paint")} (ms)`);
 } finally {
   await close();
 }
