@@ -73,6 +73,10 @@ function stream({ turnId, deltas, rate, coalesce }: StreamCommand): void {
   step();
 }
 
+// The session is made up (above) before the worker takes any message: the page learns when,
+// for a page that asks sooner than that waits for the benchmark's fixture, not the extension.
+say("ready");
+
 onmessage = (event: MessageEvent<unknown>) => {
   const data = event.data as Json;
   if (data["bench"] === "stream") stream(data as StreamCommand);

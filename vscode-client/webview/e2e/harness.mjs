@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const MEDIA = join(here, "..", "..", "media");
+// PANEL_MEDIA: another build of the page (to compare builds in one sitting).
+export const MEDIA = process.env.PANEL_MEDIA ?? join(here, "..", "..", "media");
 export const OUTPUT = join(here, "..", "test-output");
 const TYPES = { ".js": "text/javascript", ".css": "text/css", ".html": "text/html" };
 

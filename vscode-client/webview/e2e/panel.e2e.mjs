@@ -355,3 +355,24 @@ test("a session read from history shows each task's children as collapsed cards"
   assert.match(await explore.locator(".child-body").innerText(), /Task: map the parser[\s\S]*Result[\s\S]*"parser": "src\/parser.py"/);
   await shot("15-subagents-history");
 });
+
+test("the code highlighter loads after the first rows are drawn, then colours the stored code", async () => {
+  const opened = await browser.context.newPage();
+  opened.on("pageerror", (error) => { throw error; });
+  await opened.goto(server.origin);
+  const q = panel(opened);
+  const tail = await q.waitForPost("history", (m) => m.tail);
+  const highlighterScript = () => opened.evaluate(() => document.querySelector('script[src$="/panel-highlight.js"]') !== null);
+  assert.equal(await highlighterScript(), false, "the highlighter is not part of the page's start");
+  const entries = [
+    { id: "u", type: "message", message: { role: "user", content: "show me" } },
+    { id: "a", type: "message", message: { role: "assistant", content: [{ type: "text", text: "Here:\n\n```python\ndef shown():\n    return 1\n```\n" }] } },
+  ];
+  await q.send({ type: "history", requestId: tail.requestId, entriesJson: JSON.stringify(entries), tail: true });
+  const row = opened.locator(".row-assistant[data-state=done]");
+  await row.locator("pre code.hljs .hljs-keyword", { hasText: "def" }).waitFor();
+  assert.equal(await highlighterScript(), true);
+  assert.equal(await row.locator("code[data-lang]").count(), 0, "every block was coloured");
+  assert.deepEqual(await opened.evaluate(() => window.__violations), []);
+  await opened.close();
+});

@@ -7,8 +7,8 @@ import { parseEntries, type FromPage, type Notice, type RewindMode, type Session
 import { Channel } from "./api";
 import { el, relativeTime } from "./dom";
 import { meterLevel, meterText, renderContextView } from "./contextView";
-import { LazyHighlighter, warmLanguages } from "./highlight";
-import { warmUp } from "./markdown";
+import { LazyHighlighter, loadHighlighter, warmLanguages } from "./highlight";
+import { prepareMarkdown, warmUp } from "./markdown";
 import { TimelineList } from "./list";
 import { retryText, Timeline } from "./model";
 
@@ -32,9 +32,10 @@ const ui = {
 
 const channel = new Channel();
 const model = new Timeline();
+const highlighter = new LazyHighlighter(ui.timeline);
 const list = new TimelineList(ui.timeline, ui.spacer, {
   checkpointFor: (row) => model.checkpointFor(row),
-  highlighter: new LazyHighlighter(ui.timeline),
+  highlighter,
 });
 const state = channel.state;
 let queued: ToPage[] = [];
@@ -42,6 +43,8 @@ let frame = 0;
 let tailRequest = -1;
 let olderRequest = -1;
 let status: string | undefined;
+let historyShown = false;
+let highlighterRequested = false;
 
 function post(message: FromPage): void {
   channel.post(message);
@@ -80,6 +83,20 @@ function flush(): void {
   model.settle();
   drawChrome();
   if (syncTail) requestTail();
+  // The highlighter waits until the first rows are on screen (or a turn streams): this
+  // frame paints first, then it loads.
+  if (!highlighterRequested && (historyShown || model.running !== undefined)) {
+    highlighterRequested = true;
+    setTimeout(startHighlighter, 0);
+  }
+}
+
+function startHighlighter(): void {
+  void loadHighlighter().then((ok) => {
+    if (!ok) return;
+    highlighter.loaded();
+    warmLanguages((task) => requestIdleCallback(task));
+  });
 }
 
 function receive(message: ToPage): "sync" | "checkpoints" | undefined {
@@ -104,6 +121,7 @@ function receive(message: ToPage): "sync" | "checkpoints" | undefined {
         console.warn(`memento panel: ignored a history page: ${String(error)}`);
         return undefined;
       }
+      historyShown = true;
       if (older) model.prependPage(entries, message.nextCursor);
       else if (message.requestId === tailRequest || message.tail) model.loadTail(entries, message.nextCursor, message.running);
       return undefined;
@@ -292,8 +310,7 @@ if (state.contextOpen) setContextOpen(true);
 post({ type: "ready" });
 requestTail();
 post({ type: "listSessions", requestId: channel.requestId() });
+// While the extension answers: the markdown renderer, which the first rows need.
+prepareMarkdown();
 drawChrome();
-requestIdleCallback(() => {
-  warmUp();
-  warmLanguages((task) => requestIdleCallback(task));
-});
+requestIdleCallback(() => warmUp());

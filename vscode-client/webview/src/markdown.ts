@@ -17,21 +17,34 @@ import { escapeHtml, highlight, highlightedBefore, knownLanguage } from "./highl
  * remembering (a block still streaming), or leave plain for `LazyHighlighter`. */
 let codeMode: "now" | "streaming" | "lazy" = "now";
 
-const md: MarkdownIt = new MarkdownIt({
-  html: false, // the model's raw HTML is shown as text
-  linkify: true,
-  breaks: false,
-  highlight(code, lang): string {
-    const language = knownLanguage(lang);
-    if (language === undefined) return `<pre class="code"><code class="hljs">${escapeHtml(code)}</code></pre>`;
-    const html = codeMode === "lazy" ? highlightedBefore(code, language) : highlight(code, language, codeMode === "now");
-    const lazy = html === undefined ? ` data-lang="${language}"` : "";
-    return `<pre class="code"><code class="hljs language-${language}"${lazy}>${html ?? escapeHtml(code)}</code></pre>`;
-  },
-});
+/** The renderer, made on first use: making it (linkify's patterns above all) is a good part
+ * of the page's start, which the page spends asking for its history first. */
+let md: MarkdownIt | undefined;
+export function prepareMarkdown(): void {
+  parser();
+}
 
-// Links only where the model wrote a URL: `main.py` and `lib.rs` are file names, not hosts.
-md.linkify.set({ fuzzyLink: false });
+function parser(): MarkdownIt {
+  if (md !== undefined) return md;
+  md = new MarkdownIt({
+    html: false, // the model's raw HTML is shown as text
+    linkify: true,
+    breaks: false,
+    highlight(code, lang): string {
+      const language = knownLanguage(lang);
+      if (language === undefined) return `<pre class="code"><code class="hljs">${escapeHtml(code)}</code></pre>`;
+      const html = codeMode === "lazy" ? highlightedBefore(code, language) : highlight(code, language, codeMode === "now");
+      const lazy = html === undefined ? ` data-lang="${language}"` : "";
+      return `<pre class="code"><code class="hljs language-${language}"${lazy}>${html ?? escapeHtml(code)}</code></pre>`;
+    },
+  });
+  // Links only where the model wrote a URL: `main.py` and `lib.rs` are file names, not hosts.
+  md.linkify.set({ fuzzyLink: false });
+  // Set once: DOMPurify otherwise parses the configuration again on every call (each frame
+  // of a stream).
+  DOMPurify.setConfig(PURIFY);
+  return md;
+}
 
 const PURIFY: PurifyConfig = {
   ALLOWED_ATTR: ["href", "title", "class", "start", "align", "colspan", "rowspan", "alt", "src"],
@@ -42,7 +55,8 @@ const PURIFY: PurifyConfig = {
 export function renderMarkdown(source: string, mode: typeof codeMode = "now"): string {
   codeMode = mode;
   try {
-    return DOMPurify.sanitize(md.render(source), PURIFY) as unknown as string;
+    const html = parser().render(source);
+    return DOMPurify.sanitize(html);
   } finally {
     codeMode = "now";
   }
@@ -73,7 +87,7 @@ export function blockStarts(source: string): number[] {
   const lineOffsets = [0];
   for (let i = source.indexOf("\n"); i >= 0; i = source.indexOf("\n", i + 1)) lineOffsets.push(i + 1);
   const starts: number[] = [];
-  for (const token of md.parse(source, {})) {
+  for (const token of parser().parse(source, {})) {
     if (token.level === 0 && token.map !== null && token.nesting >= 0) {
       const offset = lineOffsets[token.map[0]] ?? source.length;
       if (starts[starts.length - 1] !== offset) starts.push(offset);

@@ -1,5 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
+import "../src/highlighter"; // the page loads it after its first paint; here it is there from the start
 import { blockStarts, IncrementalMarkdown, renderMarkdown } from "../src/markdown";
 
 function streamInto(text: string, step: number): { container: HTMLElement; renders: string[] } {
