@@ -128,7 +128,7 @@ async def run(turns: int, compactions: int) -> None:
         session = Session(root, config, create_provider(config.provider), data_dir=Path(tmp) / "data")
         tasks = TaskRegistry()
         governor = Governance().install(InstallContext(session, tasks.spawn))
-        session.add_hooks(MemoryEngine(session))
+        session.add_hooks(MemoryEngine(session.hook_context))
         every = turns // (compactions + 1)
         decided, done = 0, 0
         touched: dict[str, None] = {}
@@ -174,7 +174,7 @@ async def run(turns: int, compactions: int) -> None:
                     if isinstance(m, CustomMessage) and m.custom_type == WAKEUP_TYPE
                 )
                 digest_tokens = (len(json.dumps(digest.content)) + 3) // 4
-                context = governor.context_usage(session).tokens
+                context = governor.context_usage(session.hook_context).tokens
                 totals.append((d * 100 // max(1, len(logged)), c * 10, f * 100 // n_files))
                 print(
                     f"{done:2d} | {turn:4d} | {d:2d}/{len(logged):2d} {100 * d / max(1, len(logged)):4.0f}% "

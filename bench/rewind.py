@@ -100,7 +100,7 @@ async def one_run(files: int, changed_count: int) -> dict[str, float]:
             }
         )
         session = Session(root, config, create_provider(config.provider), data_dir=scratch / "data")
-        engine = CheckpointEngine(session)
+        engine = CheckpointEngine(session.hook_context)
         session.add_hooks(engine)
         started = time.perf_counter()
         await engine.shadow.snapshot()

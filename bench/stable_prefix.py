@@ -40,6 +40,7 @@ from memento.core.provider import ModelRequest  # noqa: E402
 from memento.governance.governor import Governor  # noqa: E402
 from memento.governance.mechanism import Governance  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
+from memento.session.hook_context import HookContext  # noqa: E402
 from memento.session.hooks import Hooks, TurnInfo  # noqa: E402
 from memento.session.mechanism import InstallContext  # noqa: E402
 from memento.session.session import Session  # noqa: E402
@@ -76,7 +77,9 @@ class Recorder(Hooks):
     records: list[Record] = field(default_factory=list[Record])
     compacted: bool = False
 
-    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
         stats = self.governor.context.last
         assert stats is not None
         self.records.append(Record(stats.prompt_tokens, stats.stable_tokens, self.compacted))

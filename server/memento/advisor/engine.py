@@ -32,7 +32,7 @@ from memento.session.tools.workspace import display_path, resolve_in_workspace
 from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
-    from memento.session.session import Session
+    from memento.session.hook_context import HookContext
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ ADVISOR_TOOL_OUTPUT_CHARS = 10_000
 
 
 class AdvisorEngine(Hooks):
-    def __init__(self, session: Session, spawn: Spawn, *, user_dir: Path | None = None) -> None:
+    def __init__(self, session: HookContext, spawn: Spawn, *, user_dir: Path | None = None) -> None:
         settings = session.config.advisor
         self.session = session
         self._spawn = spawn
@@ -97,7 +97,7 @@ class AdvisorEngine(Hooks):
             [self.advise, *investigation_tools()],
             ToolContext(
                 root=self.session.root,
-                editor=self.session.tool_context.editor,
+                editor=self.session.editor,
                 bash_policy="deny",
                 max_output_chars=ADVISOR_TOOL_OUTPUT_CHARS,
             ),
@@ -188,48 +188,49 @@ class AdvisorEngine(Hooks):
             await self.router.deliver(advice)
 
     def _status(self, state: StatusKind | Literal["enabled", "disabled"], message: str) -> None:
-        self.session.events.publish(events.AdvisorStatus(state=state, message=message))
+        self.session.publish(events.AdvisorStatus(state=state, message=message))
 
     def _feed(self, *, wip: bool) -> None:
         if self.runtime is None:
             return
-        store = self.session.store
         messages = context_messages(self.session.branch_path())
-        self.runtime.on_turn_end(messages, will_continue=wip, anchor=store.leaf_id if store else None)
+        self.runtime.on_turn_end(messages, will_continue=wip, anchor=self.session.leaf_id)
 
     # -- hooks --------------------------------------------------------------------------
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         self.router.user_interrupted = False
         self.router.turn_open = True
         self._last_turn = turn.turn_id
 
-    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
         self.router.turn_open = True
         if turn.step > 1 and turn.attempt == 1:
             self._feed(wip=True)  # a step boundary: the turn goes on
         return self.router.flush_cards(request)
 
-    async def after_reply(self, session: Session, turn: TurnInfo, message: AssistantMessage) -> None:
+    async def after_reply(self, session: HookContext, turn: TurnInfo, message: AssistantMessage) -> None:
         if not message.tool_calls():
             # The loop reads steers once more, right after this, and then ends: a steer from
             # now on must start a turn of its own or it would wait for the next turn's step.
             self.router.turn_open = False
 
-    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+    async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
         path = self._edited_path(call)
         if path is not None and self.board.tracks(path):
             self.board.agent_editing.add(path)
         return None
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         path = self._edited_path(call)
         if path is None or path not in self.board.agent_editing:
             return output
         try:
             absolute = self.session.root / path
-            text = self.session.tool_context.editor.open_document_text(absolute)
+            text = self.session.editor.open_document_text(absolute)
             if text is None:
                 text = await asyncio.to_thread(read_text, absolute)
             if text is not None:
@@ -238,7 +239,7 @@ class AdvisorEngine(Hooks):
             self.board.agent_editing.discard(path)
         return output
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         self.router.turn_open = False
         self.router.immune.turn_completed()
         if state == "aborted":
@@ -281,7 +282,7 @@ class AdvisorEngine(Hooks):
 
     def _clear(self, notes: list[LiveNote]) -> None:
         if notes:
-            self.session.events.publish(events.AdvisorNotesCleared(note_ids=[n.note_id for n in notes]))
+            self.session.publish(events.AdvisorNotesCleared(note_ids=[n.note_id for n in notes]))
 
     def clear_rewritten(self, path: str, text: str, *, by_agent: bool) -> None:
         """A document's text changed: move its notes, and clear those on lines the agent rewrote."""

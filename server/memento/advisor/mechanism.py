@@ -17,6 +17,6 @@ class Advisor:
     def install(self, ctx: InstallContext) -> AdvisorEngine:
         engine = AdvisorEngine(ctx.session, ctx.spawn, user_dir=self.user_dir)
         ctx.session.add_hooks(engine)
-        ctx.session.events.subscribe(engine.on_event)
+        ctx.session.subscribe(engine.on_event)
         engine.start_if_configured()
         return engine

@@ -27,7 +27,7 @@ from memento.session.tools.workspace import display_path, resolve_in_workspace
 from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
-    from memento.session.session import Session
+    from memento.session.hook_context import HookContext
 
 MAX_TRACKED_BYTES = 2 * 1024 * 1024
 APPLIED = "The user read this note and asks you to act on it."
@@ -46,7 +46,7 @@ def read_text(path: Path) -> str | None:
 
 
 class Router:
-    def __init__(self, session: Session, spawn: Spawn, board: NoteBoard, immune_turns: int = 3) -> None:
+    def __init__(self, session: HookContext, spawn: Spawn, board: NoteBoard, immune_turns: int = 3) -> None:
         self.session = session
         self.spawn = spawn
         self.board = board
@@ -64,7 +64,7 @@ class Router:
         streaming = self.turn_open
         return DeliveryState(
             streaming=streaming,
-            aborting=session.busy and session.tool_context.abort.is_set(),
+            aborting=session.busy and session.aborting,
             user_interrupted=self.user_interrupted,
             finished_answer=not streaming and self._ends_with_answer(),
             immune=self.immune.active,
@@ -101,7 +101,7 @@ class Router:
         )
         self._record(note)
         self.board.add(note, text)
-        self.session.events.publish(
+        self.session.publish(
             events.AdvisorNote(
                 note_id=note.note_id,
                 note=note.note,
@@ -134,7 +134,7 @@ class Router:
             return None, None
         if not await asyncio.to_thread(resolved.is_file):
             return None, None
-        text = self.session.tool_context.editor.open_document_text(resolved)
+        text = self.session.editor.open_document_text(resolved)
         if text is None:
             text = await asyncio.to_thread(read_text, resolved)
         return display_path(root, resolved), text
@@ -178,19 +178,12 @@ class Router:
         return request.model_copy(update={"messages": [*request.messages, card]})
 
     def _store_cards(self) -> CustomMessage | None:
-        store = self.session.store
-        if not self._cards or store is None:
+        if not self._cards or not self.session.started:
             return None
         text = "\n".join(self._cards.values())
         self._cards.clear()
-        self.session.append(
-            CustomMessageEntry(
-                id=store.new_id(),
-                parent_id=store.leaf_id,
-                custom_type=ADVISOR_CUSTOM_TYPE,
-                content=text,
-                display=True,
-            )
+        self.session.append_new(
+            CustomMessageEntry, custom_type=ADVISOR_CUSTOM_TYPE, content=text, display=True
         )
         return CustomMessage(custom_type=ADVISOR_CUSTOM_TYPE, content=text, display=True, timestamp=now_ms())
 

@@ -199,7 +199,7 @@ class Commands:
             return
         self.say("writing a rule for that…")
         try:
-            outcome = await generate(self.app.session, engine, rest)
+            outcome = await generate(self.app.session.hook_context, engine, rest)
         except ProviderError as exc:
             self.say(f"/omfg: the model request failed: {exc}")
             return

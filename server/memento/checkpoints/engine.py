@@ -29,13 +29,13 @@ from memento.checkpoints.store import (
 from memento.checkpoints.tracker import ChangeTracker
 from memento.config import CheckpointSettings
 from memento.core import events
-from memento.core.entries import CheckpointEntry, MessageEntry, new_entry_id
+from memento.core.entries import CheckpointEntry, MessageEntry
 from memento.core.events import TurnEndState
 from memento.core.messages import ToolCall, UserMessage
 from memento.session.context import context_messages
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.paths import encode_workspace
-from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def shorten(text: str, limit: int = LABEL_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def turn_start(session: Session, prompt: str) -> str | None:
+def turn_start(session: HookContext, prompt: str) -> str | None:
     """Where the running turn began: the parent of its prompt's entry."""
     path = session.branch_path()
     for entry in reversed(path):
@@ -89,7 +89,7 @@ class CheckpointEngine(Hooks):
         """Nothing of its own to close: its files and the shadow repository are per call."""
         return None
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: HookContext) -> None:
         self.session = session
         self.base = session.data_dir / "checkpoints" / encode_workspace(session.root)
         settings = self.settings
@@ -105,7 +105,7 @@ class CheckpointEngine(Hooks):
         self._warned = False
 
     def _editor(self):  # -> EditorBridge
-        return self.session.tool_context.editor
+        return self.session.editor
 
     @property
     def settings(self) -> CheckpointSettings:
@@ -146,15 +146,12 @@ class CheckpointEngine(Hooks):
         checkpoint_id = secrets.token_hex(4)
         commit = await self.shadow.commit(snapshot.tree, label, checkpoint_id)
         self.journal.append(JournalRecord(kind="checkpoint", checkpoint_id=checkpoint_id))
-        store = self.session.store
-        leaf = store.leaf_id if store is not None else None
+        leaf = self.session.leaf_id
         if entry_id is _KEEP_POSITION:
             position = self._turn.start_leaf if self._turn is not None else leaf
         else:
             position = entry_id if isinstance(entry_id, str) else None
-        fields = {
-            "id": store.new_id() if store is not None else new_entry_id(),
-            "parentId": leaf,
+        fields: dict[str, object] = {
             "checkpointId": checkpoint_id,
             "label": label,
             "entryId": position,
@@ -165,20 +162,17 @@ class CheckpointEngine(Hooks):
         if snapshot.skipped:
             fields["skipped"] = snapshot.skipped
         fields.update(extra or {})
-        entry = CheckpointEntry.model_validate(fields)
-        self.session.append(entry)
-        self.session.events.publish(events.CheckpointCreated(checkpoint_id=checkpoint_id, label=label))
+        entry = self.session.append_new(CheckpointEntry, **fields)
+        self.session.publish(events.CheckpointCreated(checkpoint_id=checkpoint_id, label=label))
         return entry, snapshot.tree
 
     def _message_count(self, entry_id: str | None) -> int:
-        store = self.session.store
-        if store is None or entry_id is None:
+        if entry_id is None:
             return 0
-        return len(context_messages(store.branch_path(entry_id)))
+        return len(context_messages(self.session.branch_path(entry_id)))
 
     def find(self, checkpoint_id: str) -> CheckpointEntry:
-        store = self.session.store
-        for entry in checkpoint_entries(store.entries if store is not None else []):
+        for entry in checkpoint_entries(self.session.entries()):
             if entry.checkpoint_id == checkpoint_id:
                 return entry
         raise CheckpointError(f"no checkpoint {checkpoint_id!r} in this session")
@@ -195,8 +189,7 @@ class CheckpointEngine(Hooks):
 
     async def list(self) -> list[CheckpointInfo]:
         """The session's checkpoints, newest first, with the files changed since each."""
-        store = self.session.store
-        entries = checkpoint_entries(store.entries if store is not None else [])
+        entries = checkpoint_entries(self.session.entries())
         records = await asyncio.to_thread(self.journal.read)
         return [
             CheckpointInfo(
@@ -212,10 +205,10 @@ class CheckpointEngine(Hooks):
         ]
 
     # -- hooks ------------------------------------------------------------------------
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         self._turn = _TurnState(start_leaf=turn_start(session, turn.prompt))
 
-    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+    async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
         settings = self.settings
         state = self._turn
         if state is None or not settings.enabled or call.name not in settings.mutating_tools:
@@ -234,7 +227,7 @@ class CheckpointEngine(Hooks):
         return None
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         state = self._turn
         if state is None or call.id not in state.calls:
@@ -251,7 +244,7 @@ class CheckpointEngine(Hooks):
         except Exception as exc:  # noqa: BLE001 -- a checkpoint never fails a tool call; _warn logs it
             self._warn(exc)
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         ended = self._turn
         if ended is None:
             return
@@ -265,6 +258,6 @@ class CheckpointEngine(Hooks):
         log.warning("checkpoint failed: %s", exc, exc_info=exc)
         if not self._warned:
             self._warned = True
-            self.session.events.publish(
+            self.session.publish(
                 events.Error(message=f"Memento: checkpoints are not working in this workspace: {exc}")
             )

@@ -22,8 +22,8 @@ from memento.core import events
 from memento.core.entries import BranchSummaryEntry, CustomMessageEntry, Entry, MessageEntry, now_iso
 from memento.core.messages import AssistantMessage, ToolCall, ToolResultMessage
 from memento.core.provider import ToolSpec
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.session import Session
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args
 
@@ -128,17 +128,17 @@ class RewindTool:
 
 
 class ExplorationHooks(Hooks):
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: HookContext) -> None:
         self.session = session
         self.state = ExplorationState()
         for tool in (CheckpointTool(self.state), RewindTool(self.state)):
-            session.tools[tool.spec.name] = tool
+            session.add_tool(tool)
 
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         self.state.rehydrate(session.branch_path())
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         if output.is_error:
             return output
@@ -150,7 +150,7 @@ class ExplorationHooks(Hooks):
             self.state.pending_report = str(call.arguments.get("report", "")).strip()
         return output
 
-    async def after_reply(self, session: Session, turn: TurnInfo, message: AssistantMessage) -> None:
+    async def after_reply(self, session: HookContext, turn: TurnInfo, message: AssistantMessage) -> None:
         active = self.state.active
         if message.tool_calls() or active is None or self.state.pending_report is not None:
             return
@@ -158,7 +158,7 @@ class ExplorationHooks(Hooks):
             active.reminders += 1
             session.steer(REMINDER)
 
-    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+    async def after_step(self, session: HookContext, turn: TurnInfo, reply: AssistantMessage) -> bool:
         # The rewind result is stored and the next request not built yet: the moment omp
         # applies it (its per-step turn end).
         report, active = self.state.pending_report, self.state.active
@@ -166,38 +166,29 @@ class ExplorationHooks(Hooks):
             self._apply(session, report, active)
         return False
 
-    def _apply(self, session: Session, report: str, active: _Active) -> None:
-        store = session.store
-        assert store is not None
+    def _apply(self, session: HookContext, report: str, active: _Active) -> None:
         target = next(
             (
                 e.id
-                for e in reversed(store.branch_path())
+                for e in reversed(session.branch_path())
                 if isinstance(e, MessageEntry)
                 and isinstance(e.message, ToolResultMessage)
                 and e.message.tool_call_id == active.call_id
             ),
             None,
         )
-        store.branch(target)
+        session.move_leaf(target)
         details = {"report": report, "startedAt": active.started_at, "rewoundAt": now_iso()}
-        session.append(
-            BranchSummaryEntry(
-                id=store.new_id(), parent_id=target, from_id=target or "root", summary=report, details=details
-            )
-        )
-        session.append(
-            CustomMessageEntry(
-                id=store.new_id(),
-                parent_id=store.leaf_id,
-                custom_type=REPORT_TYPE,
-                content=(
-                    "Checkpoint called and rewound. Report retained above. "
-                    "Need to explore again → new `checkpoint`."
-                ),
-                display=False,
-                details=details,
-            )
+        session.append_new(BranchSummaryEntry, from_id=target or "root", summary=report, details=details)
+        session.append_new(
+            CustomMessageEntry,
+            custom_type=REPORT_TYPE,
+            content=(
+                "Checkpoint called and rewound. Report retained above. "
+                "Need to explore again → new `checkpoint`."
+            ),
+            display=False,
+            details=details,
         )
         self.state.active, self.state.pending_report, self.state.completed = None, None, True
-        session.events.publish(events.HistoryRewritten(reason="rewind"))
+        session.publish(events.HistoryRewritten(reason="rewind"))

@@ -73,7 +73,7 @@ def _workspace_path(root: Path, rel: str) -> Path | None:
 async def _plan_files(engine: CheckpointEngine, history: dict[str, FileHistory]) -> list[FileStep]:
     wanted = [h.first_before for h in history.values() if h.first_before is not None]
     blobs = await engine.shadow.read_blobs(wanted)
-    editor = engine.session.tool_context.editor
+    editor = engine.session.editor
     steps: list[FileStep] = []
     for rel, item in history.items():
         path = _workspace_path(engine.session.root, rel)
@@ -94,18 +94,16 @@ async def _plan_files(engine: CheckpointEngine, history: dict[str, FileHistory])
 
 
 def _dropped_messages(engine: CheckpointEngine, target: CheckpointEntry) -> int:
-    store = engine.session.store
-    if store is None or store.leaf_id == target.entry_id:
+    session = engine.session
+    if not session.started or session.leaf_id == target.entry_id:
         return 0
-    gone = abandoned_entries(store, store.leaf_id, target.entry_id)
+    gone = abandoned_entries(session, target.entry_id)
     return sum(1 for entry in gone if isinstance(entry, MessageEntry))
 
 
 def _target(engine: CheckpointEngine, checkpoint_id: str) -> CheckpointEntry:
     target = engine.find(checkpoint_id)
-    store = engine.session.store
-    assert store is not None  # find() found an entry in it
-    if target.entry_id is not None and store.get(target.entry_id) is None:
+    if target.entry_id is not None and engine.session.get(target.entry_id) is None:
         raise CheckpointError(f"checkpoint {checkpoint_id}: its conversation entry is gone")
     return target
 
@@ -116,8 +114,7 @@ async def plan_rewind(engine: CheckpointEngine, checkpoint_id: str) -> RewindPla
         target = _target(engine, checkpoint_id)
         history = changes_since(await asyncio.to_thread(engine.journal.read), checkpoint_id)
         files = await _plan_files(engine, history)
-        store = engine.session.store
-        moves = store is not None and store.leaf_id != target.entry_id
+        moves = engine.session.started and engine.session.leaf_id != target.entry_id
         return RewindPlan(checkpoint_id, files, moves, _dropped_messages(engine, target))
 
 
@@ -136,10 +133,8 @@ async def rewind(
         raise CheckpointError("a turn is running; abort it or let it finish before rewinding")
     async with session.turn_lock, engine.lock:
         target = _target(engine, checkpoint_id)
-        store = session.store
-        assert store is not None
         history = changes_since(await asyncio.to_thread(engine.journal.read), checkpoint_id)
-        old_leaf = store.leaf_id
+        old_leaf = session.leaf_id
         label = f"{'Before undo of' if undoes else 'Before rewind to'}: {target.label or checkpoint_id}"
         extra: dict[str, object] = {"mode": mode, "rewindOf": checkpoint_id}
         if undoes is not None:
@@ -151,8 +146,8 @@ async def rewind(
         if mode != "files" and old_leaf != target.entry_id:
             _move_conversation(engine, target, result)
     if mode != "files":
-        session.events.publish(events.HistoryRewritten(reason="rewind"))
-    session.events.publish(
+        session.publish(events.HistoryRewritten(reason="rewind"))
+    session.publish(
         events.Rewound(checkpoint_id=checkpoint_id, restored=result.restored, conflicts=result.conflicts)
     )
     session.publish_context()
@@ -163,9 +158,8 @@ async def rewind(
 def undo_target(engine: CheckpointEngine) -> CheckpointEntry:
     """The undo checkpoint of the latest rewind that was not undone yet (undos stack: each
     undo reverts the rewind before the one it reverted last)."""
-    store = engine.session.store
     undone: set[str] = set()
-    for entry in reversed(checkpoint_entries(store.entries if store is not None else [])):
+    for entry in reversed(checkpoint_entries(engine.session.entries())):
         extra = entry.model_extra or {}
         if extra.get("kind") != "rewind":
             continue
@@ -188,7 +182,7 @@ async def undo_last_rewind(engine: CheckpointEngine, *, force: bool = False) -> 
 async def _restore_files(
     engine: CheckpointEngine, steps: list[FileStep], result: RewindResult, force: bool
 ) -> None:
-    editor = engine.session.tool_context.editor
+    editor = engine.session.editor
     for step in steps:
         if step.action == "unchanged":
             result.restored.append(step.path)  # already as it was
@@ -209,10 +203,8 @@ async def _restore_files(
 
 def _move_conversation(engine: CheckpointEngine, target: CheckpointEntry, result: RewindResult) -> None:
     session = engine.session
-    store = session.store
-    assert store is not None
-    abandoned = abandoned_entries(store, store.leaf_id, target.entry_id)
-    store.branch(target.entry_id)
+    abandoned = abandoned_entries(session, target.entry_id)
+    session.move_leaf(target.entry_id)
     summary = rewind_summary(
         abandoned,
         created_at=target.timestamp,
@@ -220,21 +212,17 @@ def _move_conversation(engine: CheckpointEngine, target: CheckpointEntry, result
         conflicts=result.conflicts,
         files_rewound=result.mode == "all",
     )
-    entry = BranchSummaryEntry.model_validate(
-        {
-            "id": store.new_id(),
-            "parentId": target.entry_id,
-            "fromId": target.entry_id or "root",
-            "summary": summary,
-            "details": {
-                "kind": "rewind",
-                "mode": result.mode,
-                "checkpointId": result.checkpoint_id,
-                "undoCheckpointId": result.undo_checkpoint_id,
-                "restored": result.restored,
-                "conflicts": result.conflicts,
-            },
-            "fromHook": True,  # built by code: carries no read/modified file lists
-        }
+    session.append_new(
+        BranchSummaryEntry,
+        from_id=target.entry_id or "root",
+        summary=summary,
+        details={
+            "kind": "rewind",
+            "mode": result.mode,
+            "checkpointId": result.checkpoint_id,
+            "undoCheckpointId": result.undo_checkpoint_id,
+            "restored": result.restored,
+            "conflicts": result.conflicts,
+        },
+        fromHook=True,  # pi's wire name (not a declared field); built by code: no file lists
     )
-    session.append(entry)

@@ -12,15 +12,15 @@ from collections.abc import Sequence
 
 from memento.core.entries import Entry, MessageEntry
 from memento.core.messages import AssistantMessage, UserMessage
+from memento.session.hook_context import HookContext
 from memento.session.projection import collect_entries_for_branch_summary
-from memento.session.store import SessionStore
 
 
-def abandoned_entries(store: SessionStore, old_leaf: str | None, target: str | None) -> list[Entry]:
-    """Entries from the common ancestor of `old_leaf` and `target` down to `old_leaf`."""
+def abandoned_entries(session: HookContext, target: str | None) -> list[Entry]:
+    """Entries from the common ancestor of the leaf and `target` down to the leaf."""
     if target is None:  # back to before the first entry: the whole old path is abandoned
-        return store.branch_path(old_leaf) if old_leaf is not None else []
-    entries, _ancestor = collect_entries_for_branch_summary(store.entries, old_leaf, target)
+        return session.branch_path()
+    entries, _ancestor = collect_entries_for_branch_summary(session.entries(), session.leaf_id, target)
     return entries
 
 

@@ -185,6 +185,23 @@ async def compact(
     )
 
 
+def compaction_fields(
+    result: CompactionResult, *, timestamp: str | None = None, from_hook: bool = False, **extra: Any
+) -> dict[str, Any]:
+    """A compaction entry's fields but its id and parent, as pi's `appendCompaction` writes
+    them. `extra` fields (e.g. `summarizer="structured"`) are stored alongside."""
+    return {
+        "type": "compaction",
+        "timestamp": timestamp or now_iso(),
+        "summary": result.summary,
+        "firstKeptEntryId": result.first_kept_entry_id,
+        "tokensBefore": result.tokens_before,
+        "details": result.details,
+        "fromHook": from_hook,
+        **extra,
+    }
+
+
 def compaction_entry(
     result: CompactionResult,
     *,
@@ -194,19 +211,6 @@ def compaction_entry(
     from_hook: bool = False,
     **extra: Any,
 ) -> CompactionEntry:
-    """The entry that records a compaction, as pi's `appendCompaction` writes it. `extra`
-    fields (e.g. `summarizer="structured"`) are stored alongside."""
-    return CompactionEntry.model_validate(
-        {
-            "type": "compaction",
-            "id": entry_id,
-            "parentId": parent_id,
-            "timestamp": timestamp or now_iso(),
-            "summary": result.summary,
-            "firstKeptEntryId": result.first_kept_entry_id,
-            "tokensBefore": result.tokens_before,
-            "details": result.details,
-            "fromHook": from_hook,
-            **extra,
-        }
-    )
+    """The entry that records a compaction (`compaction_fields`) with its place in the tree."""
+    fields = compaction_fields(result, timestamp=timestamp, from_hook=from_hook, **extra)
+    return CompactionEntry.model_validate({"id": entry_id, "parentId": parent_id, **fields})

@@ -47,8 +47,9 @@ from memento.governance.tokens import (
     threshold_tokens,
 )
 from memento.providers.factory import create_provider
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.session import Session, off_loop_work
+from memento.session.session import off_loop_work
 from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class _TurnState:
 
 
 class Governor(Hooks):
-    def __init__(self, session: Session, spawn: Spawn) -> None:
+    def __init__(self, session: HookContext, spawn: Spawn) -> None:
         self.session = session
         self._spawn = spawn
         self._estimator_kind = session.config.compaction.estimator
@@ -93,13 +94,13 @@ class Governor(Hooks):
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
         self._budget_told: str | None = None
-        session.events.subscribe(self._on_event)
+        session.subscribe(self._on_event)
 
     def check_budget(self) -> None:
         """Tell the user (once per configuration) when compaction can never free space."""
         problem = budget_problem(self.session.config)
         if problem is not None and problem != self._budget_told:
-            self.session.events.publish(events.Error(message=problem))
+            self.session.publish(events.Error(message=problem))
         self._budget_told = problem
 
     # -- wiring -------------------------------------------------------------------------
@@ -194,10 +195,10 @@ class Governor(Hooks):
         self.meter.prefix_tokens = self.context.prefix.tokens
         return shaped
 
-    def measure_context(self, session: Session) -> events.ContextUsage:
+    def measure_context(self, session: HookContext) -> events.ContextUsage:
         return self.context_usage(session)
 
-    def context_usage(self, session: Session) -> events.ContextUsage:
+    def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator
         if self.meter.current or not self._schedule_refresh():
             self.meter.update(session)
@@ -211,7 +212,7 @@ class Governor(Hooks):
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
         )
 
-    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage | None:
+    def estimate_usage(self, session: HookContext, reply: AssistantMessage) -> Usage | None:
         """The provider reported no usage: the context as the meter counts it (system prompt,
         tools and every message sent) and the reply, marked as an estimate."""
         self.meter.update(session)
@@ -233,7 +234,7 @@ class Governor(Hooks):
     async def gate(self, reason: CompactionReason = "threshold") -> bool:
         """Relieve the context if it is over the threshold; True when anything changed."""
         settings, window = self.settings, self.session.config.provider.context_window
-        if not settings.enabled or self.session.store is None:
+        if not settings.enabled or not self.session.started:
             return False
         tokens = await self._measure()
         if not should_compact(tokens, window, settings):
@@ -263,7 +264,7 @@ class Governor(Hooks):
             changed = changed or rescue is not None
             if self.meter.tokens > threshold:
                 self._paused = True
-                self.session.events.publish(events.Error(message=f"Memento: {DEAD_END}"))
+                self.session.publish(events.Error(message=f"Memento: {DEAD_END}"))
         return changed
 
     async def compact_now(self, instructions: str | None = None, aggressive: bool = False) -> tuple[int, int]:
@@ -283,7 +284,7 @@ class Governor(Hooks):
         path = self.session.branch_path()
         return await asyncio.to_thread(why_nothing_compacted, path, self.settings, self.estimator)
 
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         # Before a new prompt: back from a long pause, the provider cache is cold anyway.
         async with self._lock:
             await self.relief.prune_stale(after_idle_only=True)
@@ -292,7 +293,9 @@ class Governor(Hooks):
     async def _shaped(self, request: ModelRequest) -> ModelRequest:
         return await asyncio.to_thread(off_loop_work, lambda: self.shape(request))
 
-    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
         request = await self._shaped(request)
         if self._pending_overflow:
             self._pending_overflow = False
@@ -307,13 +310,13 @@ class Governor(Hooks):
             update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
         )
 
-    def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
+    def on_delta(self, session: HookContext, turn: TurnInfo, event: ProviderEvent) -> None:
         if isinstance(event, UsageReport):
             turn.state(_TurnState).usage = event.usage
         elif isinstance(event, StreamDone) and event.stop_reason == "length":
             self._length_stop(session, turn)
 
-    def _length_stop(self, session: Session, turn: TurnInfo) -> None:
+    def _length_stop(self, session: HookContext, turn: TurnInfo) -> None:
         """A reply cut off because the window is full: compact and retry it once (pi 1.6)."""
         if not self.settings.enabled:
             return
@@ -324,15 +327,13 @@ class Governor(Hooks):
             message, session.config.provider.max_tokens
         ):
             if state.length_retried_step == turn.step:
-                session.events.publish(
-                    events.Error(message=f"Memento: {LENGTH_FAILED}", turn_id=turn.turn_id)
-                )
+                session.publish(events.Error(message=f"Memento: {LENGTH_FAILED}", turn_id=turn.turn_id))
                 return
             state.length_retried_step = turn.step
             self._pending_overflow = True
             raise RetryRequest("the reply was cut off by the context window; compacting and retrying")
 
-    async def on_request_error(self, session: Session, turn: TurnInfo, error: ProviderError) -> bool:
+    async def on_request_error(self, session: HookContext, turn: TurnInfo, error: ProviderError) -> bool:
         if not self.settings.enabled or not self._is_overflow(error):
             return False
         recovered = await self._relieve_overflow()
@@ -343,7 +344,7 @@ class Governor(Hooks):
     def _is_overflow(self, error: ProviderError) -> bool:
         if isinstance(error, ContextOverflow):
             return True
-        last = self.session.branch_path()[-1:] if self.session.store is not None else []
+        last = self.session.branch_path()[-1:]
         message = last[0].message if last and isinstance(last[0], MessageEntry) else None
         window = self.session.config.provider.context_window
         return message is not None and is_context_overflow(message, window)
@@ -354,7 +355,7 @@ class Governor(Hooks):
             if step is None:
                 step = await self.relief.shake("overflow", aggressive=True)
             if step is None:
-                self.session.events.publish(
+                self.session.publish(
                     events.CompactionFailed(
                         level="compact",
                         reason="overflow",
@@ -364,15 +365,15 @@ class Governor(Hooks):
                 )
             return step is not None
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         recovered = turn.state(_TurnState).overflow_recovered_step == turn.step
         if state == "error" and recovered and self._failed_again():
-            session.events.publish(
+            session.publish(
                 events.CompactionFailed(
                     level="compact", reason="overflow", tokens_before=self.meter.tokens, error=OVERFLOW_FAILED
                 )
             )
-            session.events.publish(events.Error(message=f"Memento: {OVERFLOW_FAILED}", turn_id=turn.turn_id))
+            session.publish(events.Error(message=f"Memento: {OVERFLOW_FAILED}", turn_id=turn.turn_id))
             return
         if state == "aborted":
             return

@@ -1,6 +1,6 @@
 """The context size of a session's active path, kept current one entry at a time.
 
-`ContextMeter` follows the store's leaf: entries appended since it last looked are found
+`ContextMeter` follows the session's leaf: entries appended since it last looked are found
 by walking from the leaf back to where it stopped (O(new entries)) and added to an
 `IncrementalCounter`. Anything else — a compaction, a prune or shake record (its edits
 change entries already counted), a branch switch, a session switch — needs a full recount
@@ -24,8 +24,9 @@ from memento.session.edits import apply_edits, is_record
 from memento.session.projection import entry_messages
 
 if TYPE_CHECKING:
-    from memento.session.session import Session
-    from memento.session.store import SessionStore
+    from pathlib import Path
+
+    from memento.session.hook_context import HookContext
 
 
 def _resets(entry: Entry) -> bool:
@@ -50,7 +51,8 @@ class ContextMeter:
         self.usage_stale = False
         self.prefix_tokens = 0
         """System prompt and tool specs (known once a request was built)."""
-        self._store: SessionStore | None = None
+        self._file: Path | None = None
+        """The session file counted (another one: a session switch, recount)."""
         self._leaf: str | None = None
         self._valid = False
 
@@ -64,16 +66,16 @@ class ContextMeter:
         self.usage_stale = False
         self._valid = False
 
-    def _appended(self, store: SessionStore | None) -> list[Entry] | None:
+    def _appended(self, session: HookContext) -> list[Entry] | None:
         """Entries added after the counted leaf, oldest first; None when the path changed otherwise."""
-        if not self._valid or store is not self._store:
+        if not self._valid or session.session_file != self._file:
             return None
-        if store is None:
+        if not session.started:
             return []
         found: list[Entry] = []
-        current = store.leaf_id
+        current = session.leaf_id
         while current != self._leaf:
-            entry = store.get(current) if current is not None else None
+            entry = session.get(current) if current is not None else None
             if entry is None:
                 return None  # walked past the root: the old leaf is not on this path
             found.append(entry)
@@ -86,18 +88,17 @@ class ContextMeter:
         """Whether `update` can follow incrementally (no full recount needed)."""
         return self._valid
 
-    def update(self, session: Session) -> None:
+    def update(self, session: HookContext) -> None:
         """Catch up with entries appended since the last look (a full recount if needed)."""
-        store = session.store
-        appended = self._appended(store)
+        appended = self._appended(session)
         if appended is None or any(_resets(e) for e in appended):
-            self._install(self._recount(session.branch_path()), store)
+            self._install(self._recount(session.branch_path()), session.session_file)
             return
         for entry in appended:
             self.counter.add_entry(entry)
             if self.usage_stale and any(usage_anchor(m) is not None for m in entry_messages(entry)):
                 self.usage_stale = False
-        self._leaf = store.leaf_id if store is not None else None
+        self._leaf = session.leaf_id
 
     async def count_path(self, path: Sequence[Entry]) -> int:
         """What `tokens` would read for a context made of `path` (counted off the event loop);
@@ -106,13 +107,13 @@ class ContextMeter:
         local = counter.local_tokens + self.prefix_tokens
         return local if stale else max(counter.estimate.tokens, local)
 
-    async def refresh(self, session: Session) -> None:
+    async def refresh(self, session: HookContext) -> None:
         """A full recount, tokenizing off the event loop."""
-        store = session.store
+        session_file = session.session_file
         path = session.branch_path()
         counted = await asyncio.to_thread(self._recount, path)
-        if session.store is store and (store is None or store.leaf_id == (path[-1].id if path else None)):
-            self._install(counted, store)
+        if session.session_file == session_file and session.leaf_id == (path[-1].id if path else None):
+            self._install(counted, session_file)
         else:
             self.invalidate()  # the path moved while we counted
 
@@ -122,10 +123,10 @@ class ContextMeter:
         return counter, usage_is_stale(path), path[-1].id if path else None
 
     def _install(
-        self, counted: tuple[IncrementalCounter, bool, str | None], store: SessionStore | None
+        self, counted: tuple[IncrementalCounter, bool, str | None], session_file: Path | None
     ) -> None:
         self.counter, self.usage_stale, self._leaf = counted
-        self._store = store
+        self._file = session_file
         self._valid = True
 
     @property

@@ -33,7 +33,7 @@ from memento.governance.compaction import (
     CompactionResult,
     Summarizer,
     compact,
-    compaction_entry,
+    compaction_fields,
     prepare_compaction,
 )
 from memento.governance.file_ops import compute_file_lists, format_file_operations
@@ -42,7 +42,7 @@ from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 
 if TYPE_CHECKING:
-    from memento.session.session import Session
+    from memento.session.hook_context import HookContext
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def keep_boundary_id(path: list[Entry]) -> str | None:
 class Relief:
     """Applies rungs to one session; `meter` is kept current across them."""
 
-    def __init__(self, session: Session, meter: ContextMeter) -> None:
+    def __init__(self, session: HookContext, meter: ContextMeter) -> None:
         self.session = session
         self.meter = meter
 
@@ -94,22 +94,18 @@ class Relief:
         reason: CompactionReason | Literal["turn"],
     ) -> tuple[int, int]:
         """Append the record of a pass (the file only grows); returns (tokens before, after)."""
-        session, store = self.session, self.session.store
-        assert store is not None
+        session = self.session
         self.meter.update(session)
         before = self.meter.tokens
-        record = CustomEntry(
-            id=store.new_id(),
-            parent_id=store.leaf_id,
-            custom_type=EDIT_RECORD,
-            data=record_data(level, reason, edits, before, now_ms()),
+        record = session.draft(
+            CustomEntry, custom_type=EDIT_RECORD, data=record_data(level, reason, edits, before, now_ms())
         )
         after = await self.meter.count_path([*session.branch_path(), record])
         record.data = {**record.data, "tokensAfter": after}
         session.append(record)
         self.meter.invalidate()
         await self.meter.refresh(session)
-        session.events.publish(events.HistoryRewritten(reason="prune" if level == "prune" else "shake"))
+        session.publish(events.HistoryRewritten(reason="prune" if level == "prune" else "shake"))
         return before, self.meter.tokens
 
     async def prune_stale(self, *, after_idle_only: bool = False) -> int:
@@ -118,7 +114,7 @@ class Relief:
         `after_idle_only` (a new prompt was just appended): act only when the context slept
         longer than a provider cache lives before that prompt, and then on every candidate."""
         prune = self.settings.prune
-        if not (prune.supersede_reads or prune.drop_useless) or self.session.store is None:
+        if not (prune.supersede_reads or prune.drop_useless) or not self.session.started:
             return 0
         path = self._path()
         idle: bool | None = None
@@ -135,7 +131,7 @@ class Relief:
         return outcome.pruned
 
     async def prune(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
-        if self.session.store is None:
+        if not self.session.started:
             return None
         path = self._path()
         outcome = pruning.prune_tool_outputs(
@@ -151,7 +147,7 @@ class Relief:
 
     async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
         settings = self.settings.shake
-        if (not settings.enabled and not aggressive) or self.session.store is None:
+        if (not settings.enabled and not aggressive) or not self.session.started:
             return None
         path = self._path()
         config = (
@@ -180,11 +176,11 @@ class Relief:
 
     async def _save_artifact(self, text: str) -> str | None:
         """The originals, next to the session file, so an elision can be undone by hand."""
-        store = self.session.store
-        if store is None:
+        session_file = self.session.session_file
+        if session_file is None:
             return None
         artifact_id = secrets.token_hex(4)
-        folder = store.path.with_name(store.path.stem + ".artifacts")
+        folder = session_file.with_name(session_file.stem + ".artifacts")
 
         def write() -> None:
             folder.mkdir(parents=True, exist_ok=True)
@@ -200,7 +196,7 @@ class Relief:
     async def _announced(
         self, level: CompactionLevel, reason: CompactionReason, work: Callable[[], Awaitable[tuple[int, int]]]
     ) -> Step:
-        publish = self.session.events.publish
+        publish = self.session.publish
         self.meter.update(self.session)
         publish(events.CompactionStarted(level=level, reason=reason, tokens_before=self.meter.tokens))
         before, after = await work()
@@ -216,14 +212,13 @@ class Relief:
     ) -> Step | None:
         """Summarize everything before the cut point; None when there is nothing to compact."""
         session, settings = self.session, self.settings
-        store = session.store
-        if store is None:
+        if not session.started:
             return None
         path = self._path()
         preparation = await asyncio.to_thread(prepare_compaction, path, settings, self.meter.estimator)
         if preparation is None:
             return None
-        publish = session.events.publish
+        publish = session.publish
         self.meter.update(session)
         before = self.meter.tokens
         publish(events.CompactionStarted(level="compact", reason=reason, tokens_before=before))
@@ -241,7 +236,7 @@ class Relief:
             )
             result = self._structured(preparation, path, str(exc))
         details = {**result.details, "summarizer": summarizer, "reason": reason}
-        entry = compaction_entry(result, entry_id=store.new_id(), parent_id=store.leaf_id)
+        entry = session.draft(CompactionEntry, **compaction_fields(result))
         entry.details = details
         entry.details = {
             **details,

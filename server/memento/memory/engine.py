@@ -22,7 +22,7 @@ from typing import Any
 
 from memento.config import MemorySettings
 from memento.core import events
-from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry, new_entry_id
+from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry, Entry
 from memento.core.events import TurnEndState
 from memento.core.messages import AssistantMessage, ToolCall
 from memento.memory.decisions import DEFAULT_TAG, Decision, DecisionLog
@@ -39,8 +39,8 @@ from memento.memory.notes import Notes, read_notes, set_stopped
 from memento.memory.record import record_decision
 from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class MemoryEngine(Hooks):
         """Nothing of its own to close: its files and the shadow repository are per call."""
         return None
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: HookContext) -> None:
         self.session = session
         self.notes = Notes()
         self.decisions: list[Decision] = []
@@ -91,13 +91,13 @@ class MemoryEngine(Hooks):
         """Called after Memento wrote a memory file (the log's diagnostics may change)."""
         self._prompt = ""
         self._touched: list[str] = []
-        session.events.subscribe(self._on_event)
+        session.subscribe(self._on_event)
         offered = self.settings.decision_tool
         if offered is None:
             offered = session.config.provider.tool_mode() != "json"
         if self.settings.enabled and offered:
             tool = LogDecisionTool(self.log_decision)
-            session.tools[tool.spec.name] = tool
+            session.add_tool(tool)
 
     @property
     def settings(self) -> MemorySettings:
@@ -173,7 +173,7 @@ class MemoryEngine(Hooks):
             self.inject_wakeup("after a compaction")
 
     # -- hooks --------------------------------------------------------------------------
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         if not self.settings.enabled:
             return
         self._prompt, self._touched = turn.prompt, []
@@ -185,19 +185,19 @@ class MemoryEngine(Hooks):
         self.inject_recall(turn.prompt, [])
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         if call.name in READ_TOOLS | WRITE_TOOLS and (rel := tool_path(session.root, call.arguments)):
             self._touched.append(rel)
         return output
 
-    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+    async def after_step(self, session: HookContext, turn: TurnInfo, reply: AssistantMessage) -> bool:
         touched, self._touched = self._touched, []
         if touched and self.settings.enabled:
             self.inject_recall("", touched)
         return False
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         if not self.settings.enabled:
             return
         facts = session_facts(session.root, session.branch_path())
@@ -217,21 +217,16 @@ class MemoryEngine(Hooks):
         snapshot_path, rolled = await record_decision(
             self.session.root, self.log, decision, facts, self._prompt
         )
-        store = self.session.store
-        entry = DecisionEntry.model_validate(
-            {
-                "id": store.new_id() if store is not None else new_entry_id(),
-                "parentId": store.leaf_id if store is not None else None,
-                "decision": decision.decision,
-                "because": decision.because,
-                "so": decision.so,
-                "files": decision.files,
-                "tag": decision.tag if decision.tag != DEFAULT_TAG else None,
-                "alternatives": decision.alternatives or None,
-                "snapshot": decision.snapshot,
-            }
+        self.session.append_new(
+            DecisionEntry,
+            decision=decision.decision,
+            because=decision.because,
+            so=decision.so,
+            files=decision.files,
+            tag=decision.tag if decision.tag != DEFAULT_TAG else None,
+            alternatives=decision.alternatives or None,
+            snapshot=decision.snapshot,
         )
-        self.session.append(entry)
         await self.refresh(tree=False)
         self.changed()
         rel = snapshot_path.relative_to(self.session.root).as_posix()

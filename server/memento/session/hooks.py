@@ -1,7 +1,9 @@
 """The seams where governance, TTSR, the advisor and checkpoints attach to the turn loop.
 
 A mechanism subclasses `Hooks` and overrides what it needs; the session calls every
-registered hook in registration order. The turn loop knows nothing else about them.
+registered hook in registration order, each with the session's `HookContext` (what a
+mechanism may read and do; never the `Session` itself). The turn loop knows nothing else
+about them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from memento.core.provider import ModelRequest, ProviderError, ProviderEvent
 from memento.session.tools.base import ToolOutput
 
 if TYPE_CHECKING:
-    from memento.session.session import Session
+    from memento.session.hook_context import HookContext
 
 
 S = TypeVar("S")
@@ -90,54 +92,56 @@ class RetryRequest(Exception):
 
 
 class Hooks:
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         return None
 
-    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
         return request
 
-    def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
+    def on_delta(self, session: HookContext, turn: TurnInfo, event: ProviderEvent) -> None:
         """Called for every streamed event; synchronous because it is on the hot path."""
         return None
 
-    async def after_stream(self, session: Session, turn: TurnInfo) -> None:
+    async def after_stream(self, session: HookContext, turn: TurnInfo) -> None:
         """The provider's stream ended, the reply is not stored yet: slow checks of the whole
         reply may still raise `RetryRequest` here."""
         return None
 
-    async def on_request_error(self, session: Session, turn: TurnInfo, error: ProviderError) -> bool:
+    async def on_request_error(self, session: HookContext, turn: TurnInfo, error: ProviderError) -> bool:
         """A model request failed (after the provider's own retries). Return True to request
         again (e.g. after compacting on a context overflow); the loop allows one such retry
         per request."""
         return False
 
-    async def after_reply(self, session: Session, turn: TurnInfo, message: AssistantMessage) -> None:
+    async def after_reply(self, session: HookContext, turn: TurnInfo, message: AssistantMessage) -> None:
         """A complete reply was stored (before its tool calls run)."""
         return None
 
-    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+    async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
         """Return an output to skip running the tool."""
         return None
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         return output
 
-    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+    async def after_step(self, session: HookContext, turn: TurnInfo, reply: AssistantMessage) -> bool:
         """The reply and its tool results are stored. Append follow-up context here; return True
         to request again even when the model made no tool calls."""
         return False
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         return None
 
-    def measure_context(self, session: Session) -> events.ContextUsage | None:
+    def measure_context(self, session: HookContext) -> events.ContextUsage | None:
         """The context's size for `memento/context`, from the mechanism that counts it
         (governance); None leaves it to the next hook."""
         return None
 
-    def estimate_usage(self, session: Session, reply: AssistantMessage) -> Usage | None:
+    def estimate_usage(self, session: HookContext, reply: AssistantMessage) -> Usage | None:
         """A reply's usage counted locally (the provider reported none), from the mechanism
         that counts tokens (governance); None leaves it to the next hook."""
         return None

@@ -24,7 +24,7 @@ from memento.session.tools.ls import list_directory
 from memento.session.tools.workspace import is_binary, resolve_in_workspace
 
 if TYPE_CHECKING:
-    from memento.session.session import Session
+    from memento.session.hook_context import HookContext
 
 CONTEXT_TYPE = "memento-workspace-context"
 MAX_FILE_CHARS = 4000
@@ -84,9 +84,9 @@ def context_text(overview: str, files: list[tuple[str, str]]) -> str:
 class WorkspaceContext(Hooks):
     """Adds the workspace context after a prompt (JSON-action mode; see the module docstring)."""
 
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         settings = session.config.provider.json_action
-        if session.config.provider.tool_mode() != "json" or session.store is None:
+        if session.config.provider.tool_mode() != "json" or not session.started:
             return
         path = session.branch_path()
         first = not any(isinstance(e, CustomMessageEntry) and e.custom_type == CONTEXT_TYPE for e in path)

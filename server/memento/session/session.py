@@ -21,6 +21,7 @@ from memento.core.provider import ModelRequest, Provider, ToolSpec
 from memento.security.secrets import Secrets, activate, active
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
@@ -91,6 +92,8 @@ class Session:
         self._recorded_model: tuple[str, str, int] | None = None
         self.mode: SessionMode = "act"
         """`ask`: only read-only tools are offered, and no other tool runs (`set_mode`)."""
+        self.hook_context = HookContext(self)
+        """What hooks and mechanisms get of this session."""
 
     # -- configuration ----------------------------------------------------------------
     def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
@@ -150,12 +153,15 @@ class Session:
         """Store an entry durably (secrets redacted); the caller announces it afterwards."""
         return self._ensure_store().append(_redacted(entry))
 
-    def append_new(self, kind: type[E], **fields: Any) -> E:
-        """Store a new entry of `kind` at the leaf: its id and parent filled in, the rest
-        from `fields` (by field name), redacted like every entry."""
+    def draft(self, kind: type[E], /, **fields: Any) -> E:
+        """A new entry of `kind` at the leaf, not stored yet: its id and parent filled in,
+        the rest from `fields` (by field name or wire name)."""
         store = self._ensure_store()
-        entry = kind(id=store.new_id(), parent_id=store.leaf_id, **fields)
-        return cast(E, self.append(cast(Entry, entry)))
+        return kind(id=store.new_id(), parent_id=store.leaf_id, **fields)
+
+    def append_new(self, kind: type[E], /, **fields: Any) -> E:
+        """Store a new entry of `kind` at the leaf, redacted like every entry."""
+        return cast(E, self.append(cast(Entry, self.draft(kind, **fields))))
 
     def append_message(self, message: Message) -> MessageEntry:
         store = self._ensure_store()
@@ -240,6 +246,15 @@ class Session:
         """The workspace's sessions (blocking: call it in a thread from async code)."""
         return list_sessions(self.directory) if self.directory.exists() else []
 
+    def use_store(self, store: SessionStore) -> None:
+        """Write to `store` from now on (a subagent's file, created with its link entry)."""
+        self._close_store()
+        self.store = store
+
+    def close_store(self) -> None:
+        """Close the session file (the session stays usable: the next entry starts a new one)."""
+        self._close_store()
+
     def _close_store(self) -> None:
         if self.store is not None:
             self.store.close()
@@ -316,7 +331,7 @@ class Session:
         """The figures for `memento/context`: the first hook that measures the context
         (governance) answers; with none installed, nothing is counted."""
         for hook in self.hooks:
-            if (usage := hook.measure_context(self)) is not None:
+            if (usage := hook.measure_context(self.hook_context)) is not None:
                 return usage
         window = self.config.provider.context_window
         return events.ContextUsage(tokens=0, context_window=window, percent=0.0, stable_prefix_tokens=0)
@@ -326,7 +341,7 @@ class Session:
         estimate: the context sent (the reply not stored yet) and the reply itself. The first
         hook that counts tokens (governance) answers; else a chars/4 guess."""
         for hook in self.hooks:
-            if (usage := hook.estimate_usage(self, reply)) is not None:
+            if (usage := hook.estimate_usage(self.hook_context, reply)) is not None:
                 return usage
         messages = context_messages(self.branch_path())
         sent = sum(approx_tokens(json.dumps(m.dump())) for m in messages)

@@ -95,7 +95,7 @@ class TurnRunner:
         error: str | None = None
         try:
             for hook in session.hooks:
-                await hook.on_turn_start(session, turn)
+                await hook.on_turn_start(session.hook_context, turn)
             await self._loop()
         except TurnAborted:
             state = "aborted"
@@ -104,7 +104,7 @@ class TurnRunner:
         finally:
             for hook in session.hooks:
                 try:
-                    await hook.on_turn_end(session, turn, state)
+                    await hook.on_turn_end(session.hook_context, turn, state)
                 except Exception:
                     log.exception("turn-end hook failed")
             session.publish_context()
@@ -119,7 +119,7 @@ class TurnRunner:
                 await self._run_tools(calls)
             follow_up = False
             for hook in self.session.hooks:
-                follow_up = await hook.after_step(self.session, self.turn, reply) or follow_up
+                follow_up = await hook.after_step(self.session.hook_context, self.turn, reply) or follow_up
             steered = self.session.take_steering()
             for text in steered:
                 self.session.append_message(UserMessage(content=text, timestamp=now_ms()))
@@ -158,7 +158,7 @@ class TurnRunner:
         while True:
             request = await session.build_request_off_loop()
             for hook in session.hooks:
-                request = await hook.before_request(session, turn, request)
+                request = await hook.before_request(session.hook_context, turn, request)
             builder = ReplyBuilder()
             started = now_ms()
             try:
@@ -191,7 +191,7 @@ class TurnRunner:
             if reply.stop_reason == "error":
                 raise TurnFailed(reply.error_message or "the reply was incomplete")
             for hook in session.hooks:
-                await hook.after_reply(session, turn, reply)
+                await hook.after_reply(session.hook_context, turn, reply)
             return reply
 
     async def _guarded_stream(self, request: ModelRequest, builder: ReplyBuilder) -> None:
@@ -236,7 +236,7 @@ class TurnRunner:
     async def _recovers_from(self, error: ProviderError) -> bool:
         recovered = False
         for hook in self.session.hooks:
-            recovered = await hook.on_request_error(self.session, self.turn, error) or recovered
+            recovered = await hook.on_request_error(self.session.hook_context, self.turn, error) or recovered
         return recovered
 
     async def _stream(self, request: ModelRequest, builder: ReplyBuilder) -> None:
@@ -250,14 +250,14 @@ class TurnRunner:
                 builder.add(event)
                 self._publish_delta(event, names, redactor)
                 for hook in session.hooks:
-                    hook.on_delta(session, turn, event)
+                    hook.on_delta(session.hook_context, turn, event)
         finally:
             RETRY_LISTENER.reset(heard)
             await stream.aclose()  # type: ignore[attr-defined]
             for (kind, call_id), tail in redactor.flush().items():
                 self._publish(kind, tail, call_id, names)
         for hook in session.hooks:
-            await hook.after_stream(session, turn)
+            await hook.after_stream(session.hook_context, turn)
 
     def _provider_retry(self, notice: RetryNotice) -> None:
         """The provider waits before sending the request again: say so, so that the editor
@@ -352,7 +352,7 @@ class TurnRunner:
             )
         output: ToolOutput | None = None
         for hook in session.hooks:
-            output = await hook.before_tool(session, turn, call)
+            output = await hook.before_tool(session.hook_context, turn, call)
             if output is not None:
                 break
         if output is None:
@@ -360,7 +360,7 @@ class TurnRunner:
                 offered.get(call.name), call.name, call.arguments, session.tool_context, available=offered
             )
         for hook in session.hooks:
-            output = await hook.after_tool(session, turn, call, output)
+            output = await hook.after_tool(session.hook_context, turn, call, output)
         return output
 
     def _store_skipped(self, calls: list[ToolCall]) -> None:

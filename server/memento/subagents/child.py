@@ -15,6 +15,7 @@ from memento.core import events
 from memento.core.entries import CustomEntry
 from memento.core.messages import AssistantMessage, ToolCall
 from memento.providers.factory import create_provider
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.session import Session
 from memento.session.store import SessionStore
@@ -88,7 +89,7 @@ class Child:
 class ChildContext:
     """What every child of one parent shares."""
 
-    parent: Session
+    parent: HookContext
     install: InstallChild
     outputs_dir: Path
     worktrees: Worktrees | None
@@ -108,7 +109,7 @@ class _StopOnYield(Hooks):
         self.tool = tool
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         if call.name == "yield" and self.tool.finished:
             turn.stop_after_step = True
@@ -200,15 +201,15 @@ async def _converse(
             update={"provider": config.provider.model_copy(update={"model": child.agent.model})}
         )
     provider = create_provider(config.provider) if own_provider else parent.provider
-    session = Session(root, config, provider, data_dir=parent.data_dir, editor=parent.tool_context.editor)
+    session = Session(root, config, provider, data_dir=parent.data_dir, editor=parent.editor)
     child.session = session
-    session.tool_context.allowed_commands = set(parent.tool_context.allowed_commands)
+    session.tool_context.allowed_commands = set(parent.allowed_commands)
     unsubscribe = session.events.subscribe(lambda event: ctx.forward(child, event))
     handle: Closeable | None = None
     try:
-        session.store = await asyncio.to_thread(_open_store, child, ctx, session)
+        session.use_store(await asyncio.to_thread(_open_store, child, ctx, session))
         handle = ctx.install(session)
-        granted = set(granted_tools(child.agent, set(parent.tools)))
+        granted = set(granted_tools(child.agent, {tool.spec.name for tool in parent.tools()}))
         session.tools = {name: tool for name, tool in session.tools.items() if name in granted}
         tool = YieldTool(state)
         session.tools[tool.spec.name] = tool
@@ -219,24 +220,23 @@ async def _converse(
         child.tokens = _usage(session)
         if handle is not None:
             await handle.aclose()
-        if session.store is not None:
-            session.store.close()
+        session.close_store()
         if own_provider:
             await provider.aclose()
 
 
 def _open_store(child: Child, ctx: ChildContext, session: Session) -> SessionStore:
-    parent_store = ctx.parent.store
+    parent_file = ctx.parent.session_file
     path = ctx.outputs_dir / f"{child.id}.jsonl"
     store = SessionStore.create(
         path,
         cwd=str(session.root),
         session_id=session.session_id,
-        parent_session=str(parent_store.path) if parent_store is not None else None,
+        parent_session=str(parent_file) if parent_file is not None else None,
     )
     child.session_path = path
     link = {
-        "parentSession": str(parent_store.path) if parent_store is not None else None,
+        "parentSession": str(parent_file) if parent_file is not None else None,
         "parentEntry": ctx.parent_entry,
         "parentTurnId": child.parent_turn_id,
         "agent": child.agent.name,

@@ -18,9 +18,9 @@ from typing import Any
 from memento.core import events
 from memento.core.messages import ToolCall
 from memento.core.provider import ToolSpec
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.paths import encode_workspace
-from memento.session.session import Session
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.subagents.agents import AgentDefinition, load_agents
 from memento.subagents.child import Child, ChildContext, ChildFailed, InstallChild, run_child
@@ -57,7 +57,7 @@ SubagentListener = Callable[[ChildEvent | SubagentInfo], None]
 class SubagentEngine(Hooks):
     def __init__(
         self,
-        session: Session,
+        session: HookContext,
         install_child: InstallChild,
         *,
         shadow: Shadow | None,
@@ -110,16 +110,16 @@ class SubagentEngine(Hooks):
         await asyncio.gather(*self._running, return_exceptions=True)
 
     # -- hooks on the parent ----------------------------------------------------------
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         self._turn_id = turn.turn_id
 
-    async def before_tool(self, session: Session, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+    async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
         if call.name == "task":
             self._call_id = call.id  # a turn runs its tool calls one at a time
         return None
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         # A command that ran and passed (the tests) is the parent checking what was merged.
         if call.name == "bash" and not output.is_error and self.unverified:
@@ -181,11 +181,11 @@ class SubagentEngine(Hooks):
         )
 
     async def _output_ids(self) -> OutputIds:
-        store = self.session.store
+        session_file = self.session.session_file
         directory = (
-            store.path.with_name(store.path.stem + ".subagents")
-            if store is not None
-            else self.session.directory / "subagents"
+            session_file.with_name(session_file.stem + ".subagents")
+            if session_file is not None
+            else self.session.sessions_dir / "subagents"
         )
         if self._ids is None or self._ids[0] != directory:
             ids = OutputIds(directory)
@@ -195,7 +195,6 @@ class SubagentEngine(Hooks):
 
     def _context(self) -> ChildContext:
         assert self._ids is not None
-        store = self.session.store
         config = self.session.config.task
         return ChildContext(
             parent=self.session,
@@ -208,7 +207,7 @@ class SubagentEngine(Hooks):
             changed=self._changed,
             forward=self._forward,
             max_rejections=config.max_yield_attempts,
-            parent_entry=store.leaf_id if store is not None else None,
+            parent_entry=self.session.leaf_id,
             unverified=self.unverified,
         )
 

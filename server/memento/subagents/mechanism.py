@@ -34,6 +34,6 @@ class Subagents:
         )
         session.add_hooks(engine)
         tool = TaskTool(engine)
-        session.tools[tool.spec.name] = tool
+        session.add_tool(tool)
         ctx.spawn(engine.clean_leftovers(), "subagent-worktree-cleanup")
         return engine

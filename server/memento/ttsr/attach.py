@@ -28,8 +28,8 @@ from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, now
 from memento.core.events import TurnEndState
 from memento.core.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
 from memento.core.provider import ModelRequest
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import templates
 from memento.ttsr.engine import TtsrEngine
@@ -73,17 +73,17 @@ def attachments_on(path: Iterable[Entry]) -> dict[str, list[str]]:
 class RuleAttachments(Hooks):
     def __init__(self, engine: TtsrEngine) -> None:
         self.engine = engine
-        self.session: Session | None = None
+        self.session: HookContext | None = None
         self.active_document: str | None = None
         """The editor's active document, workspace-relative (None: none, or outside)."""
         self._attached: dict[str, list[str]] | None = None
         self._pending: dict[str, list[str]] = {}
         self._mentioned: list[str] = []
 
-    def attach(self, session: Session) -> None:
+    def attach(self, session: HookContext) -> None:
         self.session = session
         session.add_hooks(self)
-        session.events.subscribe(self._on_event)
+        session.subscribe(self._on_event)
 
     def _on_event(self, event: events.Event) -> None:
         if isinstance(event, events.SessionChanged | events.HistoryRewritten):
@@ -113,7 +113,7 @@ class RuleAttachments(Hooks):
                     files.append(path)
 
     # -- hooks -----------------------------------------------------------------------------
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         await self.engine.ready()
         self._pending = {}
         manual = {rule.name for rule in self.engine.buckets.manual}
@@ -121,7 +121,7 @@ class RuleAttachments(Hooks):
         self._mentioned = [name for name in dict.fromkeys(mentioned) if name in manual]
 
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         raw = call.arguments.get("path")
         path = workspace_path(raw, self.root) if isinstance(raw, str) else None
@@ -129,13 +129,15 @@ class RuleAttachments(Hooks):
             self._want(path)
         return output
 
-    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+    async def after_step(self, session: HookContext, turn: TurnInfo, reply: AssistantMessage) -> bool:
         """After the step's tool results: a reminder at the tail, before the next request."""
         if self._pending and reply.stop_reason not in ("aborted", "error"):
             self._append(session, self._take(), restated=False)
         return False
 
-    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
         if self.active_document is not None:
             self._want(self.active_document)
         shown = _shown(request.messages)
@@ -154,7 +156,7 @@ class RuleAttachments(Hooks):
             return request
         return request.model_copy(update={"messages": [*request.messages, *added]})
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         self._pending, self._mentioned = {}, []
 
     # -- appending -------------------------------------------------------------------------
@@ -163,7 +165,7 @@ class RuleAttachments(Hooks):
         return taken
 
     def _append(
-        self, session: Session, wanted: dict[str, list[str]], *, restated: bool
+        self, session: HookContext, wanted: dict[str, list[str]], *, restated: bool
     ) -> CustomMessage | None:
         rules = {rule.name: rule for rule in self.engine.buckets.glob + self.engine.buckets.manual}
         chosen = [(rules[name], files) for name, files in wanted.items() if name in rules]
@@ -192,7 +194,9 @@ class RuleAttachments(Hooks):
         return CustomMessage.model_validate({"role": "custom", **fields, "timestamp": stamp}, context=STORED)
 
     # -- after a compaction ----------------------------------------------------------------
-    def _missing(self, session: Session, messages: list[Message], shown: set[str]) -> dict[str, list[str]]:
+    def _missing(
+        self, session: HookContext, messages: list[Message], shown: set[str]
+    ) -> dict[str, list[str]]:
         """Attached glob rules the context no longer shows whose files are still in play."""
         attached = self.attached()
         rules = [r for r in self.engine.buckets.glob if r.name in attached]
@@ -209,7 +213,7 @@ class RuleAttachments(Hooks):
                 found[rule.name] = files
         return found
 
-    def _in_play(self, session: Session, messages: list[Message]) -> set[str]:
+    def _in_play(self, session: HookContext, messages: list[Message]) -> set[str]:
         paths: set[str] = set()
         for message in messages:
             if isinstance(message, AssistantMessage):

@@ -36,8 +36,8 @@ from memento.core.provider import (
     ToolCallStarted,
     UsageReport,
 )
+from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.session import Session
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import ast, templates
 from memento.ttsr.astwatch import AstWatch, Candidates, Found
@@ -72,7 +72,7 @@ def injected_on_path(entries: list[Entry]) -> list[str]:
 class TtsrHooks(Hooks):
     def __init__(self, engine: TtsrEngine) -> None:
         self.engine = engine
-        self.session: Session | None = None
+        self.session: HookContext | None = None
         self.fired: Counter[str] = engine.fired
         self._token = 0
         self._generation: str | None = None
@@ -85,10 +85,10 @@ class TtsrHooks(Hooks):
         self._turn: TurnInfo | None = None
         self._ast = AstWatch(self._ast_found)
 
-    def attach(self, session: Session) -> None:
+    def attach(self, session: HookContext) -> None:
         self.session = session
         session.add_hooks(self)
-        session.events.subscribe(self._on_event)
+        session.subscribe(self._on_event)
 
     def _on_event(self, event: events.Event) -> None:
         """Another session, or another branch of this one (rewind): the injected rules are
@@ -106,7 +106,7 @@ class TtsrHooks(Hooks):
         return self.engine.settings.enabled
 
     # -- turn and request boundaries -------------------------------------------------------
-    async def on_turn_start(self, session: Session, turn: TurnInfo) -> None:
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         await self.engine.ready()
         if session.config.ttsr != self.engine.settings:
             await self.engine.reload(session.config.ttsr)
@@ -114,7 +114,9 @@ class TtsrHooks(Hooks):
         self._turn = turn
         self._prose, self._interrupt = [], []
 
-    async def before_request(self, session: Session, turn: TurnInfo, request: ModelRequest) -> ModelRequest:
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
         self._token += 1
         self.engine.matcher.reset()
         self._names, self._per_tool, self._claimed = {}, {}, set()
@@ -123,7 +125,7 @@ class TtsrHooks(Hooks):
             request = request.model_copy(update={"system": request.system + addendum})
         return self._restate_missing(session, request)
 
-    async def on_turn_end(self, session: Session, turn: TurnInfo, state: TurnEndState) -> None:
+    async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         self.engine.matcher.reset()
         self.engine.matcher.turn_completed()
         self._prose, self._interrupt, self._per_tool = [], [], {}
@@ -131,7 +133,7 @@ class TtsrHooks(Hooks):
         self._ast.close()
 
     # -- the stream ------------------------------------------------------------------------
-    def on_delta(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
+    def on_delta(self, session: HookContext, turn: TurnInfo, event: ProviderEvent) -> None:
         if not self._on:
             return
         try:
@@ -141,7 +143,7 @@ class TtsrHooks(Hooks):
         except Exception:  # a broken check must not break the turn
             log.exception("TTSR: checking a delta failed; it is skipped")
 
-    def _check(self, session: Session, turn: TurnInfo, event: ProviderEvent) -> None:
+    def _check(self, session: HookContext, turn: TurnInfo, event: ProviderEvent) -> None:
         matcher = self.engine.matcher
         match event:
             case TextDelta(text=text):
@@ -163,7 +165,7 @@ class TtsrHooks(Hooks):
             case _:
                 assert_never(event)
 
-    async def after_stream(self, session: Session, turn: TurnInfo) -> None:
+    async def after_stream(self, session: HookContext, turn: TurnInfo) -> None:
         """The complete arguments of each edit/write call get a last AST check."""
         self._ast.close()
         if not self._on:
@@ -204,7 +206,9 @@ class TtsrHooks(Hooks):
         return candidates, paths
 
     # -- a hit -----------------------------------------------------------------------------
-    def _handle(self, session: Session, turn: TurnInfo, ctx: MatchContext, fired: list[CompiledRule]) -> None:
+    def _handle(
+        self, session: HookContext, turn: TurnInfo, ctx: MatchContext, fired: list[CompiledRule]
+    ) -> None:
         if not fired:
             return
         matcher = self.engine.matcher
@@ -217,14 +221,14 @@ class TtsrHooks(Hooks):
             self._per_tool.setdefault(ctx.tool_call_id, []).extend(fresh)
             self._claimed.update(r.name for r in fresh)
             matcher.mark_injected([r.name for r in fresh])  # in memory; persisted when the tool runs
-            session.events.publish(events.TtsrTriggered(turn_id=turn.turn_id, rules=names, interrupted=False))
+            session.publish(events.TtsrTriggered(turn_id=turn.turn_id, rules=names, interrupted=False))
             return
         pending = {r.name: r for r in self._prose + rules}
         if not interrupting:
             self._prose = list(pending.values())
             return
         self._interrupt, self._prose = list(pending.values()), []
-        session.events.publish(events.TtsrTriggered(turn_id=turn.turn_id, rules=names, interrupted=True))
+        session.publish(events.TtsrTriggered(turn_id=turn.turn_id, rules=names, interrupted=True))
         token, generation = self._token, self._generation
         settings = self.engine.settings
         reason = f"TTSR matched rule{'s' if len(names) > 1 else ''}: {', '.join(names)}"
@@ -236,18 +240,18 @@ class TtsrHooks(Hooks):
             on_retry=lambda: self.inject_interrupt(session, token, generation),
         )
 
-    def inject_interrupt(self, session: Session, token: int, generation: str | None) -> bool:
+    def inject_interrupt(self, session: HookContext, token: int, generation: str | None) -> bool:
         """The retry callback: append the reminder unless the retry went stale (a newer
         attempt, another prompt, or an abort); True when it injected."""
         rules, self._interrupt = self._interrupt, []
-        if token != self._token or generation != self._generation or session.tool_context.abort.is_set():
+        if token != self._token or generation != self._generation or session.aborting:
             log.info("TTSR: stale retry for %s dropped", [r.name for r in rules])
             return False
         if rules:
             self._inject(session, [templates.interrupt(r, self.engine.root) for r in rules], rules)
         return bool(rules)
 
-    def _inject(self, session: Session, texts: list[str], rules: list[Rule], **details: Any) -> str:
+    def _inject(self, session: HookContext, texts: list[str], rules: list[Rule], **details: Any) -> str:
         names = [r.name for r in rules]
         content = "\n\n".join(texts)
         _append(session, CustomMessageEntry, custom_type=templates.INJECTION_TYPE, content=content,
@@ -259,7 +263,7 @@ class TtsrHooks(Hooks):
 
     # -- after the stream ------------------------------------------------------------------
     async def after_tool(
-        self, session: Session, turn: TurnInfo, call: ToolCall, output: ToolOutput
+        self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         rules = self._per_tool.pop(call.id, None)
         if not rules:
@@ -270,14 +274,14 @@ class TtsrHooks(Hooks):
         reminder = "\n\n".join(templates.tool_reminder(r, self.engine.root) for r in rules)
         return ToolOutput(text=f"{reminder}\n\n{output.text}", is_error=output.is_error)
 
-    async def after_step(self, session: Session, turn: TurnInfo, reply: AssistantMessage) -> bool:
+    async def after_step(self, session: HookContext, turn: TurnInfo, reply: AssistantMessage) -> bool:
         rules, self._prose = self._prose, []
         if not rules or reply.stop_reason in ("aborted", "error"):
             return False
         self._inject(session, [templates.prose_reminder(r, self.engine.root) for r in rules], rules)
         return True
 
-    def _restate_missing(self, session: Session, request: ModelRequest) -> ModelRequest:
+    def _restate_missing(self, session: HookContext, request: ModelRequest) -> ModelRequest:
         """Reminders of injected rules that the context no longer shows (compacted away) are
         appended again, to the session and to this request."""
         wanted = [self.engine.rule(n) for n in sorted(self._persisted)]
@@ -302,5 +306,5 @@ def _text(blocks: list[Any]) -> str:
     return "\n".join(getattr(b, "text", "") for b in blocks)
 
 
-def _append(session: Session, kind: type[EntryBase], **fields: Any) -> None:
+def _append(session: HookContext, kind: type[EntryBase], **fields: Any) -> None:
     session.append_new(kind, **fields)

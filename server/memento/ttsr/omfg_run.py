@@ -10,7 +10,7 @@ from memento.core.entries import now_ms
 from memento.core.messages import UserMessage
 from memento.core.provider import ModelRequest, TextDelta
 from memento.session.context import context_messages, sendable
-from memento.session.session import Session
+from memento.session.hook_context import HookContext
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import (
     MAX_ATTEMPTS,
@@ -55,13 +55,13 @@ class OmfgOutcome:
     notes: list[str]
 
 
-async def _ask(session: Session, prompt: str) -> str:
+async def _ask(session: HookContext, prompt: str) -> str:
     messages = sendable(context_messages(session.branch_path()))
     messages.append(UserMessage(content=prompt, timestamp=now_ms()))
     request = ModelRequest(
         system=SYSTEM,
         messages=messages,
-        tools=[tool.spec for tool in session.tools.values()],
+        tools=[tool.spec for tool in session.tools()],
         max_tokens=min(session.config.provider.max_tokens, 4096),
     )
     parts: list[str] = []
@@ -84,7 +84,7 @@ def _feedback(notes: list[str], previous: GeneratedRule | None) -> str:
     return text
 
 
-async def generate(session: Session, engine: TtsrEngine, complaint: str) -> OmfgOutcome:
+async def generate(session: HookContext, engine: TtsrEngine, complaint: str) -> OmfgOutcome:
     surfaces = surfaces_of(context_messages(session.branch_path()), session.root)
     notes: list[str] = []
     last: GeneratedRule | None = None

@@ -37,7 +37,7 @@ class Bench:
             }
         )
         self.session = Session(root, config, create_provider(config.provider), data_dir=data, editor=editor)
-        self.engine = CheckpointEngine(self.session)
+        self.engine = CheckpointEngine(self.session.hook_context)
         self.session.add_hooks(self.engine)
         self.events: list[events.Event] = []
         self.session.events.subscribe(self.events.append)

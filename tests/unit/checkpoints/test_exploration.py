@@ -19,7 +19,7 @@ async def test_rewind_replaces_the_exploration_with_its_report(
 ) -> None:
     (workspace / "a.txt").write_text("SECRET-CONTENT\n")
     bench = Bench(workspace, data_dir, model_server, explorationTools=True)
-    hooks = ExplorationHooks(bench.session)
+    hooks = ExplorationHooks(bench.session.hook_context)
     bench.session.add_hooks(hooks)
     assert {"checkpoint", "rewind"} <= set(bench.session.tools)
     model_server.enqueue(
@@ -57,7 +57,7 @@ async def test_the_tools_refuse_misuse(
     workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
     bench = Bench(workspace, data_dir, model_server, explorationTools=True)
-    bench.session.add_hooks(ExplorationHooks(bench.session))
+    bench.session.add_hooks(ExplorationHooks(bench.session.hook_context))
     model_server.enqueue(
         Reply(ToolCallStep("r1", "rewind", {"report": "nothing"})),
         Reply(ToolCallStep("k1", "checkpoint", {"goal": "g"})),

@@ -61,7 +61,7 @@ async def turn(session: Session, text: str) -> list[Any]:
 def fresh_tokens(session: Session, governor: Governor) -> int:
     meter = ContextMeter(governor.meter.estimator)
     meter.prefix_tokens = governor.meter.prefix_tokens
-    meter.update(session)
+    meter.update(session.hook_context)
     return meter.tokens
 
 

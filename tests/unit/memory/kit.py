@@ -41,7 +41,7 @@ class MemoryBench:
         self.tasks = TaskRegistry()
         install = InstallContext(self.session, self.tasks.spawn)
         self.governor: Governor | None = Governance().install(install) if governed else None
-        self.engine = MemoryEngine(self.session)
+        self.engine = MemoryEngine(self.session.hook_context)
         self.session.add_hooks(self.engine)
 
     async def turn(self, prompt: str) -> str:

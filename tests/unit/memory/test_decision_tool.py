@@ -28,5 +28,5 @@ def test_the_decision_tool_default_follows_the_tool_mode(
 ) -> None:
     config = MementoConfig.model_validate({"provider": provider, "memory": memory})
     session = Session(tmp_path, config, create_provider(config.provider), data_dir=tmp_path / "data")
-    MemoryEngine(session)
+    MemoryEngine(session.hook_context)
     assert ("log_decision" in session.tools) is offered

@@ -109,12 +109,12 @@ async def test_a_stale_retry_injects_nothing(make, root, server) -> None:  # omp
     assert rule is not None
     before = len(kit.entries())
     hooks._interrupt = [rule]  # pyright: ignore[reportPrivateUsage]
-    assert not hooks.inject_interrupt(session, hooks._token - 1, hooks._generation)  # pyright: ignore[reportPrivateUsage]
+    assert not hooks.inject_interrupt(session.hook_context, hooks._token - 1, hooks._generation)  # pyright: ignore[reportPrivateUsage]
     hooks._interrupt = [rule]  # pyright: ignore[reportPrivateUsage]
-    assert not hooks.inject_interrupt(session, hooks._token, "an older prompt")  # pyright: ignore[reportPrivateUsage]
+    assert not hooks.inject_interrupt(session.hook_context, hooks._token, "an older prompt")  # pyright: ignore[reportPrivateUsage]
     assert len(kit.entries()) == before
     hooks._interrupt = [rule]  # pyright: ignore[reportPrivateUsage]
-    assert hooks.inject_interrupt(session, hooks._token, hooks._generation)  # pyright: ignore[reportPrivateUsage]
+    assert hooks.inject_interrupt(session.hook_context, hooks._token, hooks._generation)  # pyright: ignore[reportPrivateUsage]
     assert len(kit.entries()) == before + 2
 
 

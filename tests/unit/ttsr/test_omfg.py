@@ -96,7 +96,7 @@ async def test_three_failures_return_the_last_candidate_unvalidated_and_write_no
         kit = Kit(root, tmp_path / "data", server)
         try:
             await kit.turn("do it")
-            outcome = await generate(kit.session, kit.hooks.engine, "it cut corners")
+            outcome = await generate(kit.session.hook_context, kit.hooks.engine, "it cut corners")
         finally:
             await kit.close()
     assert not outcome.validated and outcome.attempts == 3
@@ -118,7 +118,7 @@ async def test_a_matching_rule_validates_on_the_first_attempt(tmp_path: Path) ->
         kit = Kit(root, tmp_path / "data", server)
         try:
             await kit.turn("do it")
-            outcome = await generate(kit.session, kit.hooks.engine, "it cut corners")
+            outcome = await generate(kit.session.hook_context, kit.hooks.engine, "it cut corners")
         finally:
             await kit.close()
     assert outcome.validated and outcome.attempts == 1 and outcome.rule is not None

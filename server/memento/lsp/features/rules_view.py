@@ -189,7 +189,7 @@ class RulesView:
         if not complaint:
             raise JsonRpcInvalidParams("Usage: memento/omfg {complaint}")
         try:
-            outcome = await generate(self.app.session, self.engine, complaint)
+            outcome = await generate(self.app.session.hook_context, self.engine, complaint)
         except ProviderError as exc:
             raise p.request_failed(f"/omfg: the model request failed: {exc}") from None
         rule = p.OmfgRule(name=outcome.rule.name, content=outcome.rule.content) if outcome.rule else None
