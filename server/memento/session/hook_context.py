@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from memento.config import MementoConfig
     from memento.core import events
+    from memento.core.events import SessionMode
     from memento.core.provider import ModelRequest, Provider
     from memento.session.editor import EditorBridge
     from memento.session.hooks import Hooks, RetryRequest, TurnInfo
@@ -88,6 +89,11 @@ class HookContext:
     def busy(self) -> bool:
         """Whether a turn is running."""
         return self._session.busy
+
+    @property
+    def mode(self) -> SessionMode:
+        """`ask` or `act`: in ask mode only read-only tools are offered and run."""
+        return self._session.mode
 
     @property
     def aborting(self) -> bool:
