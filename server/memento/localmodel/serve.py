@@ -21,7 +21,8 @@ def _exit_when_stdin_closes() -> None:
 
 def main() -> None:
     threading.Thread(target=_exit_when_stdin_closes, name="parent-watch", daemon=True).start()
-    from llama_cpp.server.__main__ import main as serve  # pyright: ignore[reportMissingImports]
+    # An optional extra (`.[local]`), not installed where the engine is type-checked.
+    from llama_cpp.server.__main__ import main as serve  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
 
     sys.argv = ["llama_cpp.server", *sys.argv[1:]]
     serve()

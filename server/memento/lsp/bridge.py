@@ -7,15 +7,17 @@ import contextlib
 import logging
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from memento.lsp.buffers import BufferSync
 from memento.session.editor import Permission
+
+if TYPE_CHECKING:
+    from memento.lsp.server import MementoServer
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +27,7 @@ DENY = "Deny"
 
 
 class LspEditor:
-    def __init__(self, server: LanguageServer, buffers: BufferSync) -> None:
+    def __init__(self, server: MementoServer, buffers: BufferSync) -> None:
         self.server = server
         self.buffers = buffers
 
@@ -118,7 +120,7 @@ class LspEditor:
             )
         except asyncio.CancelledError:
             # Forget the request (a late answer is then ignored) and withdraw the prompt.
-            protocol._request_futures.pop(msg_id, None)  # pyright: ignore[reportPrivateUsage]
+            protocol.forget(msg_id)
             with contextlib.suppress(Exception):
                 protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
@@ -143,7 +145,7 @@ def uri_for(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
-def _units(text: str, encoding: str) -> int:
+def units(text: str, encoding: str) -> int:
     if encoding == types.PositionEncodingKind.Utf8:
         return len(text.encode("utf-8"))
     if encoding == types.PositionEncodingKind.Utf32:
@@ -154,7 +156,7 @@ def _units(text: str, encoding: str) -> int:
 def _position(text: str, offset: int, encoding: str) -> types.Position:
     line = text.count("\n", 0, offset)
     line_start = text.rfind("\n", 0, offset) + 1
-    return types.Position(line=line, character=_units(text[line_start:offset], encoding))
+    return types.Position(line=line, character=units(text[line_start:offset], encoding))
 
 
 def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:

@@ -183,9 +183,11 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
 # JSON-RPC and LSP error codes the server answers with.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 SERVER_NOT_INITIALIZED = -32002
+REQUEST_CANCELLED = -32800
 REQUEST_FAILED = -32803
 """LSP's code for a request that was valid but could not be carried out (the message says why)."""
 

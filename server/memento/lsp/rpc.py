@@ -1,31 +1,32 @@
-"""Memento's JSON-RPC protocol: pygls' `LanguageServerProtocol` behind a gate that answers
-every message it should and never leaks a traceback.
+"""Memento's JSON-RPC protocol: a gate in front of the dispatch we own (`dispatch.py`) that
+answers every message it should and never leaks a traceback.
 
 `receive` takes each frame the transport read: bad frames and invalid messages are
 answered here (`envelope.check`), requests the session state forbids (a second
 `initialize`, anything before the first or after `shutdown`) too; the rest is structured
-without pygls' logging and dispatched by pygls. Errors go out without `data` (pygls puts
-tracebacks there) and bad input is logged one line per message, rate-limited.
+without pygls' logging and dispatched. Errors go out without `data` (pygls puts tracebacks
+there), bad input is logged one line per message, rate-limited, and every message out but
+the initialize result passes the redaction step.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
-from pygls.protocol import LanguageServerProtocol
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
 from pygls.protocol.language_server import lsp_method
 
 from memento.lsp import envelope
+from memento.lsp.badinput import quiet_pygls
 from memento.lsp.buffers import BufferSync
+from memento.lsp.dispatch import AnyFuture, OwnedDispatch
 from memento.lsp.framing import BadFrame, Frame
 from memento.lsp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, SERVER_NOT_INITIALIZED
 from memento.security import secrets
@@ -33,68 +34,13 @@ from memento.security import secrets
 log = logging.getLogger(__name__)
 
 
-class RateLimitedLog:
-    """At most `burst` lines per `seconds`; past that one notice says so, the rest are
-    counted, and the count rides on the next line that gets through (a fuzzer must not
-    fill the disk)."""
-
-    def __init__(self, logger: logging.Logger, *, burst: int = 20, seconds: float = 10.0) -> None:
-        self.logger = logger
-        self.burst = burst
-        self.seconds = seconds
-        self._tokens = float(burst)
-        self._last = time.monotonic()
-        self.suppressed = 0
-
-    def allow(self) -> bool:
-        now = time.monotonic()
-        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.burst / self.seconds)
-        self._last = now
-        if self._tokens >= 1:
-            self._tokens -= 1
-            return True
-        if not self.suppressed:
-            self.logger.warning(
-                "too many bad messages: at most %d lines per %.0f s, the rest are counted, not logged",
-                self.burst,
-                self.seconds,
-            )
-        self.suppressed += 1
-        return False
-
-    def warning(self, text: str, *, exc_info: BaseException | None = None) -> None:
-        if not self.allow():
-            return
-        if self.suppressed:
-            text += f" ({self.suppressed} similar lines not logged)"
-            self.suppressed = 0
-        self.logger.warning("%s", text, exc_info=exc_info)
-
-
-class _QuietPygls(logging.Filter):
-    """pygls' own warnings and errors about bad input: one line each, no traceback,
-    through the same rate limit."""
-
-    def __init__(self, limit: RateLimitedLog) -> None:
-        super().__init__()
-        self.limit = limit
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING:
-            return True
-        record.exc_info = None
-        record.exc_text = None
-        return self.limit.allow()
-
-
 class Malformed(Exception):
     """A message whose params (or result) do not fit the types of its method."""
 
 
-class MementoProtocol(LanguageServerProtocol):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.bad_input = RateLimitedLog(log)
+class MementoProtocol(OwnedDispatch):
+    def __init__(self, server: LanguageServer, converter: cattrs.Converter) -> None:
+        super().__init__(server, converter)
         self._initialize_id: MsgId | None = None
         """The id of the `initialize` that is (being) answered; None until one is."""
         self.buffers: BufferSync | None = None
@@ -103,10 +49,7 @@ class MementoProtocol(LanguageServerProtocol):
         self._static_reply = False
         self.before_dispatch: Callable[[], None] | None = None
         """Set by the server: runs before each message is handled (the engine's deferred start)."""
-        quiet = _QuietPygls(self.bad_input)
-        for name, logger in logging.Logger.manager.loggerDict.items():
-            if name.startswith("pygls") and isinstance(logger, logging.Logger):
-                logger.addFilter(quiet)
+        quiet_pygls(self.bad_input)
 
     # -- receiving --------------------------------------------------------------------
     def receive(self, item: Frame | BadFrame) -> None:
@@ -145,7 +88,7 @@ class MementoProtocol(LanguageServerProtocol):
             return False
         if method == types.INITIALIZE and self._initialize_id is not None:
             problem = INVALID_REQUEST, "the server is already initialized"
-        elif self._shutdown:
+        elif self.shut_down:
             problem = INVALID_REQUEST, "the server is shutting down"
         elif self._initialize_id is None and method != types.INITIALIZE:
             problem = SERVER_NOT_INITIALIZED, "the server is not initialized yet"
@@ -168,9 +111,9 @@ class MementoProtocol(LanguageServerProtocol):
                 error = types.ResponseError(
                     code=INTERNAL_ERROR, message=f"malformed error response: {reason}"
                 )
-                self._handle_response(message["id"], None, error)
+                self.resolve(message["id"], error=error)
             else:
-                self._handle_response(message["id"], message.get("result"))
+                self.resolve(message["id"], result=message.get("result"))
         elif "id" in message:
             self.answer_error(message["id"], INVALID_PARAMS, f"invalid params for {method}: {reason}")
 
@@ -189,11 +132,11 @@ class MementoProtocol(LanguageServerProtocol):
             raise Malformed(_describe(first)) from None
 
     def _structure(self, data: dict[str, Any]) -> Any:
-        converter = self._converter
+        converter = self.converter
         if "method" not in data:
             if "error" in data:
                 return converter.structure(data, types.ResponseErrorMessage)
-            result_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+            result_type = self.result_types.pop(data["id"], None) or JsonRPCResponseMessage
             return converter.structure(data, result_type)
         if "id" in data:
             return converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
@@ -213,72 +156,45 @@ class MementoProtocol(LanguageServerProtocol):
             yield user_handler, (params,), None
 
     # -- answering --------------------------------------------------------------------
-    def _send_data(self, data: Any) -> None:
+    def write_body(self, body: str) -> None:
         """Every message to the editor passes the redaction step (`security.secrets`) but the
-        initialize result (`_send_response`)."""
-        if self._static_reply:
-            super()._send_data(data)
-            return
+        initialize result (`answer`)."""
         active = secrets.active()
-        if data and active.values:
-            body = json.dumps(data, default=self._serialize_message)
+        if not self._static_reply and active.values:
             clean = active.redact_json(body)
             if clean != body:
                 try:
-                    data = json.loads(clean)
+                    body = json.dumps(json.loads(clean))
                 except ValueError:
                     log.error("a message could not be redacted; it was not sent")
                     return
-        super()._send_data(data)
+        super().write_body(body)
 
-    def answer_error(self, request_id: MsgId | None, code: int, message: str) -> None:
-        self._send_response(request_id, error=types.ResponseError(code=code, message=message))  # pyright: ignore[reportArgumentType]
-
-    def _send_response(
-        self, msg_id: MsgId, result: Any | None = None, error: types.ResponseError | None = None
-    ) -> None:
-        if error is not None and msg_id is None:
-            # lsprotocol leaves a None id out; JSON-RPC wants it there, as null.
-            self._send_data(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": error.code, "message": error.message}}
-            )
-            return
-        if error is not None:
-            # pygls puts tracebacks (server paths included) in `data`; the editor gets none.
-            error = types.ResponseError(code=error.code, message=error.message)
-        elif msg_id == self._initialize_id and not self._initialize_answered:
+    def answer(self, msg_id: MsgId, future: AnyFuture) -> None:
+        """pygls logs a traceback for every error a handler raises, invalid params included;
+        here an error the handler meant is just answered, and an unexpected one is logged
+        once (rate-limited) and answered without its traceback."""
+        exc = future.exception()
+        if exc is None and msg_id == self._initialize_id and not self._initialize_answered:
             # pygls builds the initialize result from the registered features alone (nothing of
             # the client's, the workspace's or the model's); it goes out unredacted, before the
             # settings that say which values are secrets are loaded.
             self._initialize_answered = self._static_reply = True
             try:
-                super()._send_response(msg_id, result, None)
+                self.answer_result(msg_id, future.result())
             finally:
                 self._static_reply = False
             return
-        super()._send_response(msg_id, result, error)
-
-    def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
-        """pygls logs a traceback for every error a handler raises, invalid params included;
-        here an error the handler meant is just answered, and an unexpected one is logged
-        once (rate-limited) and answered without its traceback."""
-        self._request_futures.pop(msg_id, None)
-        if future.cancelled():
-            cancelled = JsonRpcRequestCancelled(f"request {msg_id!r} was cancelled")
-            self._send_response(msg_id, error=cancelled.to_response_error())
-            return
-        exc = future.exception()
         if exc is not None and msg_id == self._initialize_id:
             self._initialize_id = None  # a failed initialize may be tried again
         if exc is None:
-            self._send_response(msg_id, result=future.result())
+            self.answer_result(msg_id, future.result())
         elif isinstance(exc, JsonRpcException):
             log.debug("request %r answered with error %s: %s", msg_id, exc.code, exc.message)
-            self._send_response(msg_id, error=types.ResponseError(code=exc.code, message=exc.message))
+            self.answer_error(msg_id, exc.code, exc.message)
         else:
             self.bad_input.warning(f"request {msg_id!r} failed", exc_info=exc)
-            text = f"internal error: {type(exc).__name__}: {exc}"[:500]
-            self._send_response(msg_id, error=types.ResponseError(code=INTERNAL_ERROR, message=text))
+            self.answer_error(msg_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"[:500])
 
 
 def raw_params_converter() -> cattrs.Converter:

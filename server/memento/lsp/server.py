@@ -8,10 +8,9 @@ import asyncio
 import logging
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -34,15 +33,15 @@ class MementoServer(LanguageServer):
     protocol: MementoProtocol  # pyright: ignore[reportIncompatibleVariableOverride]
     max_message_bytes: int = DEFAULT_MAX_BODY
 
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        if isinstance(error, JsonRpcMethodNotFound):
-            return  # answered, and pygls logged it
-        self.protocol.bad_input.warning(f"server error ({getattr(source, '__name__', source)}): {error}")
+    stop: threading.Event | None = None
+    """Set to end the read loop (`shutdown`)."""
+    listener: asyncio.Server | None = None
+    """The TCP server, when serving over TCP."""
 
     # pygls' stdio and TCP loops stop reading after one malformed frame; ours resync
-    # (transport.serve). Writing is pygls' own.
+    # (transport.serve). The writers are pygls' own.
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        self._stop_event = stop = threading.Event()
+        self.stop = stop = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         source = StdinSource(stdin or sys.stdin.buffer)
         try:
@@ -55,7 +54,7 @@ class MementoServer(LanguageServer):
             self.shutdown()
 
     def start_tcp(self, host: str, port: int) -> None:
-        self._stop_event = stop = threading.Event()
+        self.stop = stop = threading.Event()
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.protocol.set_writer(writer)  # pyright: ignore[reportArgumentType]
@@ -63,15 +62,23 @@ class MementoServer(LanguageServer):
             self.shutdown()
 
         async def listen() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
+            self.listener = listener = await asyncio.start_server(connection, host, port)
             log.info("serving on %s:%s", host, port)
-            async with self._server:
-                await self._server.serve_forever()
+            async with listener:
+                await listener.serve_forever()
 
         try:
             asyncio.run(listen())
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             pass
+
+    def shutdown(self) -> None:
+        """End our read loop and TCP server, then what pygls owns (its thread pool)."""
+        if self.stop is not None:
+            self.stop.set()
+        if self.listener is not None:
+            self.listener.close()
+        super().shutdown()
 
 
 def default_features() -> list[type[LanguageFeature]]:

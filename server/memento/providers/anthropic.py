@@ -36,6 +36,7 @@ from memento.core.provider import (
     UsageReport,
 )
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
+from memento.util.jsonish import as_object, get
 
 ANTHROPIC_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}
@@ -126,17 +127,14 @@ class _StreamState:
     def feed(self, event: str, data: dict[str, Any]) -> Iterator[ProviderEvent]:
         kind = data.get("type") or event
         if kind == "message_start":
-            message = data.get("message")
-            if isinstance(message, dict):
-                self._add_usage(message.get("usage"))
+            self._add_usage(get(data.get("message"), "usage"))
         elif kind == "content_block_start":
             yield from self._block_start(data)
         elif kind == "content_block_delta":
             yield from self._block_delta(data)
         elif kind == "message_delta":
-            delta = data.get("delta")
-            if isinstance(delta, dict) and delta.get("stop_reason"):
-                self.stop_reason = str(delta["stop_reason"])
+            if stop_reason := get(data.get("delta"), "stop_reason"):
+                self.stop_reason = str(stop_reason)
             self._add_usage(data.get("usage"))
         elif kind == "message_stop":
             self.done = True
@@ -148,8 +146,7 @@ class _StreamState:
             yield UsageReport(usage=usage)
             yield StreamDone(stop_reason=_STOP_REASONS.get(self.stop_reason or "end_turn", "stop"))
         elif kind == "error":
-            error = data.get("error") if isinstance(data.get("error"), dict) else {}
-            assert isinstance(error, dict)
+            error = as_object(data.get("error")) or {}
             err_type = str(error.get("type") or "error")
             message = str(error.get("message") or json.dumps(data))
             raise ProviderError(
@@ -158,8 +155,8 @@ class _StreamState:
                 retryable=err_type in ("overloaded_error", "api_error", "rate_limit_error"),
             )
 
-    def _add_usage(self, raw: object) -> None:
-        if not isinstance(raw, dict):
+    def _add_usage(self, value: object) -> None:
+        if (raw := as_object(value)) is None:
             return
         fields = {
             "input": "input_tokens",
@@ -173,8 +170,7 @@ class _StreamState:
                 self.counts[attr] = value
 
     def _block_start(self, data: dict[str, Any]) -> Iterator[ProviderEvent]:
-        block = data.get("content_block")
-        if not isinstance(block, dict):
+        if (block := as_object(data.get("content_block"))) is None:
             return
         kind = block.get("type")
         if kind == "text" and block.get("text"):
@@ -188,12 +184,11 @@ class _StreamState:
             call_id = str(block.get("id") or f"toolu_{index}")
             self.tool_ids[index] = call_id
             yield ToolCallStarted(id=call_id, name=str(block.get("name") or ""))
-            if isinstance(block.get("input"), dict) and block["input"]:
-                yield ToolCallDelta(id=call_id, arguments_delta=json.dumps(block["input"]))
+            if arguments := as_object(block.get("input")):
+                yield ToolCallDelta(id=call_id, arguments_delta=json.dumps(arguments))
 
     def _block_delta(self, data: dict[str, Any]) -> Iterator[ProviderEvent]:
-        delta = data.get("delta")
-        if not isinstance(delta, dict):
+        if (delta := as_object(data.get("delta"))) is None:
             return
         kind = delta.get("type")
         if kind == "text_delta" and delta.get("text"):
@@ -227,7 +222,8 @@ def convert_messages(messages: list[Message], stable_prefix: int = 0) -> list[di
             wire.append({"role": role, "content": list(blocks)})
     for turn in wire:
         if turn["role"] == "user":
-            turn["content"].sort(key=lambda block: block.get("type") != "tool_result")
+            content: list[Block] = turn["content"]
+            content.sort(key=lambda block: block.get("type") != "tool_result")
     for blocks in reversed(sources[: max(0, stable_prefix)]):
         target = next(
             (b for b in reversed(blocks) if b.get("type") not in ("thinking", "redacted_thinking")), None

@@ -23,6 +23,7 @@ from memento.core.provider import (
     ToolCallStarted,
     UsageReport,
 )
+from memento.util.jsonish import as_object
 
 
 class ReplyBuilder:
@@ -119,4 +120,5 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
         value = json.loads(raw)
     except json.JSONDecodeError:
         return {"_raw": raw}
-    return value if isinstance(value, dict) else {"_value": value}
+    found = as_object(value)
+    return found if found is not None else {"_value": value}

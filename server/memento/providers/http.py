@@ -22,6 +22,7 @@ import httpx
 from memento.config import ProviderConfig, RetrySettings
 from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, announce_retry
 from memento.security import secrets
+from memento.util.jsonish import as_object, get
 
 logger = logging.getLogger(__name__)
 
@@ -92,14 +93,14 @@ def error_message(body: str, status: int) -> str:
         data = json.loads(body)
     except (json.JSONDecodeError, ValueError):
         data = None
-    if isinstance(data, dict):
-        err = data.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
+    if (found := as_object(data)) is not None:
+        err = found.get("error")
+        if isinstance(message := get(err, "message"), str):
+            return message
         if isinstance(err, str):
             return err
-        if isinstance(data.get("message"), str):
-            return data["message"]
+        if isinstance(message := found.get("message"), str):
+            return message
     text = body.strip()
     if text:
         return text[:500]
@@ -220,7 +221,7 @@ async def open_stream(
     headers: Mapping[str, str],
     retry: RetrySettings,
     label: str,
-) -> AsyncIterator[httpx.Response]:
+) -> AsyncGenerator[httpx.Response]:
     """`send_with_retry` as a context manager that always closes the response on exit.
 
     A 2xx answer in JSON instead of an event stream (a server that ignored `stream: true`
@@ -290,9 +291,9 @@ def parse_data(data: str, label: str) -> dict[str, Any]:
         value = json.loads(data)
     except (json.JSONDecodeError, ValueError):
         value = None
-    if not isinstance(value, dict):
+    if (found := as_object(value)) is None:
         raise ProviderError(f"{label}: malformed SSE data from provider: {data[:200]!r}")
-    return value
+    return found
 
 
 def incomplete(label: str) -> ProviderError:

@@ -42,6 +42,7 @@ from memento.core.provider import (
     ToolCallStarted,
     ToolSpec,
 )
+from memento.util.jsonish import as_object
 
 FORMAT_NOTE = (
     "Reply with exactly one JSON object and nothing else:\n"
@@ -114,7 +115,7 @@ def tool_lines(tools: list[ToolSpec]) -> str:
     for tool in tools:
         props = tool.parameters.get("properties")
         required = set(tool.parameters.get("required") or [])
-        names = [f"{n}{'' if n in required else '?'}" for n in props] if isinstance(props, dict) else []
+        names = [f"{n}{'' if n in required else '?'}" for n in as_object(props) or {}]
         first = re.split(r"(?<=\.)\s", tool.description.strip(), maxsplit=1)[0]
         lines.append(f"- {tool.name}({', '.join(names)}): {first}")
     return "\n".join(lines)
@@ -315,17 +316,17 @@ class ActionStream:
             value = json.loads(self._buffer) if self._buffer.strip() else None
         except json.JSONDecodeError:
             value = None
-        if isinstance(value, dict):
-            name = value.get("tool", value.get("name"))
-            arguments = value.get("arguments", {})
-            if isinstance(name, str) and name and isinstance(arguments, dict):
+        if (found := as_object(value)) is not None:
+            name = found.get("tool", found.get("name"))
+            arguments = as_object(found.get("arguments", {}))
+            if isinstance(name, str) and name and arguments is not None:
                 call_id = f"call_{secrets.token_hex(6)}"
                 self.called = True
                 yield ToolCallStarted(id=call_id, name=name)
                 yield ToolCallDelta(id=call_id, arguments_delta=json.dumps(arguments))
                 return
-            if isinstance(value.get("answer"), str):
-                yield TextDelta(text=value["answer"])
+            if isinstance(answer := found.get("answer"), str):
+                yield TextDelta(text=answer)
                 return
         if self._buffer.strip():
             yield TextDelta(text=self._buffer)

@@ -36,6 +36,7 @@ from memento.core.provider import (
 )
 from memento.providers import json_action
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
+from memento.util.jsonish import as_array, as_object, get
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",
@@ -139,18 +140,15 @@ class _StreamState:
     def feed(self, chunk: dict[str, Any]) -> Iterator[ProviderEvent]:
         error = chunk.get("error")
         if error:
-            message = error.get("message") if isinstance(error, dict) else str(error)
+            message = get(error, "message") if as_object(error) is not None else str(error)
             raise ProviderError(f"{self.label}: provider error in stream: {message}", body=json.dumps(chunk))
-        choices = chunk.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            choice: dict[str, Any] = choices[0]
-            delta = choice.get("delta")
-            if isinstance(delta, dict):
+        choices = as_array(chunk.get("choices"))
+        if choices and (choice := as_object(choices[0])) is not None:
+            if (delta := as_object(choice.get("delta"))) is not None:
                 yield from self._delta(delta)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
+        if (usage := as_object(chunk.get("usage"))) is not None:
             yield UsageReport(usage=_usage(usage))
 
     def _delta(self, delta: dict[str, Any]) -> Iterator[ProviderEvent]:
@@ -162,18 +160,15 @@ class _StreamState:
         content = delta.get("content")
         if isinstance(content, str) and content:
             yield TextDelta(text=content)
-        calls = delta.get("tool_calls")
-        if isinstance(calls, list):
-            for call in calls:
-                if isinstance(call, dict):
-                    yield from self._tool_call(call)
+        for call in as_array(delta.get("tool_calls")) or []:
+            if (found := as_object(call)) is not None:
+                yield from self._tool_call(found)
 
     def _tool_call(self, call: dict[str, Any]) -> Iterator[ProviderEvent]:
         index = call.get("index")
         if not isinstance(index, int):
             index = len(self.tool_ids)
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        assert isinstance(function, dict)
+        function = as_object(call.get("function")) or {}
         call_id = self.tool_ids.get(index)
         if call_id is None:
             call_id = str(call.get("id") or f"call_{index}")
@@ -193,8 +188,7 @@ class _StreamState:
 def _usage(raw: dict[str, Any]) -> Usage:
     prompt = int(raw.get("prompt_tokens") or 0)
     output = int(raw.get("completion_tokens") or 0)
-    details = raw.get("prompt_tokens_details")
-    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+    cached = int(get(raw.get("prompt_tokens_details"), "cached_tokens") or 0)
     cached = min(cached, prompt)
     uncached = prompt - cached
     return Usage(input=uncached, output=output, cache_read=cached, total_tokens=uncached + output + cached)

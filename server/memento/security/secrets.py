@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from memento.util.jsonish import as_array, as_object
+
 if TYPE_CHECKING:
     from memento.config import MementoConfig
 
@@ -111,18 +113,18 @@ class Secrets:
     def _tree(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.redact(value)
-        if isinstance(value, dict):
-            out: dict[Any, Any] = {}
+        if (mapping := as_object(value)) is not None:
+            out: dict[str, Any] = {}
             changed = False
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            for key, item in mapping.items():
                 clean = self._tree(item)
                 changed = changed or clean is not item
                 out[key] = clean
-            return out if changed else value  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(value, list):
-            items = [self._tree(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
-            changed = any(a is not b for a, b in zip(items, value, strict=True))  # pyright: ignore[reportUnknownArgumentType]
-            return items if changed else value  # pyright: ignore[reportUnknownVariableType]
+            return out if changed else value
+        if (array := as_array(value)) is not None:
+            items = [self._tree(item) for item in array]
+            changed = any(a is not b for a, b in zip(items, array, strict=True))
+            return items if changed else value
         return value
 
     def stream(self) -> StreamRedactor:

@@ -18,6 +18,7 @@ from typing import Any
 
 from memento.config import user_data_dir
 from memento.util.fsio import write_atomic
+from memento.util.jsonish import as_object, get
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +41,12 @@ class TrustStore:
         except (OSError, ValueError) as exc:
             log.warning("cannot read the trust records %s (%s); nothing is trusted", self.path, exc)
             return {}
-        workspaces = data.get("workspaces") if isinstance(data, dict) else None
-        return workspaces if isinstance(workspaces, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        return as_object(get(data, "workspaces")) or {}
 
     def recorded(self, root: Path) -> str | None:
         """The sha256 the user trusted for `root`'s config file, if any."""
         record = self._load().get(str(root.resolve()))
-        value = record.get("sha256") if isinstance(record, dict) else None  # pyright: ignore[reportUnknownMemberType]
+        value = get(record, "sha256")
         return value if isinstance(value, str) else None
 
     def is_trusted(self, root: Path, sha256: str | None) -> bool:

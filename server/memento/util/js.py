@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
+
+from memento.util.jsonish import as_object
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -112,13 +115,14 @@ def js_stringify(value: Any) -> str:
         if value.isascii() and value.isprintable():
             return json.dumps(value)  # fast path; identical for printable ASCII
         return _string(value)
-    if isinstance(value, dict):
-        items: list[str] = []
-        for key, item in value.items():
-            items.append(_string(str(key)) + ":" + js_stringify(item))
-        return "{" + ",".join(items) + "}"
+    if (mapping := as_object(value)) is not None:
+        return (
+            "{"
+            + ",".join(_string(str(key)) + ":" + js_stringify(item) for key, item in mapping.items())
+            + "}"
+        )
     if isinstance(value, list | tuple):
-        return "[" + ",".join(js_stringify(item) for item in value) + "]"
+        return "[" + ",".join(js_stringify(item) for item in cast("Iterable[object]", value)) + "]"
     return _string(str(value))
 
 

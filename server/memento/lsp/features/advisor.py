@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from memento.lsp import protocol as p
-from memento.lsp.bridge import _units, uri_for  # pyright: ignore[reportPrivateUsage]
+from memento.lsp.bridge import units, uri_for
 from memento.lsp.feature import LanguageFeature
 from memento.lsp.features.checkpoints import CheckpointsFeature
 from memento.lsp.features.rules import RulesFeature
@@ -80,7 +80,7 @@ class AdvisorView:
     def diagnostic(self, note: LiveNote) -> types.Diagnostic:
         end_char = 0
         if note.path is not None and (text := self.engine.board.line(note.path, note.end)) is not None:
-            end_char = _units(text, self._encoding())
+            end_char = units(text, self._encoding())
         return types.Diagnostic(
             range=types.Range(
                 start=types.Position(line=note.start, character=0),
