@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import matching, syntax
+from memento.session.tools import loss, matching, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -167,6 +167,9 @@ class EditTool:
             updated, summary = await asyncio.to_thread(plan, current)
         if updated == current:
             raise ToolError(f"the edit changes nothing in {shown}")
+        appended = ctx.loss_guard and not a.old_text
+        if appended and (refusal := await asyncio.to_thread(loss.check_append, shown, current, a.new_text)):
+            raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, current, updated) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)

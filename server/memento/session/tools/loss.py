@@ -1,0 +1,150 @@
+"""The loss guard of `write` and `edit`: changes a small model makes when it meant a small
+change, refused with what to do instead (`tools.lossGuard = false` turns it off).
+
+- A `write` of an existing file that drops most of what the file defines (top-level
+  functions, classes and assignments of Python; top-level keys of a JSON object) and most of
+  its lines: "set TIMEOUT to 60" answered with a file that holds only `TIMEOUT = 60`.
+- An append (`edit` with an empty oldText) to a Python file that defines a name the file
+  defines already (a second `def add` after the first, which stays as it was), or that is
+  only a string literal (code the model quoted once too often; it does nothing).
+
+Files that do not parse are left to the syntax guard. Parsing is blocking: call from a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+
+MAX_GUARDED_CHARS = 512 * 1024
+MAX_NAMED = 8
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    first: int
+    """1-based line."""
+    last: int
+
+
+def definitions(path: str, text: str) -> list[Definition] | None:
+    """What `text` defines at its top level, in order; None when the guard does not know the
+    file's kind or the text does not parse."""
+    if len(text) > MAX_GUARDED_CHARS:
+        return None
+    kind = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if kind in ("py", "pyi"):
+        return _python(text)
+    if kind == "json":
+        return _json(text)
+    return None
+
+
+def _python(text: str) -> list[Definition] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found: list[Definition] = []
+    for node in tree.body:
+        last = node.end_lineno or node.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append(Definition(node.name, node.lineno, last))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found.append(Definition(name.id, node.lineno, last))
+    return found
+
+
+def _json(text: str) -> list[Definition] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return []
+    lines = text.splitlines()
+    found: list[Definition] = []
+    for key in value:
+        needle = json.dumps(key)
+        line = next((i for i, line in enumerate(lines, 1) if needle in line), 1)
+        found.append(Definition(str(key), line, line))
+    return found
+
+
+def _names(defs: list[Definition]) -> list[str]:
+    return list(dict.fromkeys(d.name for d in defs))
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
+def _lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def check_write(shown: str, old: str | None, new: str) -> str | None:
+    """Why a write of `new` over `old` is refused, or None. Refused: it keeps fewer than half
+    of the file's non-blank lines and drops two or more of its definitions, more than half."""
+    if old is None:
+        return None
+    before, after = definitions(shown, old), definitions(shown, new)
+    if before is None or after is None:
+        return None
+    kept = set(_names(after))
+    dropped = [n for n in _names(before) if n not in kept]
+    if len(dropped) < 2 or 2 * len(dropped) <= len(_names(before)) or 2 * _lines(new) >= _lines(old):
+        return None
+    return (
+        f"write replaces the whole file, and this content would remove {_listed(dropped)} from "
+        f"{shown} ({_lines(old)} lines become {_lines(new)}). To change part of the file, use "
+        "edit with oldText copied from the file. To rewrite it, write its complete new content, "
+        "with everything it should keep."
+    )
+
+
+def check_append(shown: str, current: str, added: str) -> str | None:
+    """Why appending `added` to `current` is refused, or None."""
+    if not current.strip() or shown.rsplit(".", 1)[-1].lower() not in ("py", "pyi"):
+        return None
+    try:
+        tree = ast.parse(added)
+    except (SyntaxError, ValueError):
+        return None  # the syntax guard has its say on the result
+    if tree.body and all(
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+        for s in tree.body
+    ):
+        return (
+            f"newText is only a string literal ({added.strip()[:60]}), which does nothing in "
+            f"{shown}. Write the code itself in newText, without quotes around it."
+        )
+    existing = definitions(shown, current)
+    new_defs = _python(added)
+    if existing is None or not new_defs:
+        return None
+    lines = current.splitlines()
+    for new_def in new_defs:
+        old_def = next((d for d in existing if d.name == new_def.name), None)
+        if old_def is None:
+            continue
+        old_text = "\n".join(lines[old_def.first - 1 : old_def.last])
+        where = (
+            f"line {old_def.first}"
+            if old_def.first == old_def.last
+            else f"lines {old_def.first}-{old_def.last}"
+        )
+        return (
+            f"{shown} already defines {new_def.name} at {where}; an empty oldText appends at the "
+            f"end and leaves that one as it was. To change it, edit with oldText copied from "
+            f"those lines:\n{old_text}"
+        )
+    return None
