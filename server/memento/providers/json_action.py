@@ -60,6 +60,9 @@ WORK_NOTE = (
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
     "indentation); newText replaces it. To add new code at the end of a file, edit with an "
     "empty oldText. Or write the file's complete new content.\n"
+    '   For example, to change a value on a line of app.py: {"tool": "edit", "arguments": '
+    '{"path": "app.py", "oldText": "    size = 10", "newText": "    size = 12"}}: the code '
+    "itself, with no quotes around it.\n"
     '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").'
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""

@@ -133,3 +133,43 @@ async def test_appending_new_code_goes_through(root: Path) -> None:
     (root / "empty.py").write_text("")
     assert (await append(root, "empty.py", '"""Docs."""')).startswith("Edited empty.py")
     assert (await append(root, "settings.py", "TIMEOUT = 60", guard_on=False)).startswith("Edited")
+
+
+async def edit(root: Path, path: str, old: str, new: str) -> str:
+    ctx = ToolContext(root=root)
+    return (await EditTool().run({"path": path, "oldText": old, "newText": new}, ctx)).text
+
+
+@pytest.mark.asyncio
+async def test_an_edit_over_two_functions_that_keeps_one_is_refused(root: Path) -> None:
+    # The model's oldText spans add and mul (one blank line between them: a tolerant match);
+    # its newText has only the fixed add.
+    old = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b"
+    with pytest.raises(ToolError) as caught:
+        await edit(root, "calc.py", old, "def add(a, b):\n    return a + b")
+    assert str(caught.value).startswith(
+        "this edit would remove mul (lines 8-9) from calc.py: oldText covers it, newText does not have it."
+    )
+    assert (root / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_removals_renames_and_changes_by_edit_go_through(root: Path) -> None:
+    assert (await edit(root, "helpers.py", "def old_helper(x):\n    return x * 100\n", "")).startswith(
+        "Edited"
+    )
+    assert (await edit(root, "calc.py", "def add(a, b):", "def plus(a, b):")).startswith("Edited")
+    assert (await edit(root, "settings.py", "TIMEOUT = 30", "TIMEOUT = 60")).startswith("Edited")
+    assert (await edit(root, "config.json", '"debug": true', '"debug": false')).startswith("Edited")
+    assert "old_helper" not in (root / "helpers.py").read_text()
+
+
+@pytest.mark.asyncio
+async def test_appending_what_the_file_has_says_the_change_is_made(root: Path) -> None:
+    fixed = CALC.replace("a - b", "a + b")
+    (root / "calc.py").write_text(fixed)
+    with pytest.raises(
+        ToolError, match="calc.py has this add already, as newText has it: this change is made"
+    ):
+        await append(root, "calc.py", "def add(a, b):\n    return a + b")
+    assert (root / "calc.py").read_text() == fixed

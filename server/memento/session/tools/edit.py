@@ -32,6 +32,12 @@ HOW: dict[str, str] = {
 }
 
 
+AFTER: dict[str, str] = {
+    "unescaping \\n": "after unescaping \\n in oldText",
+    "unquoting": "after removing the double quotes around oldText (and newText)",
+}
+
+
 class EditArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
@@ -48,7 +54,7 @@ def _line_range(first: int, count: int) -> str:
 def _explain(how: str) -> str:
     base, _, note = how.partition(" after ")
     text = HOW.get(base, base)
-    return f"{text}, after unescaping \\n in oldText" if note else text
+    return f"{text}, {AFTER.get(note, note)}" if note else text
 
 
 def _not_found(text: str, old: str, new: str, shown: str, tolerant: bool) -> str:
@@ -114,6 +120,12 @@ def plan_edit(
     return (updated.replace("\n", "\r\n") if crlf else updated), summary
 
 
+def _lost(shown: str, current: str, updated: str, a: EditArgs) -> str | None:
+    if not a.old_text:
+        return loss.check_append(shown, current, a.new_text)
+    return loss.check_edit(shown, current, updated, a.new_text)
+
+
 class EditTool:
     spec = ToolSpec(
         name="edit",
@@ -167,8 +179,7 @@ class EditTool:
             updated, summary = await asyncio.to_thread(plan, current)
         if updated == current:
             raise ToolError(f"the edit changes nothing in {shown}")
-        appended = ctx.loss_guard and not a.old_text
-        if appended and (refusal := await asyncio.to_thread(loss.check_append, shown, current, a.new_text)):
+        if ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, current, updated, a)):
             raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, current, updated) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:

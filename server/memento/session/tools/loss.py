@@ -7,6 +7,9 @@ change, refused with what to do instead (`tools.lossGuard = false` turns it off)
 - An append (`edit` with an empty oldText) to a Python file that defines a name the file
   defines already (a second `def add` after the first, which stays as it was), or that is
   only a string literal (code the model quoted once too often; it does nothing).
+- An `edit` whose oldText spans whole definitions that its newText leaves out, with no new
+  ones in their place (oldText copied over two functions, newText with only the first):
+  a removal is an empty newText, or a newText that names what it replaces.
 
 Files that do not parse are left to the syntax guard. Parsing is blocking: call from a
 worker thread.
@@ -87,6 +90,10 @@ def _listed(names: list[str]) -> str:
     return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
 
 
+def _span(d: Definition) -> str:
+    return f"line {d.first}" if d.first == d.last else f"lines {d.first}-{d.last}"
+
+
 def _lines(text: str) -> int:
     return sum(1 for line in text.splitlines() if line.strip())
 
@@ -111,6 +118,27 @@ def check_write(shown: str, old: str | None, new: str) -> str | None:
     )
 
 
+def check_edit(shown: str, current: str, updated: str, new: str) -> str | None:
+    """Why an edit that turns `current` into `updated` (`new` put in place) is refused, or
+    None: it drops definitions, adds none, and `new` is not empty."""
+    if not new.strip():
+        return None
+    before, after = definitions(shown, current), definitions(shown, updated)
+    if before is None or after is None:
+        return None
+    new_names = set(_names(after))
+    dropped = [d for d in before if d.name not in new_names]
+    added = new_names - set(_names(before))
+    if not dropped or added:
+        return None
+    where = ", ".join(f"{d.name} ({_span(d)})" for d in dropped[:MAX_NAMED])
+    return (
+        f"this edit would remove {where} from {shown}: oldText covers it, newText does not have "
+        "it. Put it in newText as well, or leave it out of oldText (an edit changes only the "
+        "text oldText covers)."
+    )
+
+
 def check_append(shown: str, current: str, added: str) -> str | None:
     """Why appending `added` to `current` is refused, or None."""
     if not current.strip() or shown.rsplit(".", 1)[-1].lower() not in ("py", "pyi"):
@@ -131,19 +159,19 @@ def check_append(shown: str, current: str, added: str) -> str | None:
     new_defs = _python(added)
     if existing is None or not new_defs:
         return None
-    lines = current.splitlines()
+    lines, added_lines = current.splitlines(), added.splitlines()
     for new_def in new_defs:
         old_def = next((d for d in existing if d.name == new_def.name), None)
         if old_def is None:
             continue
         old_text = "\n".join(lines[old_def.first - 1 : old_def.last])
-        where = (
-            f"line {old_def.first}"
-            if old_def.first == old_def.last
-            else f"lines {old_def.first}-{old_def.last}"
-        )
+        if old_text.strip() == "\n".join(added_lines[new_def.first - 1 : new_def.last]).strip():
+            return (
+                f"{shown} has this {new_def.name} already, as newText has it: this change is made "
+                "already; go on with the next step."
+            )
         return (
-            f"{shown} already defines {new_def.name} at {where}; an empty oldText appends at the "
+            f"{shown} already defines {new_def.name} at {_span(old_def)}; an empty oldText appends at the "
             f"end and leaves that one as it was. To change it, edit with oldText copied from "
             f"those lines:\n{old_text}"
         )

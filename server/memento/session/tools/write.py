@@ -54,6 +54,8 @@ class WriteTool:
         content, note = a.content, ""
         if old is not None and uses_crlf(old) and "\r\n" not in content and "\n" in content:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
+        if ctx.tolerant_edits and (inner := await asyncio.to_thread(syntax.unquoted, shown, content)):
+            content, note = inner, note + " (without the double quotes around the content)"
         if ctx.loss_guard and (refusal := await asyncio.to_thread(loss.check_write, shown, old, content)):
             raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
