@@ -7,9 +7,9 @@ change, refused with what to do instead (`tools.lossGuard = false` turns it off)
 - An append (`edit` with an empty oldText) to a Python file that defines a name the file
   defines already (a second `def add` after the first, which stays as it was), or that is
   only a string literal (code the model quoted once too often; it does nothing).
-- An `edit` whose oldText spans whole definitions that its newText leaves out, with no new
-  ones in their place (oldText copied over two functions, newText with only the first):
-  a removal is an empty newText, or a newText that names what it replaces.
+- An `edit` of a Python file whose oldText spans whole definitions that its newText, which
+  has some of them, leaves out (oldText copied over two functions, newText with only the
+  fixed first one).
 
 Files that do not parse are left to the syntax guard. Parsing is blocking: call from a
 worker thread.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import textwrap
 from dataclasses import dataclass
 
 MAX_GUARDED_CHARS = 512 * 1024
@@ -120,7 +121,8 @@ def check_write(shown: str, old: str | None, new: str) -> str | None:
 
 def check_edit(shown: str, current: str, updated: str, new: str) -> str | None:
     """Why an edit that turns `current` into `updated` (`new` put in place) is refused, or
-    None: it drops definitions, adds none, and `new` is not empty."""
+    None: it drops definitions and adds none, while `new` is Python that defines some of the
+    file's names again (it kept one of the definitions oldText spans and lost the others)."""
     if not new.strip():
         return None
     before, after = definitions(shown, current), definitions(shown, updated)
@@ -129,8 +131,8 @@ def check_edit(shown: str, current: str, updated: str, new: str) -> str | None:
     new_names = set(_names(after))
     dropped = [d for d in before if d.name not in new_names]
     added = new_names - set(_names(before))
-    if not dropped or added:
-        return None
+    if not dropped or added or not _python(textwrap.dedent(new)):
+        return None  # a removal, a rename or merge, or code put in the place of a definition
     where = ", ".join(f"{d.name} ({_span(d)})" for d in dropped[:MAX_NAMED])
     return (
         f"this edit would remove {where} from {shown}: oldText covers it, newText does not have "
