@@ -43,6 +43,7 @@ from agent_task_list import TASKS, Task  # noqa: E402
 from memento.compose import install_mechanisms  # noqa: E402
 from memento.config import MementoConfig  # noqa: E402
 from memento.core import events  # noqa: E402
+from memento.core.messages import UserMessage  # noqa: E402
 from memento.core.provider import ModelRequest, Provider, ProviderEvent  # noqa: E402
 from memento.providers.local import LocalProvider  # noqa: E402
 from memento.session.session import Session  # noqa: E402
@@ -73,6 +74,12 @@ class SharedProvider:
         async for event in self.inner.stream(request):
             self.favour(self.inner.server.pid)
             yield event
+
+    async def warm_up(self) -> None:
+        """Start the model server (and favour it) before the first task is timed."""
+        hello = ModelRequest(messages=[UserMessage(content="Say hi.", timestamp=0)], max_tokens=4)
+        async for _ in self.stream(hello):
+            pass
 
     def favour(self, pid: int | None) -> None:
         """Raise the model server's scheduling priority, once per process. With autogroup
@@ -176,8 +183,11 @@ async def run_config(
     base = Path(tempfile.mkdtemp(prefix=f"memento-bench-{name}-"))
     outcomes: list[Outcome] = []
     print(f"\n## {name} ({model}{', ' + str(tools) if tools else ''})", flush=True)
-    print(f"{'task':<24} {'outcome':<8} {'time':>7} {'tools':>9}  detail", flush=True)
     try:
+        started = time.perf_counter()
+        await provider.warm_up()
+        print(f"(model server started in {time.perf_counter() - started:.1f} s, not counted)", flush=True)
+        print(f"{'task':<24} {'outcome':<8} {'time':>7} {'tools':>9}  detail", flush=True)
         for task in tasks:
             outcome = await run_task(task, config, provider, base, timeout)
             outcomes.append(outcome)

@@ -69,6 +69,10 @@ WORK_NOTE = (
 TEST_NOTE = "\n4. If the workspace has tests, run them with bash after the change; fix what fails."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
+CYCLE_NOTE = (
+    "Your last two calls repeat the two before them; their results are above. Do not send "
+    "them again: take the next step (change what the request asks for), or answer."
+)
 FAILED_AGAIN_NOTE = (
     "Your last call failed twice in the same way; do not send it again. Use what its result "
     "shows: copy oldText from the file's text as shown, read the file, or write the whole file."
@@ -152,7 +156,8 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
 
 def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool]:
     """A note for the next step, and whether that step may only answer: after the step cap
-    or a repeated call; a failed call repeated once gets a warning and one more try."""
+    or a repeated call (or pair of calls taking turns); a failed call repeated once gets a
+    warning and one more try."""
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
         return LIMIT_NOTE, True
@@ -162,6 +167,10 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
         if calls[-1].id in failed and not third:
             return FAILED_AGAIN_NOTE, False
         return REPEAT_NOTE, True
+    if len(calls) >= 4 and _same(calls[-1], calls[-3]) and _same(calls[-2], calls[-4]):
+        # Two calls taking turns (read a, read b, read a, read b): a warning, then an answer.
+        again = len(calls) >= 5 and _same(calls[-1], calls[-5])
+        return (REPEAT_NOTE if again else CYCLE_NOTE), again
     return None, False
 
 

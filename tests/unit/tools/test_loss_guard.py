@@ -69,8 +69,20 @@ async def test_a_write_that_keeps_one_setting_of_four_is_refused(root: Path) -> 
         await write(root, "settings.py", "TIMEOUT = 60")
     message = str(caught.value)
     assert "would remove HOST, PORT, RETRIES from settings.py (5 lines become 1)" in message
-    assert "use edit with oldText copied from the file" in message
+    assert "edit with oldText copied from the file" in message
     assert (root / "settings.py").read_text() == SETTINGS
+
+
+@pytest.mark.asyncio
+async def test_a_write_of_only_the_new_function_over_the_file_is_refused(root: Path) -> None:
+    (root / "mathx.py").write_text('"""Small math helpers."""\n\n\ndef double(x):\n    return 2 * x\n')
+    with pytest.raises(ToolError) as caught:
+        await write(root, "mathx.py", "\n\ndef square(x):\n    return x ** 2\n")
+    assert (
+        "would remove double from mathx.py (3 lines become 2). To add code to the file, edit with an empty oldText"
+        in str(caught.value)
+    )
+    assert "def double" in (root / "mathx.py").read_text()
 
 
 @pytest.mark.asyncio

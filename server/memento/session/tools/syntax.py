@@ -90,8 +90,27 @@ def strict_json_problem(text: str) -> SyntaxProblem | None:
     return None
 
 
+def python_problem(text: str) -> SyntaxProblem | None:
+    """Python's own first syntax error: it names what is expected where (`expected ':'` on a
+    `for` line, where tree-sitter reports the next line), and catches what tree-sitter's
+    grammar lets by (an unexpected indent: ` def mul` under a one-line `def add`)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return SyntaxProblem(exc.lineno or 1, exc.offset or 1, exc.msg)
+    except ValueError as exc:  # a NUL byte
+        return SyntaxProblem(1, 1, str(exc))
+    return None
+
+
 def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
     """The syntax errors of `text`, first ones first (empty when it parses)."""
+    if language == "python" and (problem := python_problem(text)) is not None:
+        return [problem]  # Python's own first error: where it is and what is expected (`':'`)
+    return _tree_sitter_problems(text, language)
+
+
+def _tree_sitter_problems(text: str, language: str) -> list[SyntaxProblem]:
     root = ast_grep_py.SgRoot(text, language).root()
     found: list[SyntaxProblem] = []
     for node in _nodes(root):
