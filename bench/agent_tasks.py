@@ -18,9 +18,9 @@ gets a thread per core, and the model server's autogroup priority is raised (Lin
 of other sessions does not reach across autogroups; see `SharedProvider.favour`).
 
 Run: `python bench/agent_tasks.py [--configs full-1.5b,exact-edits,no-guard,full-0.5b]
-[--tasks NAME,...] [--temperature T] [--turn-timeout S] [--keep]`. A turn past its timeout
-(420 s unless given) is stopped and counted as a failure marked "timed out"; on a machine
-busy with other work, give it more."""
+[--tasks NAME,...] [--temperature T] [--turn-timeout S] [--threads N] [--keep]`. A turn
+past its timeout (420 s unless given) is stopped and counted as a failure marked "timed
+out"; on a machine busy with other work, give it more."""
 
 from __future__ import annotations
 
@@ -110,10 +110,10 @@ class Outcome:
     detail: str
 
 
-def config_for(model: str, tools: dict[str, Any], temperature: float | None) -> MementoConfig:
+def config_for(model: str, tools: dict[str, Any], temperature: float | None, threads: int) -> MementoConfig:
     # The bench has the machine's cores to itself (other work is asked to run niced): all of
     # them, not the product's default of the CPUs the load average leaves free.
-    local = {"model": model, "threads": os.cpu_count() or 1}
+    local = {"model": model, "threads": threads}
     provider: dict[str, Any] = {"kind": "local", "local": local}
     if temperature is not None:
         provider["jsonAction"] = {"temperature": temperature}
@@ -175,10 +175,10 @@ async def run_task(
 
 
 async def run_config(
-    name: str, tasks: list[Task], temperature: float | None, keep: bool, timeout: float
+    name: str, tasks: list[Task], temperature: float | None, keep: bool, timeout: float, threads: int
 ) -> list[Outcome]:
     model, tools = CONFIGS[name]
-    config = config_for(model, tools, temperature)
+    config = config_for(model, tools, temperature, threads)
     provider = SharedProvider(LocalProvider(config.provider))
     base = Path(tempfile.mkdtemp(prefix=f"memento-bench-{name}-"))
     outcomes: list[Outcome] = []
@@ -228,6 +228,12 @@ async def main() -> None:
     parser.add_argument(
         "--turn-timeout", type=float, default=TURN_TIMEOUT_S, help="seconds a task's turn may take"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="llama.cpp threads (default: one per core; 1 when two benches share the cores)",
+    )
     args = parser.parse_args()
     chosen = [c for c in args.configs.split(",") if c]
     unknown = [c for c in chosen if c not in CONFIGS]
@@ -235,10 +241,16 @@ async def main() -> None:
         parser.error(f"unknown configuration(s): {', '.join(unknown)}")
     wanted = {t for t in args.tasks.split(",") if t}
     tasks = [t for t in TASKS if not wanted or t.name in wanted]
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; {len(tasks)} tasks", flush=True)
+    print(
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; {len(tasks)} tasks; "
+        f"{args.threads} llama.cpp thread{'s' if args.threads > 1 else ''}",
+        flush=True,
+    )
     results: dict[str, list[Outcome]] = {}
     for name in chosen:
-        results[name] = await run_config(name, tasks, args.temperature, args.keep, args.turn_timeout)
+        results[name] = await run_config(
+            name, tasks, args.temperature, args.keep, args.turn_timeout, args.threads
+        )
     print(f"\n## success rates (load average now {os.getloadavg()[0]:.2f})")
     for name, outcomes in results.items():
         passed = sum(o.ok for o in outcomes)

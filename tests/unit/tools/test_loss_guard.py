@@ -185,3 +185,20 @@ async def test_appending_what_the_file_has_says_the_change_is_made(root: Path) -
     ):
         await append(root, "calc.py", "def add(a, b):\n    return a + b")
     assert (root / "calc.py").read_text() == fixed
+
+
+@pytest.mark.asyncio
+async def test_a_module_that_would_import_itself_is_refused(root: Path) -> None:
+    (root / "mathx.py").write_text('"""Small math helpers."""\n\n\ndef double(x):\n    return 2 * x\n')
+    added = "from mathx import double, square\n\ndef square(x):\n    return x * x"
+    with pytest.raises(
+        ToolError, match=r"mathx.py would import itself \(line 7: from mathx import double, square\)"
+    ):
+        await append(root, "mathx.py", added)
+    with pytest.raises(ToolError, match="would import itself"):
+        await write(root, "pkg/mathx.py", "import mathx\n")
+    # Its tests import it, and a module that imported itself before is left alone.
+    (root / "test_mathx.py").write_text("def test_double():\n    pass\n")
+    assert (await append(root, "test_mathx.py", "from mathx import double\n")).startswith("Edited")
+    (root / "odd.py").write_text("import odd\n")
+    assert (await append(root, "odd.py", "X = 1\n")).startswith("Edited")

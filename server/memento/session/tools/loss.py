@@ -12,6 +12,9 @@ change, refused with what to do instead (`tools.lossGuard = false` turns it off)
   has some of them, leaves out (oldText copied over two functions, newText with only the
   fixed first one).
 
+- A change that makes a Python module import itself (`from mathx import square` put into
+  mathx.py): a circular import that fails, where the module's own names need no import.
+
 Files that do not parse are left to the syntax guard. Parsing is blocking: call from a
 worker thread.
 """
@@ -188,4 +191,34 @@ def check_append(shown: str, current: str, added: str) -> str | None:
             f"end and leaves that one as it was. To change it, edit with oldText copied from "
             f"those lines:\n{old_text}"
         )
+    return None
+
+
+def check_self_import(shown: str, before: str | None, after: str) -> str | None:
+    """Why a change that makes the Python module `shown` import itself is refused, or None
+    (an import of itself it had already is left alone)."""
+    base = shown.replace("\\", "/").rsplit("/", 1)[-1]
+    stem, _, kind = base.rpartition(".")
+    if kind not in ("py", "pyi") or not stem or len(after) > MAX_GUARDED_CHARS:
+        return None
+    found = _self_import(stem, after)
+    if found is None or (before is not None and _self_import(stem, before) is not None):
+        return None
+    return (
+        f"{shown} would import itself (line {found}: {after.splitlines()[found - 1].strip()}), "
+        f"which fails: inside {shown}, its own functions are used without an import. Leave that "
+        "line out (imports of a module belong in the files that use it, such as its tests)."
+    )
+
+
+def _self_import(stem: str, text: str) -> int | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == stem:
+            return node.lineno
+        if isinstance(node, ast.Import) and any(alias.name == stem for alias in node.names):
+            return node.lineno
     return None

@@ -27,6 +27,10 @@ class WriteArgs(BaseModel):
     content: str
 
 
+def _lost(shown: str, old: str | None, content: str) -> str | None:
+    return loss.check_write(shown, old, content) or loss.check_self_import(shown, old, content)
+
+
 class WriteTool:
     spec = ToolSpec(
         name="write",
@@ -56,7 +60,7 @@ class WriteTool:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
         if ctx.tolerant_edits and (inner := await asyncio.to_thread(syntax.unquoted, shown, content)):
             content, note = inner, note + " (without the double quotes around the content)"
-        if ctx.loss_guard and (refusal := await asyncio.to_thread(loss.check_write, shown, old, content)):
+        if ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
             raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
