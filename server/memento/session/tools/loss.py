@@ -3,8 +3,7 @@ change, refused with what to do instead (`tools.lossGuard = false` turns it off)
 
 - A `write` of an existing file that drops most of what the file defines (top-level
   functions, classes and assignments of Python; top-level keys of a JSON object) and most of
-  its lines: "set TIMEOUT to 60" answered with a file that holds only `TIMEOUT = 60`; or
-  all of it and every line: "add square to mathx.py" answered with only `def square`.
+  its lines: "set TIMEOUT to 60" answered with a file that holds only `TIMEOUT = 60`.
 - An append (`edit` with an empty oldText) to a Python file that defines a name the file
   defines already (a second `def add` after the first, which stays as it was), or that is
   only a string literal (code the model quoted once too often; it does nothing).
@@ -105,9 +104,7 @@ def _lines(text: str) -> int:
 
 def check_write(shown: str, old: str | None, new: str) -> str | None:
     """Why a write of `new` over `old` is refused, or None. Refused: it drops two or more of
-    the file's definitions, more than half, and keeps fewer than half of its non-blank lines;
-    or it drops every definition and keeps none of its non-blank lines (new code written over
-    the file instead of added to it)."""
+    the file's definitions, more than half, and keeps fewer than half of its non-blank lines."""
     if old is None:
         return None
     before, after = definitions(shown, old), definitions(shown, new)
@@ -116,15 +113,8 @@ def check_write(shown: str, old: str | None, new: str) -> str | None:
     kept = set(_names(after))
     names = _names(before)
     dropped = [n for n in names if n not in kept]
-    shrunk = len(dropped) >= 2 and 2 * len(dropped) > len(names) and 2 * _lines(new) < _lines(old)
-    new_lines = {line.strip() for line in new.splitlines()}
-    replaced = (
-        bool(names)
-        and len(dropped) == len(names)
-        and not any(line.strip() in new_lines for line in old.splitlines() if line.strip())
-    )
-    if not shrunk and not replaced:
-        return None
+    if len(dropped) < 2 or 2 * len(dropped) <= len(names) or 2 * _lines(new) >= _lines(old):
+        return None  # one definition replaced ("replace calc.py with x = 1") is a request
     return (
         f"write replaces the whole file, and this content would remove {_listed(dropped)} from "
         f"{shown} ({_lines(old)} lines become {_lines(new)}). To add code to the file, edit with "
