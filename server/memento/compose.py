@@ -1,12 +1,13 @@
 """The engine's composition root: the mechanisms every front end installs on a session.
 
 `install_mechanisms` installs governance, the advisor, checkpoints, memory, TTSR (with the
-rules attached by the files in play) and, when `task.enabled`, subagents on a session, each
-the same way (`Mechanism.install`, `session/mechanism.py`), in the order the language server
-registers them (that order is the hook order), and returns their handles; front ends run
-their commands (compact, checkpoint, rewind, /omfg, rules, subagent abort) through those
-handles. `memento chat` calls it right after building its `Session`, so a terminal session
-is governed exactly like an editor's.
+rules attached by the files in play) and, when `task.enabled` and the model calls tools
+natively, subagents on a session, each the same way (`Mechanism.install`,
+`session/mechanism.py`), in the order the language server registers them (that order is
+the hook order), and returns their handles; front ends run their commands (compact,
+checkpoint, rewind, /omfg, rules, subagent abort) through those handles. `memento chat`
+calls it right after building its `Session`, so a terminal session is governed exactly like
+an editor's.
 
 Mechanisms never import each other: what subagents need of checkpoints (the shadow
 repository and its git) and of memory (the constraints) is handed over here.
@@ -79,7 +80,7 @@ def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = Tru
     ttsr = Ttsr(load_rules=load_rules).install(ctx)
     installed: list[Handle] = [governor, advisor, checkpoints, memory, ttsr]
     engine = None
-    if session.config.task.enabled:
+    if session.config.task.enabled and session.config.provider.tool_mode() == "native":
         engine = _subagents(session, spawn, checkpoints, memory).install(ctx)
         installed.append(engine)
     return Mechanisms(

@@ -116,6 +116,10 @@ class ToolSettings(Settings):
     oldText is not in the file exactly; see session/tools/matching.py."""
     syntax_guard: bool = True
     """`write`/`edit` refuse a change that leaves a file which parsed with syntax errors."""
+    loss_guard: bool = True
+    """`write` refuses to replace a Python or JSON file with content that drops most of its
+    definitions and lines; an append to a Python file may not redefine a name it has or be a
+    bare string (session/tools/loss.py)."""
 
 
 DEFAULT_PROTECTED_PATHS = [
@@ -260,6 +264,9 @@ class TaskSettings(Settings):
     """Subagents: the `task` tool's children."""
 
     enabled: bool = True
+    """Offered only to models that call tools natively: a small model speaking JSON actions
+    (the embedded one) in an 8k window cannot run child sessions, and the tool's schema and
+    line lengthen each of its steps."""
     max_concurrency: int = Field(default=4, ge=0, le=64)
     """Children running at once; 0 = unlimited. A change applies to the next launch in place."""
     max_yield_attempts: int = Field(default=3, ge=1, le=10)

@@ -61,12 +61,19 @@ WORK_NOTE = (
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
     "indentation); newText replaces it. To add new code at the end of a file, edit with an "
     "empty oldText. Or write the file's complete new content.\n"
+    '   For example, to change a value on a line of app.py: {"tool": "edit", "arguments": '
+    '{"path": "app.py", "oldText": "    size = 10", "newText": "    size = 12"}}: the code '
+    "itself, with no quotes around it.\n"
     '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").'
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
 TEST_NOTE = "\n4. If the workspace has tests, run them with bash after the change; fix what fails."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
+CYCLE_NOTE = (
+    "Your last two calls repeat the two before them; their results are above. Do not send "
+    "them again: take the next step (change what the request asks for), or answer."
+)
 FAILED_AGAIN_NOTE = (
     "Your last call failed twice in the same way; do not send it again. Use what its result "
     "shows: copy oldText from the file's text as shown, read the file, or write the whole file."
@@ -150,7 +157,8 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
 
 def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool]:
     """A note for the next step, and whether that step may only answer: after the step cap
-    or a repeated call; a failed call repeated once gets a warning and one more try."""
+    or a repeated call (or pair of calls taking turns); a failed call repeated once gets a
+    warning and one more try."""
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
         return LIMIT_NOTE, True
@@ -160,6 +168,10 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
         if calls[-1].id in failed and not third:
             return FAILED_AGAIN_NOTE, False
         return REPEAT_NOTE, True
+    if len(calls) >= 4 and _same(calls[-1], calls[-3]) and _same(calls[-2], calls[-4]):
+        # Two calls taking turns (read a, read b, read a, read b): a warning, then an answer.
+        again = len(calls) >= 5 and _same(calls[-1], calls[-5])
+        return (REPEAT_NOTE if again else CYCLE_NOTE), again
     return None, False
 
 

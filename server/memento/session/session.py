@@ -113,6 +113,7 @@ class Session:
         ctx.permission_timeout = config.security.permission_timeout
         ctx.tolerant_edits = config.tools.tolerant_edits
         ctx.syntax_guard = config.tools.syntax_guard
+        ctx.loss_guard = config.tools.loss_guard
 
     def set_mode(self, mode: SessionMode) -> None:
         """Switch between act and ask mode; it applies from the next model request on."""

@@ -14,10 +14,18 @@ from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.config import MementoConfig, ProviderConfig
 from memento.core import events
-from memento.core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.core.messages import (
+    AssistantMessage,
+    Message,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.json_action import (
+    CYCLE_NOTE,
     FAILED_AGAIN_NOTE,
     LIMIT_NOTE,
     REPEAT_NOTE,
@@ -214,6 +222,20 @@ def test_a_failed_call_repeated_once_gets_one_more_try() -> None:
     thrice = [*twice, call("c3", "edit", bad), result("c3", "edit", "not found", error=True)]
     assert step_note(thrice, settings) == (REPEAT_NOTE, True)
     assert step_note(twice[:3], settings) == (None, False)
+
+
+def test_two_calls_taking_turns_force_an_answer() -> None:
+    settings = json_config_settings()
+    a, b = {"path": "a.py", "content": "A"}, {"path": "b.py", "content": "B"}
+    steps: list[Message] = [user("add a and b")]
+    for n, args in enumerate([a, b, a]):
+        path = str(args["path"])
+        steps += [call(f"c{n}", "write", args), result(f"c{n}", "write", f"Wrote 1 bytes to {path}")]
+    assert step_note(steps, settings) == (None, False)
+    steps += [call("c3", "write", b), result("c3", "write", "Wrote 1 bytes to b.py")]
+    assert step_note(steps, settings) == (CYCLE_NOTE, False)
+    steps += [call("c4", "write", a), result("c4", "write", "Wrote 1 bytes to a.py")]
+    assert step_note(steps, settings) == (REPEAT_NOTE, True)
 
 
 def json_config_settings() -> Any:

@@ -39,14 +39,14 @@ async def test_a_write_that_breaks_a_python_file_is_refused_with_the_lines(root:
         await write(root, "calc.py", CALC_LOST_QUOTES)
     message = str(caught.value)
     assert message.startswith("refused: the change would leave calc.py with python syntax errors")
-    assert "line 1, column 1: syntax error at `A tiny calculator.`" in message
+    assert "line 1, column 3: invalid syntax" in message  # Python's own first error
     assert "    A tiny calculator." in message
     assert (root / "calc.py").read_text() == CALC
 
 
 @pytest.mark.asyncio
 async def test_an_edit_that_breaks_the_file_is_refused(root: Path) -> None:
-    with pytest.raises(ToolError, match=r"line 4, column 1: syntax error at `def add\(a, b: return a \+ b`"):
+    with pytest.raises(ToolError, match=r"line 4, column 8: '\(' was never closed\n    def add\(a, b:"):
         await edit(root, "calc.py", "def add(a, b):", "def add(a, b:")
     assert (root / "calc.py").read_text() == CALC
 
@@ -108,3 +108,12 @@ def test_problems_name_missing_tokens_and_error_nodes() -> None:
     assert syntax_problems("def ok():\n    return 1\n", "python") == []
     assert guard("a.json", '{"a": 1}', '{"a": 1,}').refusal is not None
     assert guard("a.json", None, '{"a": 1}') == Verdict()
+
+
+@pytest.mark.asyncio
+async def test_an_unexpected_indent_tree_sitter_lets_by_is_refused(root: Path) -> None:
+    # A flattened one-line def followed by an indented one: tree-sitter parses it, Python does not.
+    flat = "def add(a, b): return a + b\n def mul(a, b): return a * b"
+    with pytest.raises(ToolError, match=r"line 5, column 1: unexpected indent\n    def mul"):
+        await edit(root, "calc.py", "def add(a, b):\n    return a + b", flat)
+    assert (root / "calc.py").read_text() == CALC

@@ -10,6 +10,7 @@ import pytest
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.edit import EditTool
 from memento.session.tools.matching import Ambiguous, closest_region, find_edit
+from memento.session.tools.write import WriteTool
 
 CALC = '''"""A tiny calculator."""
 
@@ -188,3 +189,39 @@ async def test_an_edit_made_already_says_so(root: Path) -> None:
         ToolError, match="oldText is not in calc.py but newText is: this change is made already"
     ):
         await edit(root, "return a - b", "return a + b")
+
+
+SETTINGS = '"""Service settings."""\n\nHOST = "localhost"\nTIMEOUT = 30\n'
+
+
+@pytest.mark.asyncio
+async def test_quotes_around_old_and_new_text_are_removed(root: Path) -> None:
+    # A small model's JSON action quoted the code once too often: "\"TIMEOUT = 30\"".
+    (root / "settings.py").write_text(SETTINGS)
+    text = await edit(root, '"TIMEOUT = 30"', '"TIMEOUT = 60"', path="settings.py")
+    assert text == (
+        "Edited settings.py: replaced line 4 with line 4 "
+        "(oldText matched exactly, after removing the double quotes around oldText (and newText))"
+    )
+    assert (root / "settings.py").read_text() == SETTINGS.replace("30", "60")
+    with pytest.raises(ToolError, match="oldText not found"):
+        await edit(root, '"TIMEOUT = 60"', '"TIMEOUT = 90"', path="settings.py", tolerant=False)
+
+
+@pytest.mark.asyncio
+async def test_a_quoted_string_in_the_file_is_matched_with_its_quotes(root: Path) -> None:
+    (root / "settings.py").write_text(SETTINGS)
+    text = await edit(root, '"localhost"', '"example.org"', path="settings.py")
+    assert text == "Edited settings.py: replaced line 3 with line 3"
+    assert 'HOST = "example.org"' in (root / "settings.py").read_text()
+
+
+@pytest.mark.asyncio
+async def test_a_write_of_quoted_code_writes_the_code(root: Path) -> None:
+    ctx = ToolContext(root=root)
+    out = await WriteTool().run({"path": "hello.py", "content": "\"print('hello world')\"\n"}, ctx)
+    assert out.text == "Wrote 21 bytes to hello.py (without the double quotes around the content)"
+    assert (root / "hello.py").read_text() == "print('hello world')\n"
+    # A file that is a string (valid as it is) stays as written.
+    await WriteTool().run({"path": "doc.py", "content": '"Docs."\n'}, ctx)
+    assert (root / "doc.py").read_text() == '"Docs."\n'

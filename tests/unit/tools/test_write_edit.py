@@ -143,3 +143,22 @@ async def test_edit_keeps_mode(root: Path) -> None:
     os.chmod(root / "f.py", 0o700)
     await edit(root, "a", "b")
     assert (root / "f.py").stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.asyncio
+async def test_a_rename_says_where_the_old_name_is_still_used(root: Path) -> None:
+    report = 'from shapes import area_of_circle\n\n\ndef main():\n    print(f"{area_of_circle(2):.2f}")\n'
+    (root / "report.py").write_text(report)
+    ctx = ToolContext(root=root)
+    args = {
+        "path": "report.py",
+        "oldText": "from shapes import area_of_circle",
+        "newText": "from shapes import circle_area",
+    }
+    out = await EditTool().run(args, ctx)
+    assert out.text == (
+        "Edited report.py: replaced line 1 with line 1\n"
+        'report.py still uses area_of_circle:\n  line 5: print(f"{area_of_circle(2):.2f}")'
+    )
+    args = {"path": "report.py", "oldText": "area_of_circle(2)", "newText": "circle_area(2)"}
+    assert (await EditTool().run(args, ctx)).text == "Edited report.py: replaced line 5 with line 5"

@@ -47,6 +47,8 @@ class ToolContext:
     """`edit` may match oldText through the tolerant matchers (`matching.py`)."""
     syntax_guard: bool = True
     """`write`/`edit` refuse changes that break a file's syntax (`syntax.py`)."""
+    loss_guard: bool = True
+    """`write`/`edit` refuse changes that drop what a file defines (`loss.py`)."""
 
 
 class Tool(Protocol):

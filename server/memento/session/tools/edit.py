@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import matching, syntax
+from memento.session.tools import loss, matching, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -32,6 +33,12 @@ HOW: dict[str, str] = {
 }
 
 
+AFTER: dict[str, str] = {
+    "unescaping \\n": "after unescaping \\n in oldText",
+    "unquoting": "after removing the double quotes around oldText (and newText)",
+}
+
+
 class EditArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
@@ -48,7 +55,7 @@ def _line_range(first: int, count: int) -> str:
 def _explain(how: str) -> str:
     base, _, note = how.partition(" after ")
     text = HOW.get(base, base)
-    return f"{text}, after unescaping \\n in oldText" if note else text
+    return f"{text}, {AFTER.get(note, note)}" if note else text
 
 
 def _not_found(text: str, old: str, new: str, shown: str, tolerant: bool) -> str:
@@ -114,6 +121,35 @@ def plan_edit(
     return (updated.replace("\n", "\r\n") if crlf else updated), summary
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+MAX_LEFT = 5
+
+
+def renamed_left(updated: str, old: str, new: str, shown: str) -> str:
+    """A note on the names the edit took out (in oldText, not in newText: a rename) that the
+    file still uses elsewhere, with their lines, so a rename reaches every place."""
+    gone = [n for n in dict.fromkeys(_NAME.findall(old)) if n not in set(_NAME.findall(new))]
+    if not gone or len(gone) > 2:
+        return ""
+    lines = updated.replace("\r\n", "\n").split("\n")
+    notes: list[str] = []
+    for name in gone:
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        places = [(n, line.strip()) for n, line in enumerate(lines, 1) if pattern.search(line)]
+        if places:
+            shown_places = "\n".join(f"  line {n}: {text[:120]}" for n, text in places[:MAX_LEFT])
+            notes.append(f"\n{shown} still uses {name}:\n{shown_places}")
+    return "".join(notes)
+
+
+def _lost(shown: str, current: str, updated: str, a: EditArgs) -> str | None:
+    if not a.old_text:
+        found = loss.check_append(shown, current, a.new_text)
+    else:
+        found = loss.check_edit(shown, current, updated, a.new_text)
+    return found or loss.check_self_import(shown, current, updated)
+
+
 class EditTool:
     spec = ToolSpec(
         name="edit",
@@ -167,10 +203,13 @@ class EditTool:
             updated, summary = await asyncio.to_thread(plan, current)
         if updated == current:
             raise ToolError(f"the edit changes nothing in {shown}")
+        if ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, current, updated, a)):
+            raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, current, updated) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
         note = f"\n{verdict.still_broken}" if verdict is not None and verdict.still_broken else ""
-        return ToolOutput(f"Edited {shown}: {summary}{note}")
+        left = renamed_left(updated, a.old_text, a.new_text, shown) if a.old_text else ""
+        return ToolOutput(f"Edited {shown}: {summary}{note}{left}")

@@ -15,7 +15,9 @@ dropped, the block re-indented, the function flattened onto one line, newlines w
    and whose middle is mostly alike (at most half the lines more or fewer).
 
 Each matcher runs on oldText as given, then (when it holds escapes such as `\\n` and no
-real line break) on oldText unescaped. A matcher that finds several places ends the chain
+real line break) on oldText unescaped, then (when it is wrapped in a pair of double quotes,
+code quoted once too often inside the JSON string) on oldText without them; newText loses
+its own pair of quotes with it. A matcher that finds several places ends the chain
 as ambiguous; none finding one gives `closest_region`, so the model can retry with the
 file's real text. The same ideas as opencode's edit replacers and aider's search/replace
 matching, kept to the matchers that cannot pick a wrong place silently.
@@ -98,6 +100,8 @@ def find_edit(text: str, old: str, new: str, *, tolerant: bool = True) -> Match 
     unescaped = _unescape(old)
     if tolerant and "\n" not in old and unescaped != old:
         variants.append((unescaped, _unescape(new), " after unescaping \\n"))
+    if tolerant and _quoted(old):
+        variants.append((old[1:-1], new[1:-1] if _quoted(new) else new, " after unquoting"))
     for name, matcher in chain:
         for variant_old, variant_new, note in variants:
             found = matcher(file, variant_old, variant_new)
@@ -291,6 +295,11 @@ MATCHERS: list[tuple[str, Matcher]] = [
     ("whitespace", _whitespace),
     ("first/last lines", _anchors),
 ]
+
+
+def _quoted(text: str) -> bool:
+    """Wrapped in one pair of double quotes (not a triple-quoted string)."""
+    return len(text) > 2 and text[0] == text[-1] == '"' and not text.startswith('"""')
 
 
 def _unescape(text: str) -> str:

@@ -8,6 +8,7 @@ empty Python block). Parsing holds the GIL and is blocking: call from a worker t
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -89,8 +90,27 @@ def strict_json_problem(text: str) -> SyntaxProblem | None:
     return None
 
 
+def python_problem(text: str) -> SyntaxProblem | None:
+    """Python's own first syntax error: it names what is expected where (`expected ':'` on a
+    `for` line, where tree-sitter reports the next line), and catches what tree-sitter's
+    grammar lets by (an unexpected indent: ` def mul` under a one-line `def add`)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return SyntaxProblem(exc.lineno or 1, exc.offset or 1, exc.msg)
+    except ValueError as exc:  # a NUL byte
+        return SyntaxProblem(1, 1, str(exc))
+    return None
+
+
 def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
     """The syntax errors of `text`, first ones first (empty when it parses)."""
+    if language == "python" and (problem := python_problem(text)) is not None:
+        return [problem]  # Python's own first error: where it is and what is expected (`':'`)
+    return _tree_sitter_problems(text, language)
+
+
+def _tree_sitter_problems(text: str, language: str) -> list[SyntaxProblem]:
     root = ast_grep_py.SgRoot(text, language).root()
     found: list[SyntaxProblem] = []
     for node in _nodes(root):
@@ -105,6 +125,35 @@ def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
         found.append(SyntaxProblem(where.start.line + 1, where.start.column + 1, message))
     found.sort(key=lambda p: (p.line, p.column))
     return found
+
+
+def unquoted(path: str, text: str) -> str | None:
+    """`text` without the pair of double quotes around it (code quoted once too often inside
+    the JSON string of a small model's action), when it does not parse with them and does
+    without them; else None."""
+    language = language_of(path)
+    if language is None or len(text) > MAX_GUARDED_CHARS or not _wrapped(text.strip()):
+        return None
+    inner = text.strip()[1:-1]
+    if syntax_problems(inner, language):
+        return None
+    if not syntax_problems(text, language) and not (language == "python" and _python_code(inner)):
+        return None
+    return inner if inner.endswith("\n") or not text.endswith("\n") else inner + "\n"
+
+
+def _python_code(text: str) -> bool:
+    """Python that does something: a statement other than a bare name or constant (a quoted
+    module docstring "Docs." stays as it is; "print('hi')" is code that was quoted)."""
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return False
+    return any(not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Name | ast.Constant)) for s in body)
+
+
+def _wrapped(text: str) -> bool:
+    return len(text) > 2 and text[0] == text[-1] == '"' and not text.startswith('"""')
 
 
 @dataclass(frozen=True)

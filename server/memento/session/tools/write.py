@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import syntax
+from memento.session.tools import loss, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -25,6 +25,10 @@ from memento.session.tools.workspace import (
 class WriteArgs(BaseModel):
     path: str
     content: str
+
+
+def _lost(shown: str, old: str | None, content: str) -> str | None:
+    return loss.check_write(shown, old, content) or loss.check_self_import(shown, old, content)
 
 
 class WriteTool:
@@ -54,6 +58,10 @@ class WriteTool:
         content, note = a.content, ""
         if old is not None and uses_crlf(old) and "\r\n" not in content and "\n" in content:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
+        if ctx.tolerant_edits and (inner := await asyncio.to_thread(syntax.unquoted, shown, content)):
+            content, note = inner, note + " (without the double quotes around the content)"
+        if ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
+            raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)

@@ -1,0 +1,214 @@
+"""The loss guard of `write` and `edit`: changes a small model makes when it meant a small
+change, refused with what to do instead (`tools.lossGuard = false` turns it off).
+
+- A `write` of an existing file that drops most of what the file defines (top-level
+  functions, classes and assignments of Python; top-level keys of a JSON object) and most of
+  its lines: "set TIMEOUT to 60" answered with a file that holds only `TIMEOUT = 60`.
+- An append (`edit` with an empty oldText) to a Python file that defines a name the file
+  defines already (a second `def add` after the first, which stays as it was), or that is
+  only a string literal (code the model quoted once too often; it does nothing).
+- An `edit` of a Python file whose oldText spans whole definitions that its newText, which
+  has some of them, leaves out (oldText copied over two functions, newText with only the
+  fixed first one).
+
+- A change that makes a Python module import itself (`from mathx import square` put into
+  mathx.py): a circular import that fails, where the module's own names need no import.
+
+Files that do not parse are left to the syntax guard. Parsing is blocking: call from a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+from dataclasses import dataclass
+
+MAX_GUARDED_CHARS = 512 * 1024
+MAX_NAMED = 8
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    first: int
+    """1-based line."""
+    last: int
+
+
+def definitions(path: str, text: str) -> list[Definition] | None:
+    """What `text` defines at its top level, in order; None when the guard does not know the
+    file's kind or the text does not parse."""
+    if len(text) > MAX_GUARDED_CHARS:
+        return None
+    kind = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if kind in ("py", "pyi"):
+        return _python(text)
+    if kind == "json":
+        return _json(text)
+    return None
+
+
+def _python(text: str) -> list[Definition] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found: list[Definition] = []
+    for node in tree.body:
+        last = node.end_lineno or node.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append(Definition(node.name, node.lineno, last))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found.append(Definition(name.id, node.lineno, last))
+    return found
+
+
+def _json(text: str) -> list[Definition] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return []
+    lines = text.splitlines()
+    found: list[Definition] = []
+    for key in value:
+        needle = json.dumps(key)
+        line = next((i for i, line in enumerate(lines, 1) if needle in line), 1)
+        found.append(Definition(str(key), line, line))
+    return found
+
+
+def _names(defs: list[Definition]) -> list[str]:
+    return list(dict.fromkeys(d.name for d in defs))
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
+def _span(d: Definition) -> str:
+    return f"line {d.first}" if d.first == d.last else f"lines {d.first}-{d.last}"
+
+
+def _lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def check_write(shown: str, old: str | None, new: str) -> str | None:
+    """Why a write of `new` over `old` is refused, or None. Refused: it drops two or more of
+    the file's definitions, more than half, and keeps fewer than half of its non-blank lines."""
+    if old is None:
+        return None
+    before, after = definitions(shown, old), definitions(shown, new)
+    if before is None or after is None:
+        return None
+    kept = set(_names(after))
+    names = _names(before)
+    dropped = [n for n in names if n not in kept]
+    if len(dropped) < 2 or 2 * len(dropped) <= len(names) or 2 * _lines(new) >= _lines(old):
+        return None  # one definition replaced ("replace calc.py with x = 1") is a request
+    return (
+        f"write replaces the whole file, and this content would remove {_listed(dropped)} from "
+        f"{shown} ({_lines(old)} lines become {_lines(new)}). To add code to the file, edit with "
+        "an empty oldText; to change part of it, edit with oldText copied from the file; to "
+        "rewrite it, write its complete new content, with everything it should keep."
+    )
+
+
+def check_edit(shown: str, current: str, updated: str, new: str) -> str | None:
+    """Why an edit that turns `current` into `updated` (`new` put in place) is refused, or
+    None: it drops definitions and adds none, while `new` is Python that defines some of the
+    file's names again (it kept one of the definitions oldText spans and lost the others)."""
+    if not new.strip():
+        return None
+    before, after = definitions(shown, current), definitions(shown, updated)
+    if before is None or after is None:
+        return None
+    new_names = set(_names(after))
+    dropped = [d for d in before if d.name not in new_names]
+    added = new_names - set(_names(before))
+    if not dropped or added or not _python(textwrap.dedent(new)):
+        return None  # a removal, a rename or merge, or code put in the place of a definition
+    where = ", ".join(f"{d.name} ({_span(d)})" for d in dropped[:MAX_NAMED])
+    return (
+        f"this edit would remove {where} from {shown}: oldText covers it, newText does not have "
+        "it. Put it in newText as well, or leave it out of oldText (an edit changes only the "
+        "text oldText covers)."
+    )
+
+
+def check_append(shown: str, current: str, added: str) -> str | None:
+    """Why appending `added` to `current` is refused, or None."""
+    if not current.strip() or shown.rsplit(".", 1)[-1].lower() not in ("py", "pyi"):
+        return None
+    try:
+        tree = ast.parse(added)
+    except (SyntaxError, ValueError):
+        return None  # the syntax guard has its say on the result
+    if tree.body and all(
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+        for s in tree.body
+    ):
+        return (
+            f"newText is only a string literal ({added.strip()[:60]}), which does nothing in "
+            f"{shown}. Write the code itself in newText, without quotes around it."
+        )
+    existing = definitions(shown, current)
+    new_defs = _python(added)
+    if existing is None or not new_defs:
+        return None
+    lines, added_lines = current.splitlines(), added.splitlines()
+    for new_def in new_defs:
+        old_def = next((d for d in existing if d.name == new_def.name), None)
+        if old_def is None:
+            continue
+        old_text = "\n".join(lines[old_def.first - 1 : old_def.last])
+        if old_text.strip() == "\n".join(added_lines[new_def.first - 1 : new_def.last]).strip():
+            return (
+                f"{shown} has this {new_def.name} already, as newText has it: this change is made "
+                "already; go on with the next step."
+            )
+        return (
+            f"{shown} already defines {new_def.name} at {_span(old_def)}; an empty oldText appends at the "
+            f"end and leaves that one as it was. To change it, edit with oldText copied from "
+            f"those lines:\n{old_text}"
+        )
+    return None
+
+
+def check_self_import(shown: str, before: str | None, after: str) -> str | None:
+    """Why a change that makes the Python module `shown` import itself is refused, or None
+    (an import of itself it had already is left alone)."""
+    base = shown.replace("\\", "/").rsplit("/", 1)[-1]
+    stem, _, kind = base.rpartition(".")
+    if kind not in ("py", "pyi") or not stem or len(after) > MAX_GUARDED_CHARS:
+        return None
+    found = _self_import(stem, after)
+    if found is None or (before is not None and _self_import(stem, before) is not None):
+        return None
+    return (
+        f"{shown} would import itself (line {found}: {after.splitlines()[found - 1].strip()}), "
+        f"which fails: inside {shown}, its own functions are used without an import. Leave that "
+        "line out (imports of a module belong in the files that use it, such as its tests)."
+    )
+
+
+def _self_import(stem: str, text: str) -> int | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == stem:
+            return node.lineno
+        if isinstance(node, ast.Import) and any(alias.name == stem for alias in node.names):
+            return node.lineno
+    return None
