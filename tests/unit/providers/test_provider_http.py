@@ -161,7 +161,7 @@ async def test_retry_after_is_capped_by_max_delay(srv: ScriptedModelServer) -> N
     srv.enqueue(Reply(HttpError(429, headers={"retry-after": "3600"})), Reply(Text("ok")))
     started = time.monotonic()
     await collect(make(srv, "openai", max_delay=0.01))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 60  # far below the hour the server asked for
 
 
 @pytest.mark.asyncio
@@ -240,10 +240,9 @@ async def test_aclose_closes_the_connection(srv: ScriptedModelServer, kind: str)
     try:
         first = await anext(aiter(stream))
         assert first == TextDelta(text="streaming")
-        started = time.monotonic()
         await stream.aclose()
-        assert srv.wait_for_disconnect(timeout=0.2)
-        assert time.monotonic() - started < 0.2
+        # The reply hangs forever: only closing the connection ends it.
+        assert srv.wait_for_disconnect(timeout=10)
     finally:
         await p.aclose()
 
