@@ -22,6 +22,7 @@ from memento.core.messages import ToolCall
 from memento.session.editor import EditorBridge
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import resolve_in_workspace
+from memento.util.jsonish import get
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class ChangeTracker:
         self._pending: dict[str, Before] = {}
 
     def _target(self, call: ToolCall) -> tuple[Path, str] | None:
-        raw = call.arguments.get("path") if isinstance(call.arguments, dict) else None
+        raw = get(call.arguments, "path")
         if not isinstance(raw, str) or not raw:
             return None
         try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memento.core.messages import Message
+from memento.util import jsonish
 from memento.util.js import utf16_sort_key
 
 
@@ -26,7 +27,7 @@ class FileOperations:
 
 
 def _add(tool: Any, args: Any, ops: FileOperations) -> None:
-    path: Any = args.get("path") if isinstance(args, dict) else None
+    path: Any = jsonish.get(args, "path")
     if not isinstance(path, str) or not path:
         return
     if tool == "read":
@@ -37,24 +38,20 @@ def _add(tool: Any, args: Any, ops: FileOperations) -> None:
         ops.edited[path] = None
 
 
-def _get(value: Any, name: str) -> Any:
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
-
-
 def extract_file_ops(message: Message, ops: FileOperations) -> None:
     """Add the file operations of one message's tool calls (pi `extractFileOpsFromMessage`),
     including calls a script made that its tool result records (`nestedCalls`)."""
     if message.role == "toolResult":
-        nested = _get(message, "nestedCalls")
-        for call in _get(nested, "calls") or [] if nested is not None else []:
-            _add(_get(call, "name"), _get(call, "arguments"), ops)
+        nested = jsonish.field(message, "nestedCalls")
+        for call in jsonish.field(nested, "calls") or () if nested is not None else ():
+            _add(jsonish.field(call, "name"), jsonish.field(call, "arguments"), ops)
         return
     if message.role != "assistant":
         return
-    content = _get(message, "content")
-    for block in content if isinstance(content, list) else []:
-        if _get(block, "type") == "toolCall" and _get(block, "name") is not None:
-            _add(_get(block, "name"), _get(block, "arguments"), ops)
+    content = jsonish.field(message, "content")
+    for block in jsonish.as_array(content) or ():
+        if jsonish.field(block, "type") == "toolCall" and jsonish.field(block, "name") is not None:
+            _add(jsonish.field(block, "name"), jsonish.field(block, "arguments"), ops)
 
 
 def file_ops_from(messages: Iterable[Message], ops: FileOperations | None = None) -> FileOperations:
@@ -84,11 +81,12 @@ def format_file_operations(read_files: list[str], modified_files: list[str]) -> 
 def seed_from_details(details: Any, ops: FileOperations) -> None:
     """Carry the lists of an earlier compaction or branch summary (`details`) forward:
     its modified files count as edited, as pi does."""
-    if not isinstance(details, dict):
+    found = jsonish.as_object(details)
+    if found is None:
         return
-    read: Any = details.get("readFiles")
-    modified: Any = details.get("modifiedFiles")
-    for path in read if isinstance(read, list) else []:
+    read: Any = found.get("readFiles")
+    modified: Any = found.get("modifiedFiles")
+    for path in jsonish.as_array(read) or ():
         ops.read[path] = None
-    for path in modified if isinstance(modified, list) else []:
+    for path in jsonish.as_array(modified) or ():
         ops.edited[path] = None

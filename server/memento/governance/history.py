@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from memento.core.entries import CompactionEntry, CustomEntry, Entry
 from memento.session.edits import is_record
+from memento.util.jsonish import JsonObject, as_array, as_object
 
 ReliefLevel = Literal["prune", "shake", "compact"]
 
@@ -57,13 +58,13 @@ def _compaction(entry: CompactionEntry) -> ReliefRecord:
 
 
 def _rewrite(entry: CustomEntry) -> ReliefRecord | None:
-    data = entry.data if isinstance(entry.data, dict) else {}
+    data: JsonObject = as_object(entry.data) or {}
     level = data.get("level")
     before = _int(data.get("tokensBefore"))
     if level not in ("prune", "shake") or before is None:
         return None
     reason = data.get("reason")
-    ids = data.get("entryIds")
+    ids = as_array(data.get("entryIds"))
     return ReliefRecord(
         id=entry.id,
         at=entry.timestamp,
@@ -71,7 +72,7 @@ def _rewrite(entry: CustomEntry) -> ReliefRecord | None:
         reason=reason if isinstance(reason, str) else None,
         tokens_before=before,
         tokens_after=_int(data.get("tokensAfter")),
-        entries=len(ids) if isinstance(ids, list) else None,
+        entries=len(ids) if ids is not None else None,
     )
 
 

@@ -11,17 +11,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from memento.core.messages import Message
+from memento.util import jsonish
 from memento.util.js import js_stringify, utf16_join, utf16_len, utf16_slice_head
 
 TOOL_RESULT_MAX_CHARS = 2000
 
 
 def _kind(block: Any) -> Any:
-    return block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
+    return jsonish.field(block, "type")
 
 
 def _text_of(block: Any) -> str:
-    text = block.get("text") if isinstance(block, dict) else getattr(block, "text", None)
+    text = jsonish.field(block, "text")
     return text if isinstance(text, str) else ""
 
 
@@ -29,9 +30,9 @@ def content_text(content: Any, separator: str = "\n") -> str:
     """pi-ai `contentText`: the text blocks joined (a string is returned as it is)."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
+    blocks = jsonish.as_array(content)
+    if blocks is None:
         raise TypeError("content is neither a string nor a list of blocks")
-    blocks: list[Any] = content
     return utf16_join([_text_of(b) for b in blocks if _kind(b) == "text"], separator)
 
 
@@ -43,9 +44,10 @@ def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> s
 
 
 def _tool_call(block: Any) -> str:
-    name = block.get("name") if isinstance(block, dict) else getattr(block, "name", "")
-    args = block.get("arguments") if isinstance(block, dict) else getattr(block, "arguments", None)
-    pairs = args.items() if isinstance(args, dict) else ()
+    found = jsonish.as_object(block)
+    name = found.get("name") if found is not None else getattr(block, "name", "")
+    args = jsonish.as_object(jsonish.field(block, "arguments"))
+    pairs = args.items() if args is not None else ()
     rendered = ", ".join(f"{key}={js_stringify(value)}" for key, value in pairs)
     return f"{name}({rendered})"
 
@@ -60,9 +62,9 @@ def serialize_conversation(messages: Sequence[Message]) -> str:
             if text:
                 parts.append(f"[User]: {text}")
         elif message.role == "assistant":
-            if not isinstance(content, list):
+            blocks = jsonish.as_array(content)
+            if blocks is None:
                 raise TypeError("assistant content is not a list of blocks")
-            blocks: list[Any] = content
             calls = [_tool_call(b) for b in blocks if _kind(b) == "toolCall"]
             if any(_kind(b) == "text" for b in blocks):
                 parts.append(f"[Assistant]: {content_text(blocks)}")

@@ -34,6 +34,7 @@ from memento.core.provider import (
     TextDelta,
     ToolCallStarted,
 )
+from memento.util.jsonish import as_object
 
 log = logging.getLogger(__name__)
 
@@ -170,10 +171,10 @@ def _decision_log(root: Path | None) -> list[Decision]:
         if not line:
             continue
         try:
-            data = json.loads(line)
+            data = as_object(json.loads(line))
         except ValueError:
             data = None
-        if isinstance(data, dict) and isinstance(data.get("decision"), str):
+        if data is not None and isinstance(data.get("decision"), str):
             out.append(Decision(data["decision"], str(data.get("because", "")), str(data.get("so", ""))))
         else:
             out.append(Decision(line))  # a line we cannot parse still carries the decision

@@ -10,22 +10,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from memento.core.messages import Message, OtherMessage
+from memento.util import jsonish
 
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    blocks: list[Any] = content if isinstance(content, list) else []
+    blocks: list[Any] = jsonish.as_array(content) or []
     return "\n".join(
-        str(b.get("text", "") if isinstance(b, dict) else getattr(b, "text", ""))
+        str(found.get("text", "") if (found := jsonish.as_object(b)) is not None else getattr(b, "text", ""))
         for b in blocks
-        if (b.get("type") if isinstance(b, dict) else getattr(b, "type", None)) == "text"
+        if jsonish.field(b, "type") == "text"
     )
 
 
 def _patch_sections(sections: dict[str, str], patch: Any) -> None:
     """Sections replaced by name; a None value removes one."""
-    for name, value in patch.items() if isinstance(patch, dict) else ():
+    for name, value in (jsonish.as_object(patch) or {}).items():
         if value is None:
             sections.pop(str(name), None)
         else:
@@ -34,12 +35,12 @@ def _patch_sections(sections: dict[str, str], patch: Any) -> None:
 
 def _patch_tools(tools: dict[str, Any], message: Message) -> None:
     """Tools removed, then added, by name."""
-    for tool in getattr(message, "toolsRemoved", None) or []:
-        if isinstance(tool, dict):
-            tools.pop(str(tool.get("name")), None)
-    for tool in getattr(message, "toolsAdded", None) or []:
-        if isinstance(tool, dict):
-            tools[str(tool.get("name"))] = tool
+    for tool in getattr(message, "toolsRemoved", None) or ():
+        if (found := jsonish.as_object(tool)) is not None:
+            tools.pop(str(found.get("name")), None)
+    for tool in getattr(message, "toolsAdded", None) or ():
+        if (found := jsonish.as_object(tool)) is not None:
+            tools[str(found.get("name"))] = found
 
 
 def current_system_message(messages: Sequence[Message]) -> OtherMessage | None:

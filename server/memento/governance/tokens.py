@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 
@@ -30,6 +30,7 @@ from memento.config import CompactionSettings
 from memento.core.entries import CompactionEntry, Entry
 from memento.core.messages import STORED, AssistantMessage, Message, Usage
 from memento.session.projection import Projection, entry_messages
+from memento.util import jsonish
 from memento.util.js import js_stringify, utf16_len
 
 IMAGE_CHARS = 4800
@@ -54,7 +55,7 @@ def _get(message: Any, name: str, camel: str | None = None) -> Any:
 
 
 def _block(block: Any, name: str) -> Any:
-    return block.get(name) if isinstance(block, dict) else getattr(block, name, None)
+    return jsonish.field(block, name)
 
 
 def _text(value: Any, what: str) -> str:
@@ -68,7 +69,7 @@ def _iterable(value: Any, what: str) -> list[Any] | str:
     # JavaScript would iterate it with `for … of`: anything but an array or a string throws.
     if not isinstance(value, list | str):
         raise TypeError(f"{what} is not iterable")
-    return value
+    return cast("list[Any] | str", value)
 
 
 def _content(value: Any, texts: list[str]) -> int:
@@ -89,8 +90,8 @@ def _content(value: Any, texts: list[str]) -> int:
 
 def _system_texts(message: Message, texts: list[str]) -> int:
     images = _content(_get(message, "content"), texts)
-    sections = _get(message, "sections")
-    if isinstance(sections, dict):
+    sections = jsonish.as_object(_get(message, "sections"))
+    if sections is not None:
         texts.extend(v for v in sections.values() if isinstance(v, str) and v)
     tools = _get(message, "toolsAdded")
     if tools:

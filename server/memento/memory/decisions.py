@@ -93,7 +93,9 @@ def format_line(d: Decision) -> str:
 
 
 def _split(line: str) -> list[str]:
-    parts, current, escaped = [], [], False
+    parts: list[str] = []
+    current: list[str] = []
+    escaped = False
     for ch in line:
         if escaped:
             current.append("\\" + ch)

@@ -42,6 +42,7 @@ from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.tools.base import ToolOutput
+from memento.util.jsonish import get
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,8 @@ def shown_in_full(path: Sequence[Entry]) -> set[str]:
     shown: set[str] = set()
     for entry in reversed(path):
         if isinstance(entry, CustomMessageEntry) and entry.custom_type in (WAKEUP_TYPE, RECALL_TYPE):
-            details: Any = entry.details
-            keys: Any = details.get("decisions") if isinstance(details, dict) else None
-            shown.update(str(k) for k in keys or [])  # pyright: ignore[reportUnknownVariableType]
+            keys: Any = get(entry.details, "decisions")
+            shown.update(str(k) for k in keys or ())
             if entry.custom_type == WAKEUP_TYPE:
                 break
         elif isinstance(entry, DecisionEntry):

@@ -37,6 +37,7 @@ from memento.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from memento.util.jsonish import JsonObject, as_object
 
 EDIT_RECORD = "memento-governance"
 """`custom` entry type of a prune or shake record (never part of the model context)."""
@@ -123,7 +124,7 @@ def read_record(entry: Entry) -> Record | None:
     if not is_record(entry):
         return None
     assert isinstance(entry, CustomEntry)
-    data: Any = entry.data if isinstance(entry.data, dict) else {}
+    data: JsonObject = as_object(entry.data) or {}
     edits: list[ContextEdit] = []
     raw_edits: Any = data.get("edits")
     for raw in raw_edits if isinstance(raw_edits, list) else []:  # pyright: ignore[reportUnknownVariableType]

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from memento.core.entries import SessionHeader
 from memento.core.messages import STORED
+from memento.util.jsonish import as_array, as_object
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +130,11 @@ def _header(lines: list[bytes]) -> tuple[SessionHeader, int]:
     slot: dict[str, Any] = {}
     while index < len(lines) and not lines[index].strip():
         index += 1
-    first = _json(lines[index]) if index < len(lines) else None
-    if isinstance(first, dict) and first.get("type") == "title":
+    first = as_object(_json(lines[index])) if index < len(lines) else None
+    if first is not None and first.get("type") == "title":
         slot, index = first, index + 1
-        first = _json(lines[index]) if index < len(lines) else None
-    if not isinstance(first, dict) or first.get("type") != "session":
+        first = as_object(_json(lines[index])) if index < len(lines) else None
+    if first is None or first.get("type") != "session":
         raise _Damaged("no session header on its first line")
     version = first.get("version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
@@ -163,8 +164,8 @@ def _parse_time(text: Any, problems: list[str]) -> datetime | None:
 def _updated_at(tail: bytes, problems: list[str]) -> datetime | None:
     """The newest entry's timestamp that can be read."""
     for line in reversed(tail.split(b"\n")):
-        value = _json(line) if line.strip() else None
-        if isinstance(value, dict) and value.get("type") not in ("session", "title"):
+        value = as_object(_json(line)) if line.strip() else None
+        if value is not None and value.get("type") not in ("session", "title"):
             found = _parse_time(value.get("timestamp"), problems)
             if found is not None:
                 return found
@@ -173,7 +174,7 @@ def _updated_at(tail: bytes, problems: list[str]) -> datetime | None:
 
 def _title(header: SessionHeader, head_lines: list[bytes], tail: bytes) -> str | None:
     for line in reversed(tail.split(b"\n")):
-        if _SESSION_INFO.search(line) and isinstance(entry := _json(line), dict):
+        if _SESSION_INFO.search(line) and (entry := as_object(_json(line))) is not None:
             # The latest name wins; an empty one clears it (pi's getSessionName).
             name = entry.get("name")
             if isinstance(name, str) and name.strip():
@@ -183,10 +184,10 @@ def _title(header: SessionHeader, head_lines: list[bytes], tail: bytes) -> str |
     if isinstance(extra.get("title"), str) and extra["title"].strip():
         return _first_line(extra["title"])
     for line in head_lines:
-        if not _USER.search(line) or not isinstance(entry := _json(line), dict):
+        if not _USER.search(line) or (entry := as_object(_json(line))) is None:
             continue
-        message = entry.get("message")
-        if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "user":
+        message = as_object(entry.get("message"))
+        if entry.get("type") != "message" or message is None or message.get("role") != "user":
             continue
         title = _first_line(_text(message.get("content")))
         if title:
@@ -197,11 +198,11 @@ def _title(header: SessionHeader, head_lines: list[bytes], tail: bytes) -> str |
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
+    if (parts := as_array(content)) is not None:
         return "\n".join(
             str(part.get("text", ""))
-            for part in content  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(part, dict) and part.get("type") == "text"  # pyright: ignore[reportUnknownMemberType]
+            for part in map(as_object, parts)
+            if part is not None and part.get("type") == "text"
         )
     return ""
 

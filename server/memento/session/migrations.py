@@ -35,6 +35,7 @@ from memento.core.entries import (
     parse_entry,
 )
 from memento.core.messages import STORED
+from memento.util.jsonish import as_object
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +120,12 @@ def _read_header(lines: list[tuple[int, bytes]], path: Path, out: LoadedFile) ->
     index = 0
     while index < len(lines):
         number, data = lines[index]
-        value = _decode(data)
-        if isinstance(value, dict) and value.get("type") == "title" and not out.prefix:
+        value = as_object(_decode(data))
+        if value is not None and value.get("type") == "title" and not out.prefix:
             out.prefix.append(data)
             index += 1
             continue
-        if isinstance(value, dict) and value.get("type") == "session":
+        if value is not None and value.get("type") == "session":
             return value, index + 1
         raise SessionCorrupt(f"session {path}: line {number} is not a session header")
     if out.torn.strip():
@@ -196,12 +197,8 @@ def _v1_to_v2(header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
 
 def _v2_to_v3(entries: list[dict[str, Any]]) -> None:
     for entry in entries:
-        message = entry.get("message")
-        if (
-            entry.get("type") == "message"
-            and isinstance(message, dict)
-            and message.get("role") == "hookMessage"
-        ):
+        message = as_object(entry.get("message"))
+        if entry.get("type") == "message" and message is not None and message.get("role") == "hookMessage":
             message["role"] = "custom"
 
 
@@ -235,8 +232,8 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
     # migration works across all entries before any is validated.
     items: list[tuple[int, bytes, dict[str, Any] | None]] = []
     for number, line in lines[start:]:
-        value = _decode(line)
-        if not isinstance(value, dict) or value.get("type") in ("session", "title"):
+        value = as_object(_decode(line))
+        if value is None or value.get("type") in ("session", "title"):
             out.warnings.append(f"line {number}: malformed line skipped (kept in the file)")
             items.append((number, line, None))
         else:

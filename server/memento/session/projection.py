@@ -38,6 +38,7 @@ from memento.core.messages import (
     OtherMessage,
 )
 from memento.util.js import iso_to_ms
+from memento.util.jsonish import as_object
 
 _MESSAGE: Final = TypeAdapter[Message](Message)
 
@@ -60,8 +61,9 @@ def parse_message(data: Any) -> Message:
     try:
         return _MESSAGE.validate_python(data, context=STORED)
     except ValidationError:
-        role = data.get("role") if isinstance(data, dict) else None
-        fields = dict(data) if isinstance(data, dict) else {}
+        found = as_object(data)
+        role = found.get("role") if found is not None else None
+        fields = dict(found) if found is not None else {}
         fields["role"] = role if isinstance(role, str) else ""
         return OtherMessage.model_validate(fields, context=STORED)
 
@@ -79,7 +81,8 @@ def stored_message(entry: Entry, *, repair: bool = True) -> Message | None:
     raw = (
         extras(entry).get("message") if isinstance(entry, UnknownEntry) and entry.type == "message" else None
     )
-    if not isinstance(raw, dict):
+    raw = as_object(raw)
+    if raw is None:
         return None
     data: dict[str, Any] = dict(raw)
     # pi repairs messages whose content is null or missing rather than dropping them.
@@ -127,7 +130,7 @@ def entry_messages(entry: Entry) -> list[Message]:
         case UnknownEntry(type="custom_message"):
             # Off its schema (e.g. null content): pi still sends it, with `content ?? []`.
             data = extras(entry)
-            fields = {
+            fields: dict[str, Any] = {
                 "role": "custom",
                 "customType": data.get("customType"),
                 "content": data["content"] if data.get("content") is not None else [],
@@ -229,8 +232,8 @@ def edited_messages(entry: Entry, edit: Entry | None) -> list[Message]:
     messages = entry_messages(entry)
     if edit is None:
         return messages
-    replacement = extras(edit).get("replacement")
-    if not isinstance(replacement, dict):
+    replacement = as_object(extras(edit).get("replacement"))
+    if replacement is None:
         return []  # a null replacement omits the entry from the context
     content = replacement.get("content")
     out: list[Message] = []

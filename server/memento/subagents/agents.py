@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from memento.subagents.outputs import safe_name
+from memento.util.jsonish import as_object
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +88,10 @@ def parse_definition(text: str, origin: Origin, fallback_name: str) -> AgentDefi
         except yaml.YAMLError as exc:
             raise ValueError(f"the frontmatter is not valid YAML: {exc}") from None
         body = "\n".join(lines[end + 1 :])
-    if not isinstance(meta, dict):
+    mapping = as_object(meta)
+    if mapping is None:
         raise ValueError("the frontmatter must be a mapping")
-    fields: dict[str, Any] = {str(k): v for k, v in meta.items()}
+    fields: dict[str, Any] = {str(k): v for k, v in mapping.items()}
     fields.setdefault("name", fallback_name)
     if "outputSchema" in fields:
         fields["output"] = fields.pop("outputSchema")

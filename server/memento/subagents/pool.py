@@ -122,7 +122,7 @@ async def map_limited(
     pending: set[asyncio.Future[Any]] = set(tasks)
     try:
         while pending:
-            watch = pending | ({stop} if stop is not None else set())
+            watch: set[asyncio.Future[Any]] = pending | ({stop} if stop is not None else set())
             done, _ = await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
             if stop is not None and stop in done:
                 await _cancel(tasks)

@@ -18,6 +18,7 @@ from jsonschema.exceptions import ValidationError as SchemaViolation
 
 from memento.core.provider import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.util.jsonish import as_array, as_object, get
 
 MAX_FEEDBACK_CHARS = 1_500
 
@@ -53,24 +54,25 @@ def check_schema(schema: dict[str, Any]) -> Draft202012Validator:
 
 
 def _is_array_node(node: object) -> bool:
-    if not isinstance(node, dict):
+    found = as_object(node)
+    if found is None:
         return False
-    kind = node.get("type")
+    kind = found.get("type")
     if kind == "array" or (isinstance(kind, list) and "array" in kind):
         return True
     return any(
-        isinstance(variants, list) and any(_is_array_node(v) for v in variants)
+        (listed := as_array(variants)) is not None and any(_is_array_node(v) for v in listed)
         for key in ("anyOf", "oneOf", "allOf")
-        if (variants := node.get(key)) is not None
+        if (variants := found.get(key)) is not None
     )
 
 
 def _resolve(schema: dict[str, Any], node: object) -> object:
     """A local `$ref` (`#/$defs/x`) resolved against the root; anything else as it is."""
-    if isinstance(node, dict) and isinstance(ref := node.get("$ref"), str) and ref.startswith("#/"):
+    if isinstance(ref := get(node, "$ref"), str) and ref.startswith("#/"):
         target: object = schema
         for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, dict) else None
+            target = get(target, part)
         return target
     return node
 
@@ -80,8 +82,8 @@ def array_labels(schema: dict[str, Any] | None) -> set[str]:
     if not schema:
         return set()
     root = _resolve(schema, schema)
-    properties = root.get("properties") if isinstance(root, dict) else None
-    if not isinstance(properties, dict):
+    properties = as_object(get(root, "properties"))
+    if properties is None:
         return set()
     return {str(name) for name, node in properties.items() if _is_array_node(_resolve(schema, node))}
 
@@ -123,7 +125,11 @@ class YieldState:
         if self.schema is None:
             return None
         validator = Draft202012Validator(self.schema)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        # The jsonschema stubs leave `instance` untyped in one overload of iter_errors.
+        errors = sorted(
+            validator.iter_errors(value),  # pyright: ignore[reportUnknownMemberType]
+            key=lambda e: list(e.absolute_path),
+        )
         if not errors:
             return None
         return "\n".join(_describe(e) for e in errors[:8])[:MAX_FEEDBACK_CHARS]
@@ -164,7 +170,8 @@ class YieldTool:
             raise ToolError("the result was already reported; stop here")
         label = args.get("type")
         data = args.get("data")
-        if isinstance(label, list) and (labels := [str(x).strip() for x in label if str(x).strip()]):
+        items = as_array(label)
+        if items is not None and (labels := [str(x).strip() for x in items if str(x).strip()]):
             state.add_section(labels, data)
             return ToolOutput(f"Section {', '.join(labels)} recorded; go on, then yield the final result.")
         if label is not None and not isinstance(label, str):

@@ -35,6 +35,7 @@ from memento.ttsr import templates
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.model import Rule
 from memento.ttsr.scope import glob_matches
+from memento.util.jsonish import JsonObject, as_array, as_object
 
 FILE_TOOLS = ("read", "write", "edit")
 _MENTION = re.compile(r"(?<![\w@])@([\w./-]+)")
@@ -62,10 +63,10 @@ def attachments_on(path: Iterable[Entry]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for entry in path:
         if isinstance(entry, CustomMessageEntry) and entry.custom_type == templates.ATTACH_TYPE:
-            details: Any = entry.details if isinstance(entry.details, dict) else {}
-            files = [str(f) for f in details.get("files") or []]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            for name in details.get("rules") or []:  # pyright: ignore[reportUnknownVariableType]
-                seen = found.setdefault(str(name), [])  # pyright: ignore[reportUnknownArgumentType]
+            details: JsonObject = as_object(entry.details) or {}
+            files = [str(f) for f in details.get("files") or ()]
+            for name in details.get("rules") or ():
+                seen = found.setdefault(str(name), [])
                 seen += [f for f in files if f not in seen]
     return found
 
@@ -224,12 +225,12 @@ class RuleAttachments(Hooks):
         compaction = next(
             (e for e in reversed(session.branch_path()) if isinstance(e, CompactionEntry)), None
         )
-        details: Any = compaction.details if compaction is not None else None
-        if isinstance(details, dict):
+        details = as_object(compaction.details) if compaction is not None else None
+        if details is not None:
             for key in ("readFiles", "modifiedFiles"):
-                listed: Any = details.get(key)
-                if isinstance(listed, list):
-                    paths.update(p for p in listed if isinstance(p, str))  # pyright: ignore[reportUnknownVariableType]
+                listed = as_array(details.get(key))
+                if listed is not None:
+                    paths.update(p for p in listed if isinstance(p, str))
         found = {rel for p in paths if (rel := workspace_path(p, self.root)) is not None}
         if self.active_document is not None:
             found.add(self.active_document)

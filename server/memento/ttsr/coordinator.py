@@ -44,6 +44,7 @@ from memento.ttsr.astwatch import AstWatch, Candidates, Found
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.matcher import CompiledRule, MatchContext
 from memento.ttsr.model import Rule
+from memento.util.jsonish import as_object
 
 log = logging.getLogger(__name__)
 TEXT = MatchContext("text", "text")
@@ -63,9 +64,9 @@ def injected_on_path(entries: list[Entry]) -> list[str]:
         if isinstance(entry, TtsrInjectionEntry):
             names.update(dict.fromkeys(entry.injected_rules))
         elif isinstance(entry, CustomMessageEntry) and entry.custom_type == templates.INJECTION_TYPE:
-            details: Any = entry.details
-            if isinstance(details, dict) and isinstance(details.get("rules"), list):
-                names.update({str(n): None for n in details["rules"]})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            details = as_object(entry.details)
+            if details is not None and isinstance(details.get("rules"), list):
+                names.update({str(n): None for n in details["rules"]})
     return list(names)
 
 

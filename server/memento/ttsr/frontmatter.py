@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from memento.ttsr.model import Problem, Severity
+from memento.util.jsonish import as_object
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:(.*)$")
 _ALIASES = {"ttsr_trigger": "condition", "ttsrTrigger": "condition", "cond": "condition"}
@@ -94,7 +95,8 @@ def _add(result: Frontmatter, key: str, value: Any, key_line: int, item_lines: l
 
 
 def _from_yaml(source: str, result: Frontmatter) -> None:
-    node = yaml.compose(source, Loader=yaml.SafeLoader)
+    # The PyYAML stubs leave compose() untyped; it returns the root node, or None for an empty stream.
+    node = cast("yaml.Node | None", yaml.compose(source, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]
     data = yaml.safe_load(source)
     if node is None or data is None:
         return
@@ -109,7 +111,7 @@ def _from_yaml(source: str, result: Frontmatter) -> None:
             items = [item.start_mark.line + 1 for item in value_node.value]
         else:
             items = [key_line]
-        _add(result, key, data.get(key_node.value), key_line, items)
+        _add(result, key, cast("dict[object, Any]", data).get(key_node.value), key_line, items)
 
 
 def _line_by_line(block: list[str], result: Frontmatter) -> None:
@@ -127,8 +129,8 @@ def _line_by_line(block: list[str], result: Frontmatter) -> None:
         key, inline = match.group(1), match.group(2).strip()
         chunk = "\n".join(block[start:index])
         try:
-            value = yaml.safe_load(chunk)
-            value = value.get(key) if isinstance(value, dict) else inline
+            value: Any = yaml.safe_load(chunk)
+            value = mapping.get(key) if (mapping := as_object(value)) is not None else inline
         except yaml.YAMLError:
             value = _loose_scalar(inline)
         items = [start + 1 + i for i, line in enumerate(block[start:index]) if line.lstrip().startswith("- ")]

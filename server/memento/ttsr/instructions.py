@@ -24,7 +24,7 @@ MAX_FOLDERS = 20_000
 _SKIPPED = frozenset({"node_modules", "__pycache__"})
 
 
-def _ignore(root: Path) -> pathspec.PathSpec:
+def _ignore(root: Path) -> pathspec.GitIgnoreSpec:
     ignore = root / ".gitignore"
     try:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines() if ignore.is_file() else []

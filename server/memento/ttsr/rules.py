@@ -109,7 +109,9 @@ def build_rule(
     rule_name = name or fields.name or _stem(path)
     lines = dict(fm.lines)
     lines["_frontmatter"] = [0]
-    conditions, condition_lines, scope = [], [], list(fields.scope)
+    conditions: list[str] = []
+    condition_lines: list[int] = []
+    scope = list(fields.scope)
     for index, condition in enumerate(fields.condition):
         if looks_like_glob(condition):
             scope += [f"tool:edit({condition})", f"tool:write({condition})"]

@@ -77,7 +77,9 @@ def _expand_braces(glob: str) -> list[str]:
 
 
 def split_braces(body: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in body:
         if char == "{":
             depth += 1

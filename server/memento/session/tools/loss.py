@@ -25,6 +25,8 @@ import json
 import textwrap
 from dataclasses import dataclass
 
+from memento.util.jsonish import as_object
+
 MAX_GUARDED_CHARS = 512 * 1024
 MAX_NAMED = 8
 
@@ -74,7 +76,8 @@ def _json(text: str) -> list[Definition] | None:
         value = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(value, dict):
+    value = as_object(value)
+    if value is None:
         return []
     lines = text.splitlines()
     found: list[Definition] = []

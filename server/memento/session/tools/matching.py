@@ -73,7 +73,8 @@ class _Lines:
     @classmethod
     def of(cls, text: str) -> _Lines:
         lines = text.split("\n")
-        starts, at = [], 0
+        starts: list[int] = []
+        at = 0
         for line in lines:
             starts.append(at)
             at += len(line) + 1
