@@ -159,8 +159,11 @@ class MementoProtocol(OwnedDispatch):
     def write_body(self, body: str) -> None:
         """Every message to the editor passes the redaction step (`security.secrets`) but the
         initialize result (`answer`)."""
+        if self._static_reply:  # before the secrets are asked for: they load the config
+            super().write_body(body)
+            return
         active = secrets.active()
-        if not self._static_reply and active.values:
+        if active.values:
             clean = active.redact_json(body)
             if clean != body:
                 try:
