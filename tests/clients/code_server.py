@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -20,7 +21,8 @@ ENTRY = CLIENT / "e2e/.harness/code-server/node_modules/code-server/out/node/ent
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 OUTPUT = CLIENT / "e2e" / "output"
 """Screenshots and logs of the last run, for a person to look at (ignored by git)."""
-PORT = int(os.environ.get("MEMENTO_E2E_PORT", "18181"))
+PORT = int(os.environ.get("MEMENTO_E2E_PORT", "0"))
+"""0: a free port the system picks, so two runs on one machine never collide."""
 
 WORKBENCH_SETTINGS: dict[str, Any] = {
     "telemetry.telemetryLevel": "off",
@@ -57,6 +59,9 @@ def package_extension() -> Path:
     return CLIENT / "memento.vsix"
 
 
+_LISTENING = re.compile(rb"HTTP server listening on (http://\S+)")
+
+
 class _Log(threading.Thread):
     """Copies code-server's output to `log` as it comes; `listening` is set once it serves."""
 
@@ -64,6 +69,8 @@ class _Log(threading.Thread):
         super().__init__(daemon=True)
         self.process, self.log = process, log
         self.listening = threading.Event()
+        self.address = ""
+        """Where it serves, as it says once it listens ("http://127.0.0.1:41234/")."""
         self.tail = b""
 
     def run(self) -> None:
@@ -73,7 +80,8 @@ class _Log(threading.Thread):
                 sink.write(line)
                 sink.flush()
                 self.tail = (self.tail + line)[-4000:]
-                if b"HTTP server listening on" in line:
+                if (found := _LISTENING.search(line)) and not self.listening.is_set():
+                    self.address = found.group(1).decode()
                     self.listening.set()
 
 
@@ -114,7 +122,7 @@ def code_server(
     try:
         if not output.listening.wait(timeout=60):
             raise RuntimeError(f"code-server did not start:\n{output.tail.decode(errors='replace')}")
-        yield f"http://127.0.0.1:{PORT}/?folder={workspace}"
+        yield f"{output.address.rstrip('/')}/?folder={workspace}"
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:

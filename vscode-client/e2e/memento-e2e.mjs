@@ -16,7 +16,8 @@ const step = (name, work) => walk.step(name, work);
 try {
   await step("workbench loads with Memento", async () => {
     const ms = await wb.open();
-    const meter = await wb.until("the context meter", () => wb.statusBarItem(METER));
+    // Activation (onStartupFinished) and the server's start can take a minute on a loaded machine.
+    const meter = await wb.until("the context meter", () => wb.statusBarItem(METER), 120000);
     return { loadedMs: ms, meter };
   });
 
