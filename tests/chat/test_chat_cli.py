@@ -277,3 +277,33 @@ def test_a_workspace_file_cannot_allow_bash_in_the_chat_either(
     assert "ignored because the workspace is not trusted: tools.bash" in done.stderr
     assert "memento trust" in done.stderr
     assert not (workspace / "made-by-bash").exists()
+
+
+def test_a_continued_chat_shows_where_the_session_left_off(
+    model_server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    configure(workspace, model_server.openai_base_url)
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    model_server.enqueue(
+        Reply(Text("Reading."), ToolCallStep("c1", "read", {"path": "notes.txt"})),
+        Reply(Text("The file says **42**.")),
+        Reply(Text("Still 42.")),
+    )
+    assert run_chat(["What does notes.txt say?"], workspace, tmp_path).returncode == 0
+    env = chat_env(tmp_path, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="110")
+    term = Terminal([*CHAT, "-c"], env=env, cwd=str(workspace))
+    try:
+        # The last turn as it was drawn (prompt, reply, tool call), then the prompt line.
+        shown = term.expect(r"The file says 42\.[\s\S]*›")
+        order = [shown.index(s) for s in ("What does notes.txt say?", "Reading.", "read path=notes.txt")]
+        assert order == sorted(order)
+        mark = term.mark()
+        term.type("and now?\r")
+        term.expect(r"Still 42\.[\s\S]*›", since=mark)
+        term.type("\x04")
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    # It went on in the same session: the third request carries the first turn.
+    third = model_server.requests[2].body["messages"]
+    assert [m["role"] for m in third][1:] == ["user", "assistant", "tool", "assistant", "user"]

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from memento.chat.editor import TerminalEditor
 from memento.chat.options import ChatError, ChatOptions, load_settings
+from memento.chat.recap import recap
 from memento.chat.render import PlainRenderer, Renderer
 from memento.chat.status import Status
 from memento.compose import Mechanisms, install_mechanisms
@@ -103,6 +104,8 @@ class ChatApp:
             await self.session.open_session(session_id)
         except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
             raise ChatError(str(exc)) from exc
+        if self.interactive:  # a one-prompt run's output is the reply alone (scripts read it)
+            self.renderer.recap(recap(self.session.branch_path()))
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return self.tasks.spawn(coro, name=name)

@@ -14,7 +14,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from memento.chat.markdown import split_finished
-from memento.chat.render import LineKind, Renderer, ResultLookup
+from memento.chat.render import LineKind, Renderer, ResultLookup, one_line
 from memento.chat.status import Status
 from memento.core import events
 
@@ -177,16 +177,25 @@ class RichRenderer(Renderer):
         self._ensure_live()
         self._flush()
         self._set_activity(f"running {name}")
-        self.console.print(Text.assemble(("⚙ ", "cyan"), (name, "bold cyan"), (f" {summary}", "cyan")))
+        self.console.print(_tool_call(name, summary))
         self._refresh()
 
     def tool_finished(self, name: str, ok: bool, detail: str) -> None:
         self._set_activity(WAITING)
-        if ok:
-            self.console.print(Text(f"  ✓ {detail[:100]}" if detail else "  ✓", style="dim green"))
-        else:
-            self.console.print(Text(f"  ✗ {detail}", style="red"))
+        self.console.print(_tool_result(ok, detail))
         self._refresh()
+
+    # -- a continued session's last turns (no live area: nothing runs yet) --------------
+    def past_prompt(self, text: str) -> None:
+        self.console.print(Text.assemble(("› ", "dim"), (one_line(text, 300), "bold")))
+
+    def past_reply(self, markdown: str) -> None:
+        self.console.print(Markdown(markdown))
+        self.console.print()
+
+    def past_tool(self, name: str, summary: str, ok: bool, detail: str) -> None:
+        self.console.print(_tool_call(name, summary))
+        self.console.print(_tool_result(ok, detail))
 
     def line(self, kind: LineKind, text: str) -> None:
         self._flush()
@@ -233,3 +242,13 @@ class RichRenderer(Renderer):
 
     def resume(self) -> None:
         self._ensure_live()
+
+
+def _tool_call(name: str, summary: str) -> Text:
+    return Text.assemble(("⚙ ", "cyan"), (name, "bold cyan"), (f" {summary}", "cyan"))
+
+
+def _tool_result(ok: bool, detail: str) -> Text:
+    if ok:
+        return Text(f"  ✓ {detail[:100]}" if detail else "  ✓", style="dim green")
+    return Text(f"  ✗ {detail}", style="red")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from memento.chat.recap import PastNote, PastPrompt, PastReply, PastTool, RecapItem
 from memento.chat.status import Status, compaction_text
 from memento.core import events
 from memento.subagents.engine import ChildEvent
@@ -126,6 +127,24 @@ class Renderer:
     def pause(self) -> None: ...
     def resume(self) -> None: ...
     def children_changed(self) -> None: ...
+    def past_prompt(self, text: str) -> None: ...
+    def past_reply(self, markdown: str) -> None: ...
+    def past_tool(self, name: str, summary: str, ok: bool, detail: str) -> None:
+        self.tool_started(name, summary)
+        self.tool_finished(name, ok, detail)
+
+    def recap(self, items: Sequence[RecapItem]) -> None:
+        """A continued session's last turns (`chat.recap`), drawn before the first prompt."""
+        for item in items:
+            match item:
+                case PastPrompt(text=text):
+                    self.past_prompt(text)
+                case PastReply(markdown=markdown):
+                    self.past_reply(markdown)
+                case PastTool(name=name, raw_args=raw_args, ok=ok, result=result):
+                    self.past_tool(name, tool_summary(raw_args), ok, one_line(result))
+                case PastNote(text=text):
+                    self.line("session", text)
 
     def handle_child(self, item: ChildEvent | SubagentInfo) -> None:
         """A subagent's event or state (the subagent engine's listener)."""
@@ -238,6 +257,16 @@ class PlainRenderer(Renderer):
         self._end_line()
         self.err.write(f"[{kind}] {text}\n")
         self.err.flush()
+
+    def past_prompt(self, text: str) -> None:
+        self._end_line()
+        self.out.write(f"› {one_line(text, 300)}\n")
+        self.out.flush()
+
+    def past_reply(self, markdown: str) -> None:
+        self._end_line()
+        self.out.write(markdown.rstrip("\n") + "\n")
+        self.out.flush()
 
     def tool_started(self, name: str, summary: str) -> None:
         self.line("tool", f"{name} {summary}".rstrip())
