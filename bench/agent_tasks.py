@@ -235,6 +235,9 @@ async def main() -> None:
         help="llama.cpp threads (default: one per core; 1 when two benches share the cores)",
     )
     args = parser.parse_args()
+    # The model's `bash` inherits this environment: pytest run there should load no plugin of
+    # the venv the bench runs in (pytest-asyncio's warnings fill the small model's window).
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     chosen = [c for c in args.configs.split(",") if c]
     unknown = [c for c in chosen if c not in CONFIGS]
     if unknown:

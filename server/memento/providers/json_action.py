@@ -3,7 +3,8 @@
 Small local models loop or garble native tool calls. Here the model answers every step with
 one JSON object that a schema (a llama.cpp grammar on the server) forces into shape:
 `{"tool": name, "arguments": {...}}` or `{"answer": text}`. Earlier calls go back as that
-JSON, tool results as plain text, and the system prompt lists the tools in a line each. After
+JSON (without their thoughts), tool results as plain text, and the system prompt lists the
+tools in a line each. After
 `max_steps` tool steps in a turn, or when the model repeats its last call, the schema admits
 only an answer, which caps the steps of a turn.
 
@@ -27,7 +28,6 @@ from memento.core.messages import (
     CustomMessage,
     Message,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -60,14 +60,16 @@ WORK_NOTE = (
     "the conversation already shows its current text.\n"
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
     "indentation); newText replaces it. To add new code at the end of a file, edit with an "
-    "empty oldText. Or write the file's complete new content.\n"
-    '   For example, to change a value on a line of app.py: {"tool": "edit", "arguments": '
-    '{"path": "app.py", "oldText": "    size = 10", "newText": "    size = 12"}}: the code '
-    "itself, with no quotes around it.\n"
-    '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").'
+    "empty oldText. Or write the file's complete new content. Put the code itself in "
+    "oldText and newText, with no quotes around it.\n"
+    '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").\n'
+    "4. Use the user's words, names and values exactly as given (the same letters, the same "
+    "case).\n"
+    "5. After each change, read its result: it says what is left to do. Never send a call "
+    "again once it succeeded; take the next step, or answer."
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
-TEST_NOTE = "\n4. If the workspace has tests, run them with bash after the change; fix what fails."
+TEST_NOTE = "\n6. If the workspace has tests, run them with bash after the change; fix what fails."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
 CYCLE_NOTE = (
@@ -79,6 +81,13 @@ FAILED_AGAIN_NOTE = (
     "shows: copy oldText from the file's text as shown, read the file, or write the whole file."
 )
 """A failed call repeated once more gets another try (the step is not answer-only)."""
+DONE_NOTE = (
+    "Your last call repeats one that succeeded earlier in this turn: its change is made "
+    "already (see its first result above). Do not send it again. Take the next step the "
+    "request still needs, in another place or file, or answer."
+)
+"""The first repeat of a change that succeeded gets a warning; a second repeat, an answer."""
+CHANGING = frozenset({"edit", "write", "bash"})
 
 
 # --- the request ------------------------------------------------------------------------
@@ -157,13 +166,23 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
 
 def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool]:
     """A note for the next step, and whether that step may only answer: after the step cap
-    or a repeated call (or pair of calls taking turns); a failed call repeated once gets a
-    warning and one more try."""
+    or a repeated call (or pair of calls taking turns). A change (edit, write, bash) sent
+    again after it succeeded gets a warning the first time; a failed call repeated once gets
+    a warning and one more try."""
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
         return LIMIT_NOTE, True
+    failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
+    repeats = [
+        i
+        for i, later in enumerate(calls)
+        if later.name in CHANGING
+        and any(_same(later, earlier) and earlier.id not in failed for earlier in calls[:i])
+    ]
+    if repeats and repeats[-1] == len(calls) - 1:
+        # A change sent again after it succeeded: small models copy their last action.
+        return (REPEAT_NOTE, True) if len(repeats) >= 2 else (DONE_NOTE, False)
     if len(calls) >= 2 and _same(calls[-1], calls[-2]):
-        failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
         third = len(calls) >= 3 and _same(calls[-2], calls[-3])
         if calls[-1].id in failed and not third:
             return FAILED_AGAIN_NOTE, False
@@ -185,9 +204,10 @@ def action_text(message: AssistantMessage) -> str:
     """An earlier reply as the JSON action it was (calls first; one call per reply here)."""
     calls = message.tool_calls()
     if calls:
-        thought = "".join(b.thinking for b in message.content if isinstance(b, ThinkingContent))
-        reason = {"thought": thought} if thought else {}
-        return json.dumps({**reason, "tool": calls[0].name, "arguments": calls[0].arguments})
+        # Without its thought: a small model shown its earlier thoughts writes the last one
+        # again, word for word, and then the call that followed it (read, read, read…).
+        # Each step's thought is its own, about the result in front of it.
+        return json.dumps({"tool": calls[0].name, "arguments": calls[0].arguments})
     return json.dumps({"answer": message.text()})
 
 

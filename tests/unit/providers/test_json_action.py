@@ -26,6 +26,7 @@ from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextD
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.json_action import (
     CYCLE_NOTE,
+    DONE_NOTE,
     FAILED_AGAIN_NOTE,
     LIMIT_NOTE,
     REPEAT_NOTE,
@@ -33,6 +34,7 @@ from memento.providers.json_action import (
     action_schema,
     action_text,
     step_note,
+    system_text,
 )
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session.questions import QUESTION_NOTE
@@ -226,16 +228,46 @@ def test_a_failed_call_repeated_once_gets_one_more_try() -> None:
 
 def test_two_calls_taking_turns_force_an_answer() -> None:
     settings = json_config_settings()
-    a, b = {"path": "a.py", "content": "A"}, {"path": "b.py", "content": "B"}
-    steps: list[Message] = [user("add a and b")]
+    a, b = {"path": "a.py"}, {"path": "b.py"}
+    steps: list[Message] = [user("compare a and b")]
     for n, args in enumerate([a, b, a]):
         path = str(args["path"])
-        steps += [call(f"c{n}", "write", args), result(f"c{n}", "write", f"Wrote 1 bytes to {path}")]
-    assert step_note(steps, settings) == (None, False)
-    steps += [call("c3", "write", b), result("c3", "write", "Wrote 1 bytes to b.py")]
+        steps += [call(f"c{n}", "read", args), result(f"c{n}", "read", f"text of {path}")]
+    assert step_note(steps, settings) == (None, False)  # reading a file again is no repeat
+    steps += [call("c3", "read", b), result("c3", "read", "text of b.py")]
     assert step_note(steps, settings) == (CYCLE_NOTE, False)
-    steps += [call("c4", "write", a), result("c4", "write", "Wrote 1 bytes to a.py")]
+    steps += [call("c4", "read", a), result("c4", "read", "text of a.py")]
     assert step_note(steps, settings) == (REPEAT_NOTE, True)
+
+
+def test_a_change_sent_again_after_it_succeeded_gets_a_warning_then_an_answer() -> None:
+    # The small model copies its last action: the edit again, a read, the edit once more.
+    settings = json_config_settings()
+    fix = {"path": "a.py", "oldText": "x = 1", "newText": "x = 2"}
+    steps: list[Message] = [user("set x to 2"), call("c1", "edit", fix), result("c1", "edit", "Edited a.py")]
+    assert step_note(steps, settings) == (None, False)
+    steps += [call("c2", "edit", fix), result("c2", "edit", "the change is made already", error=True)]
+    assert step_note(steps, settings) == (DONE_NOTE, False)
+    steps += [call("c3", "read", {"path": "a.py"}), result("c3", "read", "x = 2")]
+    assert step_note(steps, settings) == (None, False)
+    steps += [call("c4", "edit", fix), result("c4", "edit", "the change is made already", error=True)]
+    assert step_note(steps, settings) == (REPEAT_NOTE, True)
+    # Writes taking turns: the first repeat is warned, the second answers.
+    a, b = {"path": "a.py", "content": "A"}, {"path": "b.py", "content": "B"}
+    writes: list[Message] = [user("add a and b")]
+    for n, args in enumerate([a, b, a]):
+        writes += [call(f"w{n}", "write", args), result(f"w{n}", "write", "Wrote 1 bytes")]
+    assert step_note(writes, settings) == (DONE_NOTE, False)
+    writes += [call("w3", "write", b), result("w3", "write", "Wrote 1 bytes")]
+    assert step_note(writes, settings) == (REPEAT_NOTE, True)
+
+
+def test_the_work_note_has_no_example_to_copy_and_asks_for_the_users_words() -> None:
+    edit = ToolSpec(name="edit", description="Edit a file.", parameters={"type": "object"})
+    text = system_text("", [READ, edit])
+    assert '"tool": "edit"' not in text  # a small model sent a worked example as its edit
+    assert "the user's words, names and values exactly as given" in text
+    assert "Never send a call again once it succeeded" in text
 
 
 def json_config_settings() -> Any:
@@ -300,12 +332,9 @@ def test_a_thought_streams_as_thinking_before_the_call() -> None:
     out += stream.finish(StreamDone(stop_reason="stop"))
     message = assemble(out)
     assert [c.name for c in message.tool_calls()] == ["edit"] and message.stop_reason == "toolUse"
-    # Sent back as the action it was, thought first; the schema asks for a thought first.
-    assert json.loads(action_text(message)) == {
-        "thought": "add returns a - b; it should add",
-        "tool": "edit",
-        "arguments": {"path": "c.py"},
-    }
+    # Sent back as the call it was, without the thought (which a small model copies into
+    # its next step); the schema asks each step for a thought of its own first.
+    assert json.loads(action_text(message)) == {"tool": "edit", "arguments": {"path": "c.py"}}
     call = action_schema([READ], thought=True)["oneOf"][0]
     assert list(call["properties"]) == ["thought", "tool", "arguments"] and call["required"][0] == "thought"
 
