@@ -88,6 +88,12 @@ DONE_NOTE = (
 )
 """The first repeat of a change that succeeded gets a warning; a second repeat, an answer."""
 CHANGING = frozenset({"edit", "write", "bash"})
+WORDS_NOTE = (
+    "Your last change writes {written}, where the request says {asked}: use the user's words "
+    "exactly as given, with the same case. Change it, or answer if that is what was meant."
+)
+"""A string in a change that is a phrase of the request in another case ("Hello world")."""
+_LITERAL = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
 # --- the request ------------------------------------------------------------------------
@@ -172,6 +178,9 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
         return LIMIT_NOTE, True
+    fresh = calls and not any(_same(calls[-1], earlier) for earlier in calls[:-1])
+    if fresh and (words := _other_case(messages, calls[-1])) is not None:
+        return words, False
     failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
     repeats = [
         i
@@ -192,6 +201,27 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
         again = len(calls) >= 5 and _same(calls[-1], calls[-5])
         return (REPEAT_NOTE if again else CYCLE_NOTE), again
     return None, False
+
+
+def _other_case(messages: list[Message], call: ToolCall) -> str | None:
+    """WORDS_NOTE when the last change (a write or edit that succeeded) has a string literal
+    that the request has in another case, and not in this one."""
+    request = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    failed = any(
+        isinstance(m, ToolResultMessage) and m.tool_call_id == call.id and m.is_error for m in messages
+    )
+    if request is None or failed or call.name not in ("write", "edit"):
+        return None
+    asked = _plain(request.content)
+    code = str(call.arguments.get("content", call.arguments.get("newText", "")))
+    for match in _LITERAL.finditer(code):
+        literal = match.group(1) or match.group(2)
+        at = asked.lower().find(literal.lower())
+        if literal.strip() and at != -1 and literal not in asked:
+            return WORDS_NOTE.format(
+                written=json.dumps(literal), asked=json.dumps(asked[at : at + len(literal)])
+            )
+    return None
 
 
 def _same(a: ToolCall, b: ToolCall) -> bool:

@@ -380,3 +380,31 @@ async def test_a_turn_in_json_mode_reads_a_file_and_answers(srv: ScriptedModelSe
     text = "".join(e.delta for e in seen if isinstance(e, events.Delta) and e.stream == "text")
     assert text == "It is 4242."
     assert [e.state for e in seen if isinstance(e, events.TurnFinished)] == ["finished"]
+
+
+def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> None:
+    settings = json_config_settings()
+    asked = user("Create hello.py that prints hello world when it is run.")
+    wrong = {"path": "hello.py", "content": "print('Hello world')"}
+    steps: list[Message] = [asked, call("c1", "write", wrong), result("c1", "write", "Wrote 20 bytes")]
+    note, answer_only = step_note(steps, settings)
+    assert note == (
+        'Your last change writes "Hello world", where the request says "hello world": use the '
+        "user's words exactly as given, with the same case. Change it, or answer if that is what was meant."
+    )
+    assert not answer_only
+    # Sent again as it was, it is a repeat (warned as one), not a second note.
+    again = [*steps, call("c1b", "write", wrong), result("c1b", "write", "Wrote 20 bytes")]
+    assert step_note(again, settings) == (DONE_NOTE, False)
+    right = {"path": "hello.py", "content": 'print("hello world")'}
+    steps += [call("c2", "write", right), result("c2", "write", "Wrote 20 bytes")]
+    assert step_note(steps, settings) == (None, False)
+    # A failed change, or words the request does not have, say nothing.
+    failed = [asked, call("c3", "write", wrong), result("c3", "write", "refused", error=True)]
+    assert step_note(failed, settings) == (None, False)
+    other = [
+        asked,
+        call("c4", "write", {"path": "a.py", "content": "x = 'Other'"}),
+        result("c4", "write", "ok"),
+    ]
+    assert step_note(other, settings) == (None, False)

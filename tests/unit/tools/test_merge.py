@@ -7,6 +7,7 @@ result says what was done. Rewrites, renames and the setting off keep the plain 
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,44 @@ async def test_rewrites_renames_and_the_setting_off_replace_the_file(root: Path)
     assert (await write(root, "m2.py", "def square(x):\n    return x\n", guard_on=False)).startswith("Wrote")
     assert "double" not in (root / "m2.py").read_text()
     assert (await write(root, "new.py", "def square(x):\n    return x\n")).startswith("Wrote")
+
+
+@pytest.mark.asyncio
+async def test_prose_without_its_quotes_becomes_the_docstring_and_the_module_keeps_its_code(
+    root: Path,
+) -> None:
+    (root / "calc.py").write_text(CALC)
+    result = await write(root, "calc.py", "Arithmetic helpers.")
+    assert result == (
+        "Edited calc.py, not replaced (the text, which is not Python, in triple quotes, was put at "
+        "the top of calc.py as its module docstring (at the end it would do nothing))"
+    )
+    assert (root / "calc.py").read_text() == '"""Arithmetic helpers."""\n\n' + CALC
+    (root / "other.py").write_text(CALC)
+    await append(root, "other.py", "Helpers for\nsums and products.")
+    assert run(root, "import other; print(repr(other.__doc__))") == repr("Helpers for\nsums and products.")
+    # Broken code is no prose: the syntax guard has its say.
+    (root / "third.py").write_text(CALC)
+    with pytest.raises(ToolError, match="syntax errors"):
+        await append(root, "third.py", "def broken(:\n    pass")
+    with pytest.raises(ToolError, match="syntax errors"):
+        await append(root, "third.py", "x = = 1")
+
+
+@pytest.mark.asyncio
+async def test_an_object_appended_to_a_json_file_sets_its_keys(root: Path) -> None:
+    config = '{\n  "name": "shop",\n  "debug": true,\n  "workers": 4\n}\n'
+    (root / "config.json").write_text(config)
+    result = await append(root, "config.json", '{"name": "shop", "debug": false, "workers": 4}')
+    assert result == (
+        "Edited config.json: the object's keys were set in config.json's object (debug): a JSON "
+        "file holds one value"
+    )
+    assert (root / "config.json").read_text() == config.replace("true", "false")
+    await append(root, "config.json", '{"port": 80}')
+    assert json.loads((root / "config.json").read_text())["port"] == 80
+    # What it has already, or a value that is no object, is not merged.
+    with pytest.raises(ToolError):
+        await append(root, "config.json", '{"port": 80}')
+    with pytest.raises(ToolError, match="json syntax errors"):
+        await append(root, "config.json", "[1, 2]")

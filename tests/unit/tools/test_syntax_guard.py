@@ -98,8 +98,9 @@ async def test_valid_changes_pass_and_crlf_files_keep_crlf(root: Path) -> None:
 @pytest.mark.asyncio
 async def test_a_second_json_value_appended_to_a_json_file_is_refused(root: Path) -> None:
     (root / "config.json").write_text('{\n  "debug": true\n}\n')
+    # (An object is merged into the file's object instead: test_merge.py.)
     with pytest.raises(ToolError, match=r"json syntax errors.*\n.*line 5, column 1: Extra data"):
-        await edit(root, "config.json", "", '{"debug": false}')
+        await edit(root, "config.json", "", '["debug"]')
     assert (root / "config.json").read_text() == '{\n  "debug": true\n}\n'
     # JSON with comments (tsconfig.json) was never strict JSON: its edits are not held to it.
     (root / "tsconfig.json").write_text('{\n  // strict mode\n  "strict": true\n}\n')

@@ -235,7 +235,10 @@ class EditTool:
         if not a.old_text and not a.new_text:
             raise ToolError("oldText and newText are both empty; nothing to change")
         if a.old_text == a.new_text:
-            raise ToolError("oldText and newText are identical; nothing to change")
+            raise ToolError(
+                "oldText and newText are identical; nothing to change. oldText is the file's text "
+                "as it is now, newText the text as it should be after the change."
+            )
         path = resolve_in_workspace(ctx.root, a.path)
         shown = display_path(ctx.root, path)
         buffer = ctx.editor.open_document_text(path)

@@ -1,5 +1,5 @@
-"""Python additions merged into a module the way the model meant them (part of the loss
-guard, `tools.lossGuard`): small models add code by appending or by writing only the new
+"""Additions merged into a Python module or a JSON object the way the model meant them (part
+of the loss guard, `tools.lossGuard`): small models add code by appending or by writing only the new
 part, and both go wrong in ways Python does not flag.
 
 - An append (`edit` with an empty oldText) that defines a name the module defines already
@@ -8,10 +8,15 @@ part, and both go wrong in ways Python does not flag.
   copy at the end would leave the error where it was. The rest of the text is appended;
   an import the module has already is not repeated.
 - An append that is only a string literal, to a module without a docstring, becomes the
-  module docstring, at the top (at the end, a string does nothing).
+  module docstring, at the top (at the end, a string does nothing); so does an append or a
+  write of text that is not Python but prose without its quotes (a small model leaves out
+  the quotes it cannot write inside a JSON string), which the module keeps its code under.
 - A `write` of an existing module whose content only adds functions or classes (none of the
   module's names, no assignments or other statements: "add square to mathx.py" answered
   with `def square`) is appended to the module instead of replacing it.
+- An object appended to a JSON file that holds an object sets its keys in that object (a
+  second JSON value after the first is no JSON); the file is written again with its own
+  indentation.
 
 Each returns the merged text and what was done, said in the tool's result. Parsing is
 blocking: call from a worker thread.
@@ -20,9 +25,11 @@ blocking: call from a worker thread.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import cast
 
 MAX_MERGED_CHARS = 512 * 1024
 _TOP = re.compile(r"(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
@@ -101,14 +108,21 @@ def merge_append(shown: str, current: str, added: str) -> Merged | None:
     """`added` appended to the module `current` as the model meant it, or None when a plain
     append is right (or not for this guard to decide: another language, text that does not
     parse, a redefinition identical to what the module has)."""
-    if not _python_path(shown) or not current.strip() or len(current) > MAX_MERGED_CHARS:
+    if not current.strip() or len(current) > MAX_MERGED_CHARS:
         return None
+    if shown.rsplit(".", 1)[-1].lower() == "json":
+        return _json_keys(shown, current, added)
+    return _python_append(shown, current, added) if _python_path(shown) else None
+
+
+def _python_append(shown: str, current: str, added: str) -> Merged | None:
     added = textwrap.dedent(added).strip("\n")
     tree = _parse(added)
+    doc = _prose(added) if tree is None else _lone_string(tree)
+    if doc is not None:
+        return _as_docstring(shown, current, doc, quoted=tree is not None)
     if tree is None or not tree.body:
         return None
-    if len(tree.body) == 1 and isinstance(doc := tree.body[0], ast.Expr):
-        return _as_docstring(shown, current, doc.value)
     new_lines, old_lines = added.split("\n"), current.split("\n")
     parsed = _parse(current)
     existing = _spans(parsed) if parsed is not None else _scanned(old_lines)
@@ -137,7 +151,28 @@ def merge_append(shown: str, current: str, added: str) -> Merged | None:
     return Merged(text, summary)
 
 
-def _as_docstring(shown: str, current: str, value: ast.expr) -> Merged | None:
+def _lone_string(tree: ast.Module) -> ast.expr | None:
+    return tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
+
+
+_CODE_START = re.compile(r"\s*(?:def|class|import|from|return|if|elif|else|for|while|try|with|@|#)\b")
+
+
+def _prose(text: str) -> ast.Constant | None:
+    """Text that is not Python but reads as a docstring without its quotes (a small model
+    leaves out the quotes it cannot write inside a JSON string): no line starts as code and,
+    in triple quotes, it is one string."""
+    lines = text.split("\n")
+    code = any(_CODE_START.match(line) or line.rstrip().endswith((":", ")", "[", "{", "(")) for line in lines)
+    if code or '"""' in text or "=" in text or not text.strip():
+        return None
+    tree = _parse(f'"""{text.strip()}"""')
+    if tree is None or len(tree.body) != 1 or not isinstance(doc := tree.body[0], ast.Expr):
+        return None
+    return doc.value if isinstance(doc.value, ast.Constant) else None
+
+
+def _as_docstring(shown: str, current: str, value: ast.expr, *, quoted: bool = True) -> Merged | None:
     if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
         return None
     parsed = _parse(current)
@@ -145,10 +180,35 @@ def _as_docstring(shown: str, current: str, value: ast.expr) -> Merged | None:
     if (parsed is not None and ast.get_docstring(parsed) is not None) or first.startswith(('"', "'")):
         return None  # it has one: a second string does nothing (the loss guard says so)
     doc = value.value.strip().replace('"""', '\\"\\"\\"')
+    what = "the string" if quoted else "the text, which is not Python, in triple quotes,"
     return Merged(
         f'"""{doc}"""\n\n' + current.lstrip("\n"),
-        f"the string was put at the top of {shown} as its module docstring (at the end it would do nothing)",
+        f"{what} was put at the top of {shown} as its module docstring (at the end it would do nothing)",
     )
+
+
+def _json_keys(shown: str, current: str, added: str) -> Merged | None:
+    """An object appended to a JSON file that holds an object: its keys set in that object
+    (a JSON file holds one value; a second one after it is no JSON)."""
+    try:
+        whole, update = json.loads(current), json.loads(added)
+    except ValueError:
+        return None
+    if not isinstance(whole, dict) or not isinstance(update, dict) or not update:
+        return None
+    whole = cast("dict[str, object]", whole)
+    changed = [k for k, v in cast("dict[str, object]", update).items() if whole.get(k, _MISSING) != v]
+    if not changed:
+        return None
+    indent = next((len(line) - len(line.lstrip()) for line in current.split("\n") if line[:1] in " \t"), 2)
+    text = json.dumps(whole | cast("dict[str, object]", update), indent=indent, ensure_ascii=False) + "\n"
+    keys = ", ".join(changed[:8])
+    return Merged(
+        text, f"the object's keys were set in {shown}'s object ({keys}): a JSON file holds one value"
+    )
+
+
+_MISSING = object()
 
 
 def additions_only(shown: str, old: str | None, content: str) -> bool:
@@ -179,7 +239,11 @@ def _body(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
 def merge_write(shown: str, old: str | None, content: str) -> Merged | None:
     """A write of `content` over `old` that only adds (`additions_only`), appended to it
     less the imports it has; None for a write to let through as it is."""
-    if old is None or not additions_only(shown, old, content):
+    if old is None:
+        return None
+    if _python_path(shown) and _parse(content) is None and (prose := _prose(content)) is not None:
+        return _as_docstring(shown, old, prose, quoted=False) if old.strip() else None
+    if not additions_only(shown, old, content):
         return None
     content = content.strip("\n")
     tree = _parse(content)
