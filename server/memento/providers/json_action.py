@@ -90,9 +90,15 @@ DONE_NOTE = (
 CHANGING = frozenset({"edit", "write", "bash"})
 WORDS_NOTE = (
     "Your last change writes {written}, where the request says {asked}: use the user's words "
-    "exactly as given, with the same case. Change it, or answer if that is what was meant."
+    "exactly as given, with the same case. Make the change again with {asked}."
 )
 """A string in a change that is a phrase of the request in another case ("Hello world")."""
+NAMED_NOTE = (
+    "The request also names {files}, which no step of this turn has used yet. If the request "
+    "asks for a change there, make it now; else answer."
+)
+"""After a change, the files the request names that the turn has not read or changed."""
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{1,5}\b")
 _LITERAL = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
@@ -181,6 +187,8 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
     fresh = calls and not any(_same(calls[-1], earlier) for earlier in calls[:-1])
     if fresh and (words := _other_case(messages, calls[-1])) is not None:
         return words, False
+    if fresh and (named := _named_unused(messages, calls)) is not None:
+        return named, False
     failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
     repeats = [
         i
@@ -222,6 +230,22 @@ def _other_case(messages: list[Message], call: ToolCall) -> str | None:
                 written=json.dumps(literal), asked=json.dumps(asked[at : at + len(literal)])
             )
     return None
+
+
+def _named_unused(messages: list[Message], calls: list[ToolCall]) -> str | None:
+    """NAMED_NOTE when the last call was a change that succeeded and the request names files
+    (`name.ext`) that no call of this turn has had as its path."""
+    request = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    last = calls[-1]
+    failed = any(
+        isinstance(m, ToolResultMessage) and m.tool_call_id == last.id and m.is_error for m in messages
+    )
+    if request is None or failed or last.name not in ("write", "edit"):
+        return None
+    used = {str(c.arguments.get("path", "")).removeprefix("./") for c in calls}
+    named = dict.fromkeys(m.group().removeprefix("./") for m in _FILE_NAME.finditer(_plain(request.content)))
+    unused = [n for n in named if n not in used and n.rsplit("/", 1)[-1] not in used]
+    return NAMED_NOTE.format(files=" and ".join(unused[:3])) if unused else None
 
 
 def _same(a: ToolCall, b: ToolCall) -> bool:

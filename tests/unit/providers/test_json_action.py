@@ -390,7 +390,7 @@ def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> N
     note, answer_only = step_note(steps, settings)
     assert note == (
         'Your last change writes "Hello world", where the request says "hello world": use the '
-        "user's words exactly as given, with the same case. Change it, or answer if that is what was meant."
+        'user\'s words exactly as given, with the same case. Make the change again with "hello world".'
     )
     assert not answer_only
     # Sent again as it was, it is a repeat (warned as one), not a second note.
@@ -404,7 +404,25 @@ def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> N
     assert step_note(failed, settings) == (None, False)
     other = [
         asked,
-        call("c4", "write", {"path": "a.py", "content": "x = 'Other'"}),
+        call("c4", "write", {"path": "hello.py", "content": "x = 'Other'"}),
         result("c4", "write", "ok"),
     ]
     assert step_note(other, settings) == (None, False)
+
+
+def test_after_a_change_the_files_the_request_names_and_the_turn_has_not_used_are_named() -> None:
+    settings = json_config_settings()
+    asked = user("Add square(x) to mathx.py, e.g. x * x, and a test for it in test_mathx.py.")
+    add = {"path": "mathx.py", "oldText": "", "newText": "def square(x):\n    return x * x"}
+    steps: list[Message] = [asked, call("c1", "edit", add), result("c1", "edit", "Edited mathx.py")]
+    assert step_note(steps, settings) == (
+        "The request also names test_mathx.py, which no step of this turn has used yet. If the "
+        "request asks for a change there, make it now; else answer.",
+        False,
+    )
+    test = {"path": "./test_mathx.py", "oldText": "", "newText": "def test_square():\n    pass"}
+    steps += [call("c2", "edit", test), result("c2", "edit", "Edited test_mathx.py")]
+    assert step_note(steps, settings) == (None, False)
+    # Only after a change: a question that reads one of two files named gets no note.
+    question = [user("Is a.py like b.py?"), call("r1", "read", {"path": "a.py"}), result("r1", "read", "x")]
+    assert step_note(question, settings) == (None, False)

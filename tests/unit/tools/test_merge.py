@@ -185,3 +185,29 @@ async def test_an_object_appended_to_a_json_file_sets_its_keys(root: Path) -> No
         await append(root, "config.json", '{"port": 80}')
     with pytest.raises(ToolError, match="json syntax errors"):
         await append(root, "config.json", "[1, 2]")
+
+
+@pytest.mark.asyncio
+async def test_code_in_triple_quotes_is_merged_as_code_without_importing_itself(root: Path) -> None:
+    (root / "calc.py").write_text(CALC)
+    quoted = '"""\nfrom calc import add, mul\n\ndef add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n"""'
+    result = await append(root, "calc.py", quoted)
+    assert (
+        result
+        == "Edited calc.py: the new add (line 1) replaced the old one where it was, since calc.py defines it already"
+    )
+    assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+@pytest.mark.asyncio
+async def test_a_module_written_with_its_docstring_unquoted_gets_the_quotes_back(root: Path) -> None:
+    (root / "calc.py").write_text(CALC)
+    result = await write(root, "calc.py", "Arithmetic helpers.\n\n" + CALC)
+    assert result.endswith("(its first paragraph, prose, put in triple quotes: the docstring)")
+    assert (root / "calc.py").read_text() == '"""Arithmetic helpers."""\n\n' + CALC
+    # Only with the tolerant matchers on; code that is broken is not prose.
+    ctx = ToolContext(root=root, tolerant_edits=False)
+    with pytest.raises(ToolError, match="syntax errors"):
+        await WriteTool().run({"path": "calc.py", "content": "Other words.\n\n" + CALC}, ctx)
+    with pytest.raises(ToolError, match="syntax errors"):
+        await write(root, "calc.py", "def add(a, b:\n\n" + CALC)

@@ -13,8 +13,9 @@ from memento.session.tools.syntax import Verdict, guard, syntax_problems
 from memento.session.tools.write import WriteTool
 
 CALC = '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a + b\n'
-# The issue's case: the docstring's quotes were lost inside the JSON action string.
-CALC_LOST_QUOTES = "A tiny calculator.\n\n\ndef add(a, b):\n    return a + b\n"
+# The issue's case: the docstring's quotes were lost inside the JSON action string (a
+# first paragraph of prose gets them back: test_merge.py); here, with code in it, it is no prose.
+CALC_LOST_QUOTES = "A tiny calculator, x = 1.\n\n\ndef add(a, b):\n    return a + b\n"
 
 
 @pytest.fixture
@@ -40,7 +41,7 @@ async def test_a_write_that_breaks_a_python_file_is_refused_with_the_lines(root:
     message = str(caught.value)
     assert message.startswith("refused: the change would leave calc.py with python syntax errors")
     assert "line 1, column 3: invalid syntax" in message  # Python's own first error
-    assert "    A tiny calculator." in message
+    assert "    A tiny calculator, x = 1." in message
     assert (root / "calc.py").read_text() == CALC
 
 

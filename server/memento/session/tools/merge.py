@@ -1,12 +1,13 @@
-"""Additions merged into a Python module or a JSON object the way the model meant them (part
-of the loss guard, `tools.lossGuard`): small models add code by appending or by writing only the new
-part, and both go wrong in ways Python does not flag.
+"""Additions merged into a Python module or a JSON object the way the model meant them
+(part of the loss guard, `tools.lossGuard`): small models add code by appending or by
+writing only the new part, and both go wrong in ways Python does not flag.
 
 - An append (`edit` with an empty oldText) that defines a name the module defines already
   puts the new definition in the place of the old one: at run time the later one would win
   anyway, and in a module that does not parse (the old definition is the broken one) the
   copy at the end would leave the error where it was. The rest of the text is appended;
-  an import the module has already is not repeated.
+  an import the module has already, or of the module itself, is left out. Code quoted once
+  too often (a whole function in triple quotes) is merged as the code it quotes.
 - An append that is only a string literal, to a module without a docstring, becomes the
   module docstring, at the top (at the end, a string does nothing); so does an append or a
   write of text that is not Python but prose without its quotes (a small model leaves out
@@ -118,6 +119,8 @@ def merge_append(shown: str, current: str, added: str) -> Merged | None:
 def _python_append(shown: str, current: str, added: str) -> Merged | None:
     added = textwrap.dedent(added).strip("\n")
     tree = _parse(added)
+    if tree is not None and (code := _quoted_code(tree)) is not None:
+        added, tree = code
     doc = _prose(added) if tree is None else _lone_string(tree)
     if doc is not None:
         return _as_docstring(shown, current, doc, quoted=tree is not None)
@@ -134,7 +137,7 @@ def _python_append(shown: str, current: str, added: str) -> Merged | None:
         old = by_name.get(span.name) if span.name else None
         if old is not None:
             replacing.append((old, chunk))
-        elif not (span.import_ and all(line in old_lines for line in chunk.split("\n"))):
+        elif not (span.import_ and (_imports_itself(shown, chunk) or _has_lines(old_lines, chunk))):
             appended.append(span)
     changed = [(old, chunk) for old, chunk in replacing if _chunk(old_lines, old).strip() != chunk.strip()]
     if not changed:
@@ -149,6 +152,33 @@ def _python_append(shown: str, current: str, added: str) -> Merged | None:
         " (the rest of newText was appended)" if appended else ""
     )
     return Merged(text, summary)
+
+
+def _quoted_code(tree: ast.Module) -> tuple[str, ast.Module] | None:
+    """The code inside a lone string literal (a whole function quoted in triple quotes)."""
+    value = _lone_string(tree)
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return None
+    inner = textwrap.dedent(value.value).strip("\n")
+    code = _parse(inner)
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    if code is None or not any(isinstance(node, kinds) for node in code.body):
+        return None
+    return inner, code
+
+
+def _imports_itself(shown: str, chunk: str) -> bool:
+    stem = shown.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    tree = _parse(chunk)
+    return tree is not None and any(
+        (isinstance(n, ast.ImportFrom) and n.level == 0 and n.module == stem)
+        or (isinstance(n, ast.Import) and any(a.name == stem for a in n.names))
+        for n in tree.body
+    )
+
+
+def _has_lines(lines: list[str], chunk: str) -> bool:
+    return all(line in lines for line in chunk.split("\n"))
 
 
 def _lone_string(tree: ast.Module) -> ast.expr | None:
@@ -170,6 +200,21 @@ def _prose(text: str) -> ast.Constant | None:
     if tree is None or len(tree.body) != 1 or not isinstance(doc := tree.body[0], ast.Expr):
         return None
     return doc.value if isinstance(doc.value, ast.Constant) else None
+
+
+def quoted_docstring(shown: str, text: str) -> str | None:
+    """A Python module that does not parse because its first paragraph is prose whose
+    quotes were lost (a docstring written inside a JSON string): with that paragraph in
+    triple quotes, if it parses then; else None."""
+    if not _python_path(shown) or len(text) > MAX_MERGED_CHARS or _parse(text) is not None:
+        return None
+    lines = text.lstrip("\n").split("\n")
+    end = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+    paragraph, rest = "\n".join(lines[:end]), "\n".join(lines[end:])
+    if end == len(lines) or _prose(paragraph) is None:
+        return None
+    fixed = f'"""{paragraph.strip()}"""\n{rest}'
+    return fixed if _parse(fixed) is not None else None
 
 
 def _as_docstring(shown: str, current: str, value: ast.expr, *, quoted: bool = True) -> Merged | None:

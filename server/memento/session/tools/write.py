@@ -60,6 +60,10 @@ class WriteTool:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
         if ctx.tolerant_edits and (inner := await asyncio.to_thread(syntax.unquoted, shown, content)):
             content, note = inner, note + " (without the double quotes around the content)"
+        elif ctx.tolerant_edits and (
+            fixed := await asyncio.to_thread(merge.quoted_docstring, shown, content)
+        ):
+            content, note = fixed, note + " (its first paragraph, prose, put in triple quotes: the docstring)"
         added = await asyncio.to_thread(merge.merge_write, shown, old, content) if ctx.loss_guard else None
         if added is not None:
             content, note = added.text, f" ({added.summary})"
