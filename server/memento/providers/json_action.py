@@ -4,9 +4,9 @@ Small local models loop or garble native tool calls. Here the model answers ever
 one JSON object that a schema (a llama.cpp grammar on the server) forces into shape:
 `{"tool": name, "arguments": {...}}` or `{"answer": text}`. Earlier calls go back as that
 JSON (without their thoughts), tool results as plain text, and the system prompt lists the
-tools in a line each. After
-`max_steps` tool steps in a turn, or when the model repeats its last call, the schema admits
-only an answer, which caps the steps of a turn.
+tools in a line each. After `max_steps` tool steps in a turn, or when the model repeats its
+last call, the schema admits only an answer, which caps the steps of a turn; notes after a
+step point the model at what it missed (`step_note`).
 
 The stream turns back into ordinary provider events: an answer streams as text as it arrives
 (the JSON string decoded incrementally), a tool call becomes one `ToolCallStarted` + delta.
@@ -88,14 +88,16 @@ DONE_NOTE = (
 )
 """The first repeat of a change that succeeded gets a warning; a second repeat, an answer."""
 CHANGING = frozenset({"edit", "write", "bash"})
+ANY_CALL = "*"
+"""A step that must call a tool, whichever (see `step_note`)."""
 WORDS_NOTE = (
     "Your last change writes {written}, where the request says {asked}: use the user's words "
     "exactly as given, with the same case. Make the change again with {asked}."
 )
 """A string in a change that is a phrase of the request in another case ("Hello world")."""
 NAMED_NOTE = (
-    "The request also names {files}, which no step of this turn has used yet. If the request "
-    "asks for a change there, make it now; else answer."
+    "The request also names {files}, which no step of this turn has used yet: read it now, "
+    "then make the change the request asks for there, if any."
 )
 """After a change, the files the request names that the turn has not read or changed."""
 _FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{1,5}\b")
@@ -106,7 +108,7 @@ _LITERAL = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
 def action_schema(
-    tools: list[ToolSpec], *, answer_only: bool = False, thought: bool = False
+    tools: list[ToolSpec], *, answer_only: bool = False, thought: bool = False, call_only: bool = False
 ) -> dict[str, Any]:
     """The JSON schema of one action: a call of one of `tools` (after a thought), or an answer."""
     answer: dict[str, Any] = {
@@ -127,7 +129,7 @@ def action_schema(
         }
         for tool in tools
     ]
-    return {"oneOf": [*calls, answer]}
+    return {"oneOf": calls if call_only else [*calls, answer]}
 
 
 def _arguments_schema(tool: ToolSpec) -> dict[str, Any]:
@@ -176,11 +178,13 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
     return calls
 
 
-def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool]:
-    """A note for the next step, and whether that step may only answer: after the step cap
-    or a repeated call (or pair of calls taking turns). A change (edit, write, bash) sent
-    again after it succeeded gets a warning the first time; a failed call repeated once gets
-    a warning and one more try."""
+def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool | str]:
+    """A note for the next step and what that step may do: True, only answer (after the step
+    cap or a repeated call, or pair of calls taking turns); a tool's name, only call it (read
+    a file the request names and the turn has not used, after a change); ANY_CALL, call a
+    tool but not answer (after a failed edit or write); False, anything.
+    A change (edit, write, bash) sent again after it succeeded gets a warning the first time;
+    a failed call repeated once gets a warning and one more try."""
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
         return LIMIT_NOTE, True
@@ -188,7 +192,7 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
     if fresh and (words := _other_case(messages, calls[-1])) is not None:
         return words, False
     if fresh and (named := _named_unused(messages, calls)) is not None:
-        return named, False
+        return named, "read"  # an answer here is an intention ("I will add the test")
     failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
     repeats = [
         i
@@ -202,25 +206,33 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
     if len(calls) >= 2 and _same(calls[-1], calls[-2]):
         third = len(calls) >= 3 and _same(calls[-2], calls[-3])
         if calls[-1].id in failed and not third:
-            return FAILED_AGAIN_NOTE, False
+            return FAILED_AGAIN_NOTE, ANY_CALL
         return REPEAT_NOTE, True
     if len(calls) >= 4 and _same(calls[-1], calls[-3]) and _same(calls[-2], calls[-4]):
         # Two calls taking turns (read a, read b, read a, read b): a warning, then an answer.
         again = len(calls) >= 5 and _same(calls[-1], calls[-5])
         return (REPEAT_NOTE if again else CYCLE_NOTE), again
+    if calls and calls[-1].id in failed and calls[-1].name in ("edit", "write"):
+        return None, ANY_CALL  # an answer after a failed change gives up, or repeats the error
     return None, False
 
 
-def _other_case(messages: list[Message], call: ToolCall) -> str | None:
-    """WORDS_NOTE when the last change (a write or edit that succeeded) has a string literal
-    that the request has in another case, and not in this one."""
+def _changed_for(messages: list[Message], call: ToolCall) -> str | None:
+    """The request's text when `call` is a write or edit that succeeded, else None."""
     request = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
     failed = any(
         isinstance(m, ToolResultMessage) and m.tool_call_id == call.id and m.is_error for m in messages
     )
     if request is None or failed or call.name not in ("write", "edit"):
         return None
-    asked = _plain(request.content)
+    return _plain(request.content)
+
+
+def _other_case(messages: list[Message], call: ToolCall) -> str | None:
+    """WORDS_NOTE when the last change has a string literal that the request has in another
+    case, and not in this one."""
+    if (asked := _changed_for(messages, call)) is None:
+        return None
     code = str(call.arguments.get("content", call.arguments.get("newText", "")))
     for match in _LITERAL.finditer(code):
         literal = match.group(1) or match.group(2)
@@ -233,17 +245,12 @@ def _other_case(messages: list[Message], call: ToolCall) -> str | None:
 
 
 def _named_unused(messages: list[Message], calls: list[ToolCall]) -> str | None:
-    """NAMED_NOTE when the last call was a change that succeeded and the request names files
-    (`name.ext`) that no call of this turn has had as its path."""
-    request = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-    last = calls[-1]
-    failed = any(
-        isinstance(m, ToolResultMessage) and m.tool_call_id == last.id and m.is_error for m in messages
-    )
-    if request is None or failed or last.name not in ("write", "edit"):
+    """NAMED_NOTE when the last call was a change and the request names files (`name.ext`)
+    that no call of this turn has had as its path."""
+    if (asked := _changed_for(messages, calls[-1])) is None:
         return None
     used = {str(c.arguments.get("path", "")).removeprefix("./") for c in calls}
-    named = dict.fromkeys(m.group().removeprefix("./") for m in _FILE_NAME.finditer(_plain(request.content)))
+    named = dict.fromkeys(m.group().removeprefix("./") for m in _FILE_NAME.finditer(asked))
     unused = [n for n in named if n not in used and n.rsplit("/", 1)[-1] not in used]
     return NAMED_NOTE.format(files=" and ".join(unused[:3])) if unused else None
 
@@ -295,11 +302,15 @@ def build_body(
     request: ModelRequest, *, model: str, max_tokens: int, settings: JsonActionSettings
 ) -> dict[str, Any]:
     """A chat-completions body whose reply is constrained to one JSON action."""
-    note, answer_only = step_note(request.messages, settings)
+    note, limit = step_note(request.messages, settings)
     allowed = request.allowed_tools
     callable_tools = [t for t in request.tools if allowed is None or t.name in allowed]
+    only = [t for t in callable_tools if limit in (t.name, ANY_CALL)] if isinstance(limit, str) else []
     schema = action_schema(
-        callable_tools, answer_only=answer_only or not callable_tools, thought=settings.thought
+        only or callable_tools,
+        answer_only=limit is True or not callable_tools,
+        thought=settings.thought,
+        call_only=bool(only),
     )
     system = system_text(request.system, request.tools, thought=settings.thought)
     messages = convert_messages(system, request.messages, settings.result_chars)

@@ -25,6 +25,7 @@ from memento.core.messages import (
 from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.json_action import (
+    ANY_CALL,
     CYCLE_NOTE,
     DONE_NOTE,
     FAILED_AGAIN_NOTE,
@@ -33,6 +34,7 @@ from memento.providers.json_action import (
     ActionStream,
     action_schema,
     action_text,
+    build_body,
     step_note,
     system_text,
 )
@@ -220,10 +222,24 @@ def test_a_failed_call_repeated_once_gets_one_more_try() -> None:
     bad = {"path": "a.py", "oldText": "x", "newText": "y"}
     twice = [user("fix a.py"), call("c1", "edit", bad), result("c1", "edit", "not found", error=True)]
     twice += [call("c2", "edit", bad), result("c2", "edit", "not found", error=True)]
-    assert step_note(twice, settings) == (FAILED_AGAIN_NOTE, False)
+    assert step_note(twice, settings) == (FAILED_AGAIN_NOTE, ANY_CALL)
     thrice = [*twice, call("c3", "edit", bad), result("c3", "edit", "not found", error=True)]
     assert step_note(thrice, settings) == (REPEAT_NOTE, True)
-    assert step_note(twice[:3], settings) == (None, False)
+    # After a failed change the next step calls a tool: an answer there gives up.
+    assert step_note(twice[:3], settings) == (None, ANY_CALL)
+    body = build_body(
+        ModelRequest(system="", messages=twice[:3], tools=[READ, LS]),
+        model="m",
+        max_tokens=9,
+        settings=settings,
+    )
+    assert all("tool" in option["properties"] for option in body["response_format"]["schema"]["oneOf"])
+    read_failed = [
+        user("show a"),
+        call("r1", "read", {"path": "a"}),
+        result("r1", "read", "no such file", error=True),
+    ]
+    assert step_note(read_failed, settings) == (None, False)
 
 
 def test_two_calls_taking_turns_force_an_answer() -> None:
@@ -401,7 +417,7 @@ def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> N
     assert step_note(steps, settings) == (None, False)
     # A failed change, or words the request does not have, say nothing.
     failed = [asked, call("c3", "write", wrong), result("c3", "write", "refused", error=True)]
-    assert step_note(failed, settings) == (None, False)
+    assert step_note(failed, settings) == (None, ANY_CALL)
     other = [
         asked,
         call("c4", "write", {"path": "hello.py", "content": "x = 'Other'"}),
@@ -416,10 +432,17 @@ def test_after_a_change_the_files_the_request_names_and_the_turn_has_not_used_ar
     add = {"path": "mathx.py", "oldText": "", "newText": "def square(x):\n    return x * x"}
     steps: list[Message] = [asked, call("c1", "edit", add), result("c1", "edit", "Edited mathx.py")]
     assert step_note(steps, settings) == (
-        "The request also names test_mathx.py, which no step of this turn has used yet. If the "
-        "request asks for a change there, make it now; else answer.",
-        False,
+        "The request also names test_mathx.py, which no step of this turn has used yet: read it "
+        "now, then make the change the request asks for there, if any.",
+        "read",
     )
+    # That step may only call read (an answer there was an intention: "I will add the test").
+    tools = [READ, ToolSpec(name="edit", description="Edit.", parameters={"type": "object"})]
+    body = build_body(
+        ModelRequest(system="", messages=steps, tools=tools), model="m", max_tokens=9, settings=settings
+    )
+    [only] = body["response_format"]["schema"]["oneOf"]
+    assert only["properties"]["tool"] == {"const": "read"}
     test = {"path": "./test_mathx.py", "oldText": "", "newText": "def test_square():\n    pass"}
     steps += [call("c2", "edit", test), result("c2", "edit", "Edited test_mathx.py")]
     assert step_note(steps, settings) == (None, False)

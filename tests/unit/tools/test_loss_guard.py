@@ -111,8 +111,8 @@ def test_a_file_that_does_not_parse_is_left_to_the_syntax_guard() -> None:
 
 @pytest.mark.asyncio
 async def test_appending_only_a_string_literal_is_refused(root: Path) -> None:
-    with pytest.raises(ToolError, match=r'newText is only a string literal \("TIMEOUT = 60"\)'):
-        await append(root, "settings.py", '"TIMEOUT = 60"')
+    with pytest.raises(ToolError, match=r'newText is only a string literal \("Timeout: sixty"\)'):
+        await append(root, "settings.py", '"Timeout: sixty"')
     assert (root / "settings.py").read_text() == SETTINGS
 
 

@@ -114,7 +114,9 @@ async def test_a_string_appended_to_a_module_without_docstring_becomes_its_docst
 @pytest.mark.asyncio
 async def test_a_write_that_only_adds_a_function_is_appended(root: Path) -> None:
     (root / "mathx.py").write_text(MATHX)
-    result = await write(root, "mathx.py", "\n\ndef square(x):\n    return x ** 2")
+    result = await write(
+        root, "mathx.py", "from mathx import double, square\n\ndef square(x):\n    return x ** 2"
+    )
     assert result == (
         "Edited mathx.py, not replaced (the content only adds square, so it was added at the end "
         "of mathx.py (lines 8-9) and the file keeps what it had)"
@@ -188,7 +190,7 @@ async def test_an_object_appended_to_a_json_file_sets_its_keys(root: Path) -> No
 
 
 @pytest.mark.asyncio
-async def test_code_in_triple_quotes_is_merged_as_code_without_importing_itself(root: Path) -> None:
+async def test_quoted_code_is_merged_as_code_without_importing_its_module(root: Path) -> None:
     (root / "calc.py").write_text(CALC)
     quoted = '"""\nfrom calc import add, mul\n\ndef add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n"""'
     result = await append(root, "calc.py", quoted)
@@ -197,6 +199,10 @@ async def test_code_in_triple_quotes_is_merged_as_code_without_importing_itself(
         == "Edited calc.py: the new add (line 1) replaced the old one where it was, since calc.py defines it already"
     )
     assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    # A quoted assignment is the assignment: it takes the old one's place.
+    (root / "settings.py").write_text('"""Settings."""\n\nHOST = "x"\nTIMEOUT = 30\n')
+    await append(root, "settings.py", '"TIMEOUT = 60"')
+    assert (root / "settings.py").read_text() == '"""Settings."""\n\nHOST = "x"\nTIMEOUT = 60\n'
 
 
 @pytest.mark.asyncio

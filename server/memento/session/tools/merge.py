@@ -7,7 +7,7 @@ writing only the new part, and both go wrong in ways Python does not flag.
   anyway, and in a module that does not parse (the old definition is the broken one) the
   copy at the end would leave the error where it was. The rest of the text is appended;
   an import the module has already, or of the module itself, is left out. Code quoted once
-  too often (a whole function in triple quotes) is merged as the code it quotes.
+  too often (a function in triple quotes, `"TIMEOUT = 60"`) is merged as the code it quotes.
 - An append that is only a string literal, to a module without a docstring, becomes the
   module docstring, at the top (at the end, a string does nothing); so does an append or a
   write of text that is not Python but prose without its quotes (a small model leaves out
@@ -31,6 +31,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 from typing import cast
+
+from memento.session.tools.syntax import python_code
 
 MAX_MERGED_CHARS = 512 * 1024
 _TOP = re.compile(r"(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
@@ -155,14 +157,13 @@ def _python_append(shown: str, current: str, added: str) -> Merged | None:
 
 
 def _quoted_code(tree: ast.Module) -> tuple[str, ast.Module] | None:
-    """The code inside a lone string literal (a whole function quoted in triple quotes)."""
+    """The code inside a lone string literal (a function in triple quotes, `"TIMEOUT = 60"`)."""
     value = _lone_string(tree)
     if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
         return None
     inner = textwrap.dedent(value.value).strip("\n")
     code = _parse(inner)
-    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    if code is None or not any(isinstance(node, kinds) for node in code.body):
+    if code is None or not python_code(inner):
         return None
     return inner, code
 
@@ -266,15 +267,21 @@ def additions_only(shown: str, old: str | None, content: str) -> bool:
     tree, before = _parse(content), _parse(old)
     if tree is None or before is None:
         return False
-    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    new = [n.name for n in tree.body if isinstance(n, kinds)]
-    others = [n for n in tree.body if not isinstance(n, kinds | ast.Import | ast.ImportFrom)]
+    added, own = _defs(tree), _defs(before)
+    others = [n for n in tree.body if not isinstance(n, _DEF | ast.Import | ast.ImportFrom)]
     bound = {s.name for s in _spans(before) if s.name}
-    own = [n for n in before.body if isinstance(n, kinds)]
     # A function whose body the module has under another name is a rename: a rewrite.
     bodies = {_body(n) for n in own}
-    renamed = any(_body(n) in bodies for n in tree.body if isinstance(n, kinds))
-    return bool(new) and not others and bool(own) and not bound & set(new) and not renamed
+    renamed = any(_body(n) in bodies for n in added)
+    new = {n.name for n in added}
+    return bool(new) and not others and bool(own) and not bound & new and not renamed
+
+
+_DEF = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _defs(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
 
 
 def _body(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
@@ -283,7 +290,7 @@ def _body(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
 
 def merge_write(shown: str, old: str | None, content: str) -> Merged | None:
     """A write of `content` over `old` that only adds (`additions_only`), appended to it
-    less the imports it has; None for a write to let through as it is."""
+    less the imports it has and imports of itself; None for a write to let through as it is."""
     if old is None:
         return None
     if _python_path(shown) and _parse(content) is None and (prose := _prose(content)) is not None:
@@ -297,7 +304,10 @@ def merge_write(shown: str, old: str | None, content: str) -> Merged | None:
     kept = [
         s
         for s in spans
-        if not (s.import_ and all(line in old_lines for line in _chunk(lines, s).split("\n")))
+        if not (
+            s.import_
+            and (_imports_itself(shown, _chunk(lines, s)) or _has_lines(old_lines, _chunk(lines, s)))
+        )
     ]
     head = old.rstrip("\n") + "\n\n\n"
     text = head + _joined(lines, kept) + "\n"

@@ -137,12 +137,12 @@ def unquoted(path: str, text: str) -> str | None:
     inner = text.strip()[1:-1]
     if syntax_problems(inner, language):
         return None
-    if not syntax_problems(text, language) and not (language == "python" and _python_code(inner)):
+    if not syntax_problems(text, language) and not (language == "python" and python_code(inner)):
         return None
     return inner if inner.endswith("\n") or not text.endswith("\n") else inner + "\n"
 
 
-def _python_code(text: str) -> bool:
+def python_code(text: str) -> bool:
     """Python that does something: a statement other than a bare name or constant (a quoted
     module docstring "Docs." stays as it is; "print('hi')" is code that was quoted)."""
     try:
