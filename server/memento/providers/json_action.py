@@ -87,6 +87,10 @@ DONE_NOTE = (
     "request still needs, in another place or file, or answer."
 )
 """The first repeat of a change that succeeded gets a warning; a second repeat, an answer."""
+AGAIN_NOTE = (
+    "You just sent the same call again; its result is the one above. Do not send it again: "
+    "take the next step the request needs (a change, if it asks for one), or answer."
+)
 CHANGING = frozenset({"edit", "write", "bash"})
 ANY_CALL = "*"
 """A step that must call a tool, whichever (see `step_note`)."""
@@ -182,7 +186,8 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
     """A note for the next step and what that step may do: True, only answer (after the step
     cap or a repeated call, or pair of calls taking turns); a tool's name, only call it (read
     a file the request names and the turn has not used, after a change); ANY_CALL, call a
-    tool but not answer (after a failed edit or write); False, anything.
+    tool but not answer (after a failed edit or write, or one that wrote the user's words in
+    another case); False, anything. A call repeated at once is warned once, then answered.
     A change (edit, write, bash) sent again after it succeeded gets a warning the first time;
     a failed call repeated once gets a warning and one more try."""
     calls = turn_calls(messages)
@@ -190,7 +195,7 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
         return LIMIT_NOTE, True
     fresh = calls and not any(_same(calls[-1], earlier) for earlier in calls[:-1])
     if fresh and (words := _other_case(messages, calls[-1])) is not None:
-        return words, False
+        return words, ANY_CALL
     if fresh and (named := _named_unused(messages, calls)) is not None:
         return named, "read"  # an answer here is an intention ("I will add the test")
     failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
@@ -207,6 +212,8 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
         third = len(calls) >= 3 and _same(calls[-2], calls[-3])
         if calls[-1].id in failed and not third:
             return FAILED_AGAIN_NOTE, ANY_CALL
+        if not third:  # read, read: the model copied its last step; one warning first
+            return AGAIN_NOTE, False
         return REPEAT_NOTE, True
     if len(calls) >= 4 and _same(calls[-1], calls[-3]) and _same(calls[-2], calls[-4]):
         # Two calls taking turns (read a, read b, read a, read b): a warning, then an answer.

@@ -25,6 +25,7 @@ from memento.core.messages import (
 from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.json_action import (
+    AGAIN_NOTE,
     ANY_CALL,
     CYCLE_NOTE,
     DONE_NOTE,
@@ -211,6 +212,9 @@ async def test_a_repeated_call_forces_an_answer(
         call("c2", "read", same),
         result("c2", "read", "A"),
     )
+    # Once: a warning (the model copied its last step); twice: only an answer.
+    assert step_note(req.messages, json_config_settings()) == (AGAIN_NOTE, False)
+    req.messages += [call("c3", "read", same), result("c3", "read", "A")]
     await collect(provider, req)
     body = srv.requests[0].body
     assert body["response_format"]["schema"]["required"] == ["answer"]
@@ -403,12 +407,12 @@ def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> N
     asked = user("Create hello.py that prints hello world when it is run.")
     wrong = {"path": "hello.py", "content": "print('Hello world')"}
     steps: list[Message] = [asked, call("c1", "write", wrong), result("c1", "write", "Wrote 20 bytes")]
-    note, answer_only = step_note(steps, settings)
+    note, limit = step_note(steps, settings)
     assert note == (
         'Your last change writes "Hello world", where the request says "hello world": use the '
         'user\'s words exactly as given, with the same case. Make the change again with "hello world".'
     )
-    assert not answer_only
+    assert limit == ANY_CALL  # the fix, not an answer that it was meant so
     # Sent again as it was, it is a repeat (warned as one), not a second note.
     again = [*steps, call("c1b", "write", wrong), result("c1b", "write", "Wrote 20 bytes")]
     assert step_note(again, settings) == (DONE_NOTE, False)
