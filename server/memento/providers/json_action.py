@@ -100,8 +100,8 @@ WORDS_NOTE = (
 )
 """A string in a change that is a phrase of the request in another case ("Hello world")."""
 NAMED_NOTE = (
-    "The request also names {files}, which no step of this turn has used yet: read it now, "
-    "then make the change the request asks for there, if any."
+    "The request also names {files}, which no step of this turn has used yet: make the change "
+    "the request asks for there now, or read it first."
 )
 """After a change, the files the request names that the turn has not read or changed."""
 _FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{1,5}\b")
@@ -184,10 +184,10 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
 
 def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool | str]:
     """A note for the next step and what that step may do: True, only answer (after the step
-    cap or a repeated call, or pair of calls taking turns); a tool's name, only call it (read
-    a file the request names and the turn has not used, after a change); ANY_CALL, call a
-    tool but not answer (after a failed edit or write, or one that wrote the user's words in
-    another case); False, anything. A call repeated at once is warned once, then answered.
+    cap or a repeated call, or pair of calls taking turns); a tool's name, only call it;
+    ANY_CALL, call a tool but not answer (after a failed edit or write, one that wrote the
+    user's words in another case, or a change when the request names a file the turn has not
+    used); False, anything. A call repeated at once is warned once, then answered.
     A change (edit, write, bash) sent again after it succeeded gets a warning the first time;
     a failed call repeated once gets a warning and one more try."""
     calls = turn_calls(messages)
@@ -197,7 +197,7 @@ def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[st
     if fresh and (words := _other_case(messages, calls[-1])) is not None:
         return words, ANY_CALL
     if fresh and (named := _named_unused(messages, calls)) is not None:
-        return named, "read"  # an answer here is an intention ("I will add the test")
+        return named, ANY_CALL  # an answer here is an intention ("I will add the test")
     failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
     repeats = [
         i

@@ -436,17 +436,17 @@ def test_after_a_change_the_files_the_request_names_and_the_turn_has_not_used_ar
     add = {"path": "mathx.py", "oldText": "", "newText": "def square(x):\n    return x * x"}
     steps: list[Message] = [asked, call("c1", "edit", add), result("c1", "edit", "Edited mathx.py")]
     assert step_note(steps, settings) == (
-        "The request also names test_mathx.py, which no step of this turn has used yet: read it "
-        "now, then make the change the request asks for there, if any.",
-        "read",
+        "The request also names test_mathx.py, which no step of this turn has used yet: make the "
+        "change the request asks for there now, or read it first.",
+        ANY_CALL,
     )
-    # That step may only call read (an answer there was an intention: "I will add the test").
+    # That step must call a tool (an answer there was an intention: "I will add the test").
     tools = [READ, ToolSpec(name="edit", description="Edit.", parameters={"type": "object"})]
     body = build_body(
         ModelRequest(system="", messages=steps, tools=tools), model="m", max_tokens=9, settings=settings
     )
-    [only] = body["response_format"]["schema"]["oneOf"]
-    assert only["properties"]["tool"] == {"const": "read"}
+    options = body["response_format"]["schema"]["oneOf"]
+    assert [o["properties"]["tool"] for o in options] == [{"const": "read"}, {"const": "edit"}]
     test = {"path": "./test_mathx.py", "oldText": "", "newText": "def test_square():\n    pass"}
     steps += [call("c2", "edit", test), result("c2", "edit", "Edited test_mathx.py")]
     assert step_note(steps, settings) == (None, False)

@@ -163,7 +163,9 @@ async def test_a_rename_says_where_the_old_name_is_still_used(root: Path) -> Non
         'report.py still uses area_of_circle:\n  line 5: print(f"{area_of_circle(2):.2f}")\n'
         'To rename it everywhere in report.py: edit {"path": "report.py", "oldText": '
         '"area_of_circle", "newText": "circle_area", "replaceAll": true}\n'
-        "shapes.py also has area_of_circle:\n  line 1: def area_of_circle(r):"
+        "shapes.py also has area_of_circle:\n  line 1: def area_of_circle(r):\n"
+        'To rename it there too: edit {"path": "shapes.py", "oldText": "area_of_circle", "newText": '
+        '"circle_area", "replaceAll": true}'
     )
     # The call it shows finishes the rename in that file.
     args = {"path": "report.py", "oldText": "area_of_circle", "newText": "circle_area", "replaceAll": True}

@@ -134,7 +134,7 @@ def renamed_left(updated: str, old: str, new: str, path: Path, shown: str) -> st
     """A note on the names the edit took out (in oldText, not in newText: a rename) that the
     file, or a file beside it of the same kind, still uses, with their lines, so a rename
     reaches every place; for a rename of one name to another, the call that finishes it in
-    this file (blocking: it reads the sibling files)."""
+    each file (blocking: it reads the sibling files)."""
     old_names, new_names = dict.fromkeys(_NAME.findall(old)), dict.fromkeys(_NAME.findall(new))
     gone = [n for n in old_names if n not in new_names]
     if not gone or len(gone) > 2:
@@ -149,7 +149,9 @@ def renamed_left(updated: str, old: str, new: str, path: Path, shown: str) -> st
             if len(gone) == 1 and len(came) == 1:
                 args = {"path": shown, "oldText": name, "newText": came[0], "replaceAll": True}
                 notes.append(f"\nTo rename it everywhere in {shown}: edit {json.dumps(args)}")
-        notes.extend(_sibling_uses(pattern, name, path, shown))
+        notes.extend(
+            _sibling_uses(pattern, name, path, shown, came[0] if len(gone) == len(came) == 1 else None)
+        )
     return "".join(notes)
 
 
@@ -159,7 +161,9 @@ def _places(pattern: re.Pattern[str], text: str) -> str:
     return "\n".join(f"  line {n}: {line[:120]}" for n, line in found[:MAX_LEFT])
 
 
-def _sibling_uses(pattern: re.Pattern[str], name: str, path: Path, shown: str) -> list[str]:
+def _sibling_uses(
+    pattern: re.Pattern[str], name: str, path: Path, shown: str, renamed: str | None
+) -> list[str]:
     """Uses in the files beside `path` with its extension (none for a file without one: a
     dotfile such as .env would match, and secrets never reach the model)."""
     notes: list[str] = []
@@ -179,6 +183,14 @@ def _sibling_uses(pattern: re.Pattern[str], name: str, path: Path, shown: str) -
             continue
         if places := _places(pattern, text):
             notes.append(f"\n{folder}{sibling.name} also has {name}:\n{places}")
+            if renamed is not None:
+                args = {
+                    "path": f"{folder}{sibling.name}",
+                    "oldText": name,
+                    "newText": renamed,
+                    "replaceAll": True,
+                }
+                notes.append(f"\nTo rename it there too: edit {json.dumps(args)}")
     return notes
 
 
