@@ -10,14 +10,16 @@ success rate of each configuration:
 - `full`: the harness as shipped, with the 1.5B and then the 0.5B model;
 - `exact-edits`: the 1.5B with `tools.tolerantEdits = false` (edit matches only the exact
   text; no closest region on a miss);
-- `no-guard`: the 1.5B with `tools.syntaxGuard = false`.
+- `no-guard`: the 1.5B with `tools.syntaxGuard = false`;
+- `no-harness`: the 1.5B with all three off (`tolerantEdits`, `syntaxGuard`, `lossGuard`, the
+  last with its merges): edits as the model sends them, which is what the harness adds to.
 
 It asserts nothing. Sampling uses the product's settings unless `--temperature` is given.
 Other work on the machine slows llama.cpp a lot: the load average is printed first, llama.cpp
 gets a thread per core, and the model server's autogroup priority is raised (Linux: `nice`
 of other sessions does not reach across autogroups; see `SharedProvider.favour`).
 
-Run: `python bench/agent_tasks.py [--configs full-1.5b,exact-edits,no-guard,full-0.5b]
+Run: `python bench/agent_tasks.py [--configs full-1.5b,exact-edits,no-guard,full-0.5b,no-harness]
 [--tasks NAME,...] [--temperature T] [--turn-timeout S] [--threads N] [--keep]`. A turn
 past its timeout (420 s unless given) is stopped and counted as a failure marked "timed
 out"; on a machine busy with other work, give it more."""
@@ -57,6 +59,7 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "exact-edits": ("qwen2.5-coder-1.5b", {"tolerantEdits": False}),
     "no-guard": ("qwen2.5-coder-1.5b", {"syntaxGuard": False}),
     "full-0.5b": ("qwen2.5-coder-0.5b", {}),
+    "no-harness": ("qwen2.5-coder-1.5b", {"tolerantEdits": False, "syntaxGuard": False, "lossGuard": False}),
 }
 
 
@@ -235,6 +238,9 @@ async def main() -> None:
         help="llama.cpp threads (default: one per core; 1 when two benches share the cores)",
     )
     args = parser.parse_args()
+    # The model's `bash` inherits this environment: pytest run there should load no plugin of
+    # the venv the bench runs in (pytest-asyncio's warnings fill the small model's window).
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     chosen = [c for c in args.configs.split(",") if c]
     unknown = [c for c in chosen if c not in CONFIGS]
     if unknown:
@@ -260,7 +266,7 @@ async def main() -> None:
         )
     if "full-1.5b" in results:
         full = sum(o.ok for o in results["full-1.5b"])
-        for name in ("exact-edits", "no-guard"):
+        for name in ("exact-edits", "no-guard", "no-harness"):
             if name in results:
                 other = sum(o.ok for o in results[name])
                 print(f"full-1.5b vs {name}: {full} vs {other} tasks ({full - other:+d})")

@@ -3,9 +3,10 @@
 Small local models loop or garble native tool calls. Here the model answers every step with
 one JSON object that a schema (a llama.cpp grammar on the server) forces into shape:
 `{"tool": name, "arguments": {...}}` or `{"answer": text}`. Earlier calls go back as that
-JSON, tool results as plain text, and the system prompt lists the tools in a line each. After
-`max_steps` tool steps in a turn, or when the model repeats its last call, the schema admits
-only an answer, which caps the steps of a turn.
+JSON (without their thoughts), tool results as plain text, and the system prompt lists the
+tools in a line each. After `max_steps` tool steps in a turn, or when the model repeats its
+last call, the schema admits only an answer, which caps the steps of a turn; notes after a
+step point the model at what it missed (`step_note`).
 
 The stream turns back into ordinary provider events: an answer streams as text as it arrives
 (the JSON string decoded incrementally), a tool call becomes one `ToolCallStarted` + delta.
@@ -27,7 +28,6 @@ from memento.core.messages import (
     CustomMessage,
     Message,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -60,14 +60,16 @@ WORK_NOTE = (
     "the conversation already shows its current text.\n"
     "2. Use edit with oldText copied exactly from the file (whole lines, with their "
     "indentation); newText replaces it. To add new code at the end of a file, edit with an "
-    "empty oldText. Or write the file's complete new content.\n"
-    '   For example, to change a value on a line of app.py: {"tool": "edit", "arguments": '
-    '{"path": "app.py", "oldText": "    size = 10", "newText": "    size = 12"}}: the code '
-    "itself, with no quotes around it.\n"
-    '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").'
+    "empty oldText. Or write the file's complete new content. Put the code itself in "
+    "oldText and newText, with no quotes around it.\n"
+    '3. Code in a JSON string writes each double quote as \\" (a docstring is \\"\\"\\"Text.\\"\\"\\").\n'
+    "4. Use the user's words, names and values exactly as given (the same letters, the same "
+    "case).\n"
+    "5. After each change, read its result: it says what is left to do. Never send a call "
+    "again once it succeeded; take the next step, or answer."
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
-TEST_NOTE = "\n4. If the workspace has tests, run them with bash after the change; fix what fails."
+TEST_NOTE = "\n6. If the workspace has tests, run them with bash after the change; fix what fails."
 LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
 REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
 CYCLE_NOTE = (
@@ -79,13 +81,38 @@ FAILED_AGAIN_NOTE = (
     "shows: copy oldText from the file's text as shown, read the file, or write the whole file."
 )
 """A failed call repeated once more gets another try (the step is not answer-only)."""
+DONE_NOTE = (
+    "Your last call repeats one that succeeded earlier in this turn: its change is made "
+    "already (see its first result above). Do not send it again. Take the next step the "
+    "request still needs, in another place or file, or answer."
+)
+"""The first repeat of a change that succeeded gets a warning; a second repeat, an answer."""
+AGAIN_NOTE = (
+    "You just sent the same call again; its result is the one above. Do not send it again: "
+    "take the next step the request needs (a change, if it asks for one), or answer."
+)
+CHANGING = frozenset({"edit", "write", "bash"})
+ANY_CALL = "*"
+"""A step that must call a tool, whichever (see `step_note`)."""
+WORDS_NOTE = (
+    "Your last change writes {written}, where the request says {asked}: use the user's words "
+    "exactly as given, with the same case. Make the change again with {asked}."
+)
+"""A string in a change that is a phrase of the request in another case ("Hello world")."""
+NAMED_NOTE = (
+    "The request also names {files}, which no step of this turn has used yet: make the change "
+    "the request asks for there now, or read it first."
+)
+"""After a change, the files the request names that the turn has not read or changed."""
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{1,5}\b")
+_LITERAL = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
 # --- the request ------------------------------------------------------------------------
 
 
 def action_schema(
-    tools: list[ToolSpec], *, answer_only: bool = False, thought: bool = False
+    tools: list[ToolSpec], *, answer_only: bool = False, thought: bool = False, call_only: bool = False
 ) -> dict[str, Any]:
     """The JSON schema of one action: a call of one of `tools` (after a thought), or an answer."""
     answer: dict[str, Any] = {
@@ -106,7 +133,7 @@ def action_schema(
         }
         for tool in tools
     ]
-    return {"oneOf": [*calls, answer]}
+    return {"oneOf": calls if call_only else [*calls, answer]}
 
 
 def _arguments_schema(tool: ToolSpec) -> dict[str, Any]:
@@ -155,24 +182,84 @@ def turn_calls(messages: list[Message]) -> list[ToolCall]:
     return calls
 
 
-def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool]:
-    """A note for the next step, and whether that step may only answer: after the step cap
-    or a repeated call (or pair of calls taking turns); a failed call repeated once gets a
-    warning and one more try."""
+def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool | str]:
+    """A note for the next step and what that step may do: True, only answer (after the step
+    cap or a repeated call, or pair of calls taking turns); a tool's name, only call it;
+    ANY_CALL, call a tool but not answer (after a failed edit or write, one that wrote the
+    user's words in another case, or a change when the request names a file the turn has not
+    used); False, anything. A call repeated at once is warned once, then answered.
+    A change (edit, write, bash) sent again after it succeeded gets a warning the first time;
+    a failed call repeated once gets a warning and one more try."""
     calls = turn_calls(messages)
     if len(calls) >= settings.max_steps:
         return LIMIT_NOTE, True
+    fresh = calls and not any(_same(calls[-1], earlier) for earlier in calls[:-1])
+    if fresh and (words := _other_case(messages, calls[-1])) is not None:
+        return words, ANY_CALL
+    if fresh and (named := _named_unused(messages, calls)) is not None:
+        return named, ANY_CALL  # an answer here is an intention ("I will add the test")
+    failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
+    repeats = [
+        i
+        for i, later in enumerate(calls)
+        if later.name in CHANGING
+        and any(_same(later, earlier) and earlier.id not in failed for earlier in calls[:i])
+    ]
+    if repeats and repeats[-1] == len(calls) - 1:
+        # A change sent again after it succeeded: small models copy their last action.
+        return (REPEAT_NOTE, True) if len(repeats) >= 2 else (DONE_NOTE, False)
     if len(calls) >= 2 and _same(calls[-1], calls[-2]):
-        failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
         third = len(calls) >= 3 and _same(calls[-2], calls[-3])
         if calls[-1].id in failed and not third:
-            return FAILED_AGAIN_NOTE, False
+            return FAILED_AGAIN_NOTE, ANY_CALL
+        if not third:  # read, read: the model copied its last step; one warning first
+            return AGAIN_NOTE, False
         return REPEAT_NOTE, True
     if len(calls) >= 4 and _same(calls[-1], calls[-3]) and _same(calls[-2], calls[-4]):
         # Two calls taking turns (read a, read b, read a, read b): a warning, then an answer.
         again = len(calls) >= 5 and _same(calls[-1], calls[-5])
         return (REPEAT_NOTE if again else CYCLE_NOTE), again
+    if calls and calls[-1].id in failed and calls[-1].name in ("edit", "write"):
+        return None, ANY_CALL  # an answer after a failed change gives up, or repeats the error
     return None, False
+
+
+def _changed_for(messages: list[Message], call: ToolCall) -> str | None:
+    """The request's text when `call` is a write or edit that succeeded, else None."""
+    request = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    failed = any(
+        isinstance(m, ToolResultMessage) and m.tool_call_id == call.id and m.is_error for m in messages
+    )
+    if request is None or failed or call.name not in ("write", "edit"):
+        return None
+    return _plain(request.content)
+
+
+def _other_case(messages: list[Message], call: ToolCall) -> str | None:
+    """WORDS_NOTE when the last change has a string literal that the request has in another
+    case, and not in this one."""
+    if (asked := _changed_for(messages, call)) is None:
+        return None
+    code = str(call.arguments.get("content", call.arguments.get("newText", "")))
+    for match in _LITERAL.finditer(code):
+        literal = match.group(1) or match.group(2)
+        at = asked.lower().find(literal.lower())
+        if literal.strip() and at != -1 and literal not in asked:
+            return WORDS_NOTE.format(
+                written=json.dumps(literal), asked=json.dumps(asked[at : at + len(literal)])
+            )
+    return None
+
+
+def _named_unused(messages: list[Message], calls: list[ToolCall]) -> str | None:
+    """NAMED_NOTE when the last call was a change and the request names files (`name.ext`)
+    that no call of this turn has had as its path."""
+    if (asked := _changed_for(messages, calls[-1])) is None:
+        return None
+    used = {str(c.arguments.get("path", "")).removeprefix("./") for c in calls}
+    named = dict.fromkeys(m.group().removeprefix("./") for m in _FILE_NAME.finditer(asked))
+    unused = [n for n in named if n not in used and n.rsplit("/", 1)[-1] not in used]
+    return NAMED_NOTE.format(files=" and ".join(unused[:3])) if unused else None
 
 
 def _same(a: ToolCall, b: ToolCall) -> bool:
@@ -185,9 +272,10 @@ def action_text(message: AssistantMessage) -> str:
     """An earlier reply as the JSON action it was (calls first; one call per reply here)."""
     calls = message.tool_calls()
     if calls:
-        thought = "".join(b.thinking for b in message.content if isinstance(b, ThinkingContent))
-        reason = {"thought": thought} if thought else {}
-        return json.dumps({**reason, "tool": calls[0].name, "arguments": calls[0].arguments})
+        # Without its thought: a small model shown its earlier thoughts writes the last one
+        # again, word for word, and then the call that followed it (read, read, read…).
+        # Each step's thought is its own, about the result in front of it.
+        return json.dumps({"tool": calls[0].name, "arguments": calls[0].arguments})
     return json.dumps({"answer": message.text()})
 
 
@@ -221,11 +309,15 @@ def build_body(
     request: ModelRequest, *, model: str, max_tokens: int, settings: JsonActionSettings
 ) -> dict[str, Any]:
     """A chat-completions body whose reply is constrained to one JSON action."""
-    note, answer_only = step_note(request.messages, settings)
+    note, limit = step_note(request.messages, settings)
     allowed = request.allowed_tools
     callable_tools = [t for t in request.tools if allowed is None or t.name in allowed]
+    only = [t for t in callable_tools if limit in (t.name, ANY_CALL)] if isinstance(limit, str) else []
     schema = action_schema(
-        callable_tools, answer_only=answer_only or not callable_tools, thought=settings.thought
+        only or callable_tools,
+        answer_only=limit is True or not callable_tools,
+        thought=settings.thought,
+        call_only=bool(only),
     )
     system = system_text(request.system, request.tools, thought=settings.thought)
     messages = convert_messages(system, request.messages, settings.result_chars)

@@ -25,14 +25,19 @@ from memento.core.messages import (
 from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.assembly import ReplyBuilder
 from memento.providers.json_action import (
+    AGAIN_NOTE,
+    ANY_CALL,
     CYCLE_NOTE,
+    DONE_NOTE,
     FAILED_AGAIN_NOTE,
     LIMIT_NOTE,
     REPEAT_NOTE,
     ActionStream,
     action_schema,
     action_text,
+    build_body,
     step_note,
+    system_text,
 )
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session.questions import QUESTION_NOTE
@@ -207,6 +212,9 @@ async def test_a_repeated_call_forces_an_answer(
         call("c2", "read", same),
         result("c2", "read", "A"),
     )
+    # Once: a warning (the model copied its last step); twice: only an answer.
+    assert step_note(req.messages, json_config_settings()) == (AGAIN_NOTE, False)
+    req.messages += [call("c3", "read", same), result("c3", "read", "A")]
     await collect(provider, req)
     body = srv.requests[0].body
     assert body["response_format"]["schema"]["required"] == ["answer"]
@@ -218,24 +226,68 @@ def test_a_failed_call_repeated_once_gets_one_more_try() -> None:
     bad = {"path": "a.py", "oldText": "x", "newText": "y"}
     twice = [user("fix a.py"), call("c1", "edit", bad), result("c1", "edit", "not found", error=True)]
     twice += [call("c2", "edit", bad), result("c2", "edit", "not found", error=True)]
-    assert step_note(twice, settings) == (FAILED_AGAIN_NOTE, False)
+    assert step_note(twice, settings) == (FAILED_AGAIN_NOTE, ANY_CALL)
     thrice = [*twice, call("c3", "edit", bad), result("c3", "edit", "not found", error=True)]
     assert step_note(thrice, settings) == (REPEAT_NOTE, True)
-    assert step_note(twice[:3], settings) == (None, False)
+    # After a failed change the next step calls a tool: an answer there gives up.
+    assert step_note(twice[:3], settings) == (None, ANY_CALL)
+    body = build_body(
+        ModelRequest(system="", messages=twice[:3], tools=[READ, LS]),
+        model="m",
+        max_tokens=9,
+        settings=settings,
+    )
+    assert all("tool" in option["properties"] for option in body["response_format"]["schema"]["oneOf"])
+    read_failed = [
+        user("show a"),
+        call("r1", "read", {"path": "a"}),
+        result("r1", "read", "no such file", error=True),
+    ]
+    assert step_note(read_failed, settings) == (None, False)
 
 
 def test_two_calls_taking_turns_force_an_answer() -> None:
     settings = json_config_settings()
-    a, b = {"path": "a.py", "content": "A"}, {"path": "b.py", "content": "B"}
-    steps: list[Message] = [user("add a and b")]
+    a, b = {"path": "a.py"}, {"path": "b.py"}
+    steps: list[Message] = [user("compare a and b")]
     for n, args in enumerate([a, b, a]):
         path = str(args["path"])
-        steps += [call(f"c{n}", "write", args), result(f"c{n}", "write", f"Wrote 1 bytes to {path}")]
-    assert step_note(steps, settings) == (None, False)
-    steps += [call("c3", "write", b), result("c3", "write", "Wrote 1 bytes to b.py")]
+        steps += [call(f"c{n}", "read", args), result(f"c{n}", "read", f"text of {path}")]
+    assert step_note(steps, settings) == (None, False)  # reading a file again is no repeat
+    steps += [call("c3", "read", b), result("c3", "read", "text of b.py")]
     assert step_note(steps, settings) == (CYCLE_NOTE, False)
-    steps += [call("c4", "write", a), result("c4", "write", "Wrote 1 bytes to a.py")]
+    steps += [call("c4", "read", a), result("c4", "read", "text of a.py")]
     assert step_note(steps, settings) == (REPEAT_NOTE, True)
+
+
+def test_a_change_sent_again_after_it_succeeded_gets_a_warning_then_an_answer() -> None:
+    # The small model copies its last action: the edit again, a read, the edit once more.
+    settings = json_config_settings()
+    fix = {"path": "a.py", "oldText": "x = 1", "newText": "x = 2"}
+    steps: list[Message] = [user("set x to 2"), call("c1", "edit", fix), result("c1", "edit", "Edited a.py")]
+    assert step_note(steps, settings) == (None, False)
+    steps += [call("c2", "edit", fix), result("c2", "edit", "the change is made already", error=True)]
+    assert step_note(steps, settings) == (DONE_NOTE, False)
+    steps += [call("c3", "read", {"path": "a.py"}), result("c3", "read", "x = 2")]
+    assert step_note(steps, settings) == (None, False)
+    steps += [call("c4", "edit", fix), result("c4", "edit", "the change is made already", error=True)]
+    assert step_note(steps, settings) == (REPEAT_NOTE, True)
+    # Writes taking turns: the first repeat is warned, the second answers.
+    a, b = {"path": "a.py", "content": "A"}, {"path": "b.py", "content": "B"}
+    writes: list[Message] = [user("add a and b")]
+    for n, args in enumerate([a, b, a]):
+        writes += [call(f"w{n}", "write", args), result(f"w{n}", "write", "Wrote 1 bytes")]
+    assert step_note(writes, settings) == (DONE_NOTE, False)
+    writes += [call("w3", "write", b), result("w3", "write", "Wrote 1 bytes")]
+    assert step_note(writes, settings) == (REPEAT_NOTE, True)
+
+
+def test_the_work_note_has_no_example_to_copy_and_asks_for_the_users_words() -> None:
+    edit = ToolSpec(name="edit", description="Edit a file.", parameters={"type": "object"})
+    text = system_text("", [READ, edit])
+    assert '"tool": "edit"' not in text  # a small model sent a worked example as its edit
+    assert "the user's words, names and values exactly as given" in text
+    assert "Never send a call again once it succeeded" in text
 
 
 def json_config_settings() -> Any:
@@ -300,12 +352,9 @@ def test_a_thought_streams_as_thinking_before_the_call() -> None:
     out += stream.finish(StreamDone(stop_reason="stop"))
     message = assemble(out)
     assert [c.name for c in message.tool_calls()] == ["edit"] and message.stop_reason == "toolUse"
-    # Sent back as the action it was, thought first; the schema asks for a thought first.
-    assert json.loads(action_text(message)) == {
-        "thought": "add returns a - b; it should add",
-        "tool": "edit",
-        "arguments": {"path": "c.py"},
-    }
+    # Sent back as the call it was, without the thought (which a small model copies into
+    # its next step); the schema asks each step for a thought of its own first.
+    assert json.loads(action_text(message)) == {"tool": "edit", "arguments": {"path": "c.py"}}
     call = action_schema([READ], thought=True)["oneOf"][0]
     assert list(call["properties"]) == ["thought", "tool", "arguments"] and call["required"][0] == "thought"
 
@@ -351,3 +400,56 @@ async def test_a_turn_in_json_mode_reads_a_file_and_answers(srv: ScriptedModelSe
     text = "".join(e.delta for e in seen if isinstance(e, events.Delta) and e.stream == "text")
     assert text == "It is 4242."
     assert [e.state for e in seen if isinstance(e, events.TurnFinished)] == ["finished"]
+
+
+def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> None:
+    settings = json_config_settings()
+    asked = user("Create hello.py that prints hello world when it is run.")
+    wrong = {"path": "hello.py", "content": "print('Hello world')"}
+    steps: list[Message] = [asked, call("c1", "write", wrong), result("c1", "write", "Wrote 20 bytes")]
+    note, limit = step_note(steps, settings)
+    assert note == (
+        'Your last change writes "Hello world", where the request says "hello world": use the '
+        'user\'s words exactly as given, with the same case. Make the change again with "hello world".'
+    )
+    assert limit == ANY_CALL  # the fix, not an answer that it was meant so
+    # Sent again as it was, it is a repeat (warned as one), not a second note.
+    again = [*steps, call("c1b", "write", wrong), result("c1b", "write", "Wrote 20 bytes")]
+    assert step_note(again, settings) == (DONE_NOTE, False)
+    right = {"path": "hello.py", "content": 'print("hello world")'}
+    steps += [call("c2", "write", right), result("c2", "write", "Wrote 20 bytes")]
+    assert step_note(steps, settings) == (None, False)
+    # A failed change, or words the request does not have, say nothing.
+    failed = [asked, call("c3", "write", wrong), result("c3", "write", "refused", error=True)]
+    assert step_note(failed, settings) == (None, ANY_CALL)
+    other = [
+        asked,
+        call("c4", "write", {"path": "hello.py", "content": "x = 'Other'"}),
+        result("c4", "write", "ok"),
+    ]
+    assert step_note(other, settings) == (None, False)
+
+
+def test_after_a_change_the_files_the_request_names_and_the_turn_has_not_used_are_named() -> None:
+    settings = json_config_settings()
+    asked = user("Add square(x) to mathx.py, e.g. x * x, and a test for it in test_mathx.py.")
+    add = {"path": "mathx.py", "oldText": "", "newText": "def square(x):\n    return x * x"}
+    steps: list[Message] = [asked, call("c1", "edit", add), result("c1", "edit", "Edited mathx.py")]
+    assert step_note(steps, settings) == (
+        "The request also names test_mathx.py, which no step of this turn has used yet: make the "
+        "change the request asks for there now, or read it first.",
+        ANY_CALL,
+    )
+    # That step must call a tool (an answer there was an intention: "I will add the test").
+    tools = [READ, ToolSpec(name="edit", description="Edit.", parameters={"type": "object"})]
+    body = build_body(
+        ModelRequest(system="", messages=steps, tools=tools), model="m", max_tokens=9, settings=settings
+    )
+    options = body["response_format"]["schema"]["oneOf"]
+    assert [o["properties"]["tool"] for o in options] == [{"const": "read"}, {"const": "edit"}]
+    test = {"path": "./test_mathx.py", "oldText": "", "newText": "def test_square():\n    pass"}
+    steps += [call("c2", "edit", test), result("c2", "edit", "Edited test_mathx.py")]
+    assert step_note(steps, settings) == (None, False)
+    # Only after a change: a question that reads one of two files named gets no note.
+    question = [user("Is a.py like b.py?"), call("r1", "read", {"path": "a.py"}), result("r1", "read", "x")]
+    assert step_note(question, settings) == (None, False)

@@ -1,5 +1,5 @@
 """The loss guard on real files: a write that would drop most of what a file defines, and an
-append that redefines a name or is only a string literal, are refused with what to do
+append of only a string literal to a module with a docstring, are refused with what to do
 instead, and the file is left as it was; ordinary rewrites, removals and appends go through."""
 
 from __future__ import annotations
@@ -110,26 +110,9 @@ def test_a_file_that_does_not_parse_is_left_to_the_syntax_guard() -> None:
 
 
 @pytest.mark.asyncio
-async def test_appending_a_second_definition_is_refused_with_the_first(root: Path) -> None:
-    with pytest.raises(ToolError) as caught:
-        await append(root, "calc.py", "def add(a, b):\n    return a + b\n")
-    message = str(caught.value)
-    assert message.startswith("calc.py already defines add at lines 4-5;")
-    assert message.endswith("edit with oldText copied from those lines:\ndef add(a, b):\n    return a - b")
-    assert (root / "calc.py").read_text() == CALC
-
-
-@pytest.mark.asyncio
-async def test_appending_an_existing_setting_is_refused_with_its_line(root: Path) -> None:
-    with pytest.raises(ToolError, match="already defines TIMEOUT at line 5;.*\nTIMEOUT = 30$"):
-        await append(root, "settings.py", "TIMEOUT = 60")
-    assert (root / "settings.py").read_text() == SETTINGS
-
-
-@pytest.mark.asyncio
 async def test_appending_only_a_string_literal_is_refused(root: Path) -> None:
-    with pytest.raises(ToolError, match=r'newText is only a string literal \("TIMEOUT = 60"\)'):
-        await append(root, "settings.py", '"TIMEOUT = 60"')
+    with pytest.raises(ToolError, match=r'newText is only a string literal \("Timeout: sixty"\)'):
+        await append(root, "settings.py", '"Timeout: sixty"')
     assert (root / "settings.py").read_text() == SETTINGS
 
 

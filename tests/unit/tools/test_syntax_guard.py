@@ -13,8 +13,9 @@ from memento.session.tools.syntax import Verdict, guard, syntax_problems
 from memento.session.tools.write import WriteTool
 
 CALC = '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a + b\n'
-# The issue's case: the docstring's quotes were lost inside the JSON action string.
-CALC_LOST_QUOTES = "A tiny calculator.\n\n\ndef add(a, b):\n    return a + b\n"
+# The issue's case: the docstring's quotes were lost inside the JSON action string (a
+# first paragraph of prose gets them back: test_merge.py); here, with code in it, it is no prose.
+CALC_LOST_QUOTES = "A tiny calculator, x = 1.\n\n\ndef add(a, b):\n    return a + b\n"
 
 
 @pytest.fixture
@@ -40,7 +41,7 @@ async def test_a_write_that_breaks_a_python_file_is_refused_with_the_lines(root:
     message = str(caught.value)
     assert message.startswith("refused: the change would leave calc.py with python syntax errors")
     assert "line 1, column 3: invalid syntax" in message  # Python's own first error
-    assert "    A tiny calculator." in message
+    assert "    A tiny calculator, x = 1." in message
     assert (root / "calc.py").read_text() == CALC
 
 
@@ -67,7 +68,12 @@ async def test_a_file_that_was_already_broken_may_be_fixed_step_by_step(root: Pa
     # Through, but the model hears the file is not fixed yet, and where.
     assert "broken.py still has python syntax errors:\nline 4, column" in text
     text = await edit(root, "broken.py", "def g(:", "def g():")
-    assert "still has" not in text
+    assert text == "Edited broken.py: replaced line 4 with line 4\nbroken.py has no python syntax errors now."
+    # A file that parsed before says nothing of it.
+    assert (
+        await edit(root, "broken.py", "return 2", "return 3")
+        == "Edited broken.py: replaced line 5 with line 5"
+    )
 
 
 @pytest.mark.asyncio
@@ -93,8 +99,9 @@ async def test_valid_changes_pass_and_crlf_files_keep_crlf(root: Path) -> None:
 @pytest.mark.asyncio
 async def test_a_second_json_value_appended_to_a_json_file_is_refused(root: Path) -> None:
     (root / "config.json").write_text('{\n  "debug": true\n}\n')
+    # (An object is merged into the file's object instead: test_merge.py.)
     with pytest.raises(ToolError, match=r"json syntax errors.*\n.*line 5, column 1: Extra data"):
-        await edit(root, "config.json", "", '{"debug": false}')
+        await edit(root, "config.json", "", '["debug"]')
     assert (root / "config.json").read_text() == '{\n  "debug": true\n}\n'
     # JSON with comments (tsconfig.json) was never strict JSON: its edits are not held to it.
     (root / "tsconfig.json").write_text('{\n  // strict mode\n  "strict": true\n}\n')

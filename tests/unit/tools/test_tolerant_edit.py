@@ -225,3 +225,27 @@ async def test_a_write_of_quoted_code_writes_the_code(root: Path) -> None:
     # A file that is a string (valid as it is) stays as written.
     await WriteTool().run({"path": "doc.py", "content": '"Docs."\n'}, ctx)
     assert (root / "doc.py").read_text() == '"Docs."\n'
+
+
+CONFIG = '{\n  "name": "shop",\n  "debug": true,\n  "workers": 4\n}\n'
+
+
+@pytest.mark.asyncio
+async def test_keys_written_without_their_quotes_find_the_line_which_keeps_them(root: Path) -> None:
+    # Quotes are hard inside a JSON string: the model wrote `debug: true` for `"debug": true,`.
+    (root / "config.json").write_text(CONFIG)
+    text = await edit(root, "    debug: true", "    debug: false", path="config.json")
+    assert text == (
+        "Edited config.json: replaced line 3 with line 3 (oldText matched ignoring the file's "
+        "quote marks; the change was made to the file's line)"
+    )
+    await edit(root, "name: shop", "name: market", path="config.json")
+    assert (root / "config.json").read_text() == CONFIG.replace("true", "false").replace("shop", "market")
+    # Off with the tolerant matchers; and oldText with quotes of its own is not re-quoted.
+    with pytest.raises(ToolError, match="oldText not found in config.json$"):
+        await edit(root, "workers: 4", "workers: 8", path="config.json", tolerant=False)
+    with pytest.raises(ToolError, match="oldText not found"):
+        await edit(root, '"workers": 5', '"workers": 8', path="config.json")
+    # The line must be the same but for its quotes: a different value is no match.
+    with pytest.raises(ToolError, match="oldText not found"):
+        await edit(root, "workers: 5", "workers: 8", path="config.json")

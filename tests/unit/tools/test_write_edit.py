@@ -149,6 +149,8 @@ async def test_edit_keeps_mode(root: Path) -> None:
 async def test_a_rename_says_where_the_old_name_is_still_used(root: Path) -> None:
     report = 'from shapes import area_of_circle\n\n\ndef main():\n    print(f"{area_of_circle(2):.2f}")\n'
     (root / "report.py").write_text(report)
+    (root / "shapes.py").write_text("def area_of_circle(r):\n    return 3.14 * r * r\n")
+    (root / "notes.txt").write_text("area_of_circle\n")  # another kind of file: not looked at
     ctx = ToolContext(root=root)
     args = {
         "path": "report.py",
@@ -158,7 +160,25 @@ async def test_a_rename_says_where_the_old_name_is_still_used(root: Path) -> Non
     out = await EditTool().run(args, ctx)
     assert out.text == (
         "Edited report.py: replaced line 1 with line 1\n"
-        'report.py still uses area_of_circle:\n  line 5: print(f"{area_of_circle(2):.2f}")'
+        'report.py still uses area_of_circle:\n  line 5: print(f"{area_of_circle(2):.2f}")\n'
+        'To rename it everywhere in report.py: edit {"path": "report.py", "oldText": '
+        '"area_of_circle", "newText": "circle_area", "replaceAll": true}\n'
+        "shapes.py also has area_of_circle:\n  line 1: def area_of_circle(r):\n"
+        'To rename it there too: edit {"path": "shapes.py", "oldText": "area_of_circle", "newText": '
+        '"circle_area", "replaceAll": true}'
     )
-    args = {"path": "report.py", "oldText": "area_of_circle(2)", "newText": "circle_area(2)"}
-    assert (await EditTool().run(args, ctx)).text == "Edited report.py: replaced line 5 with line 5"
+    # The call it shows finishes the rename in that file.
+    args = {"path": "report.py", "oldText": "area_of_circle", "newText": "circle_area", "replaceAll": True}
+    assert (await EditTool().run(args, ctx)).text.startswith("Edited report.py: replaced 1 place (at line 5)")
+    assert "area_of_circle" not in (root / "report.py").read_text()
+
+
+@pytest.mark.asyncio
+async def test_a_rename_in_a_file_without_extension_looks_at_no_other_file(root: Path) -> None:
+    (root / "Makefile").write_text("old_target_name:\n\techo old_target_name\n")
+    (root / ".env").write_text("old_target_name=secret-value\n")
+    ctx = ToolContext(root=root)
+    args = {"path": "Makefile", "oldText": "old_target_name:", "newText": "new_target_name:"}
+    out = (await EditTool().run(args, ctx)).text
+    assert "line 2: echo old_target_name" in out
+    assert "secret-value" not in out and ".env" not in out

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import loss, matching, syntax
+from memento.session.tools import loss, matching, merge, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -30,6 +32,7 @@ HOW: dict[str, str] = {
     "indentation": "with another indentation; newText was shifted the same way",
     "whitespace": "ignoring whitespace and line breaks",
     "first/last lines": "by its first and last lines (the lines between differed)",
+    "quotes": "ignoring the file's quote marks; the change was made to the file's line",
 }
 
 
@@ -123,27 +126,88 @@ def plan_edit(
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 MAX_LEFT = 5
+MAX_SIBLINGS = 50
+MAX_SIBLING_BYTES = 256 * 1024
 
 
-def renamed_left(updated: str, old: str, new: str, shown: str) -> str:
+def renamed_left(updated: str, old: str, new: str, path: Path, shown: str) -> str:
     """A note on the names the edit took out (in oldText, not in newText: a rename) that the
-    file still uses elsewhere, with their lines, so a rename reaches every place."""
-    gone = [n for n in dict.fromkeys(_NAME.findall(old)) if n not in set(_NAME.findall(new))]
+    file, or a file beside it of the same kind, still uses, with their lines, so a rename
+    reaches every place; for a rename of one name to another, the call that finishes it in
+    each file (blocking: it reads the sibling files)."""
+    old_names, new_names = dict.fromkeys(_NAME.findall(old)), dict.fromkeys(_NAME.findall(new))
+    gone = [n for n in old_names if n not in new_names]
     if not gone or len(gone) > 2:
         return ""
-    lines = updated.replace("\r\n", "\n").split("\n")
+    came = [n for n in new_names if n not in old_names]
     notes: list[str] = []
     for name in gone:
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        places = [(n, line.strip()) for n, line in enumerate(lines, 1) if pattern.search(line)]
+        places = _places(pattern, updated)
         if places:
-            shown_places = "\n".join(f"  line {n}: {text[:120]}" for n, text in places[:MAX_LEFT])
-            notes.append(f"\n{shown} still uses {name}:\n{shown_places}")
+            notes.append(f"\n{shown} still uses {name}:\n{places}")
+            if len(gone) == 1 and len(came) == 1:
+                args = {"path": shown, "oldText": name, "newText": came[0], "replaceAll": True}
+                notes.append(f"\nTo rename it everywhere in {shown}: edit {json.dumps(args)}")
+        notes.extend(
+            _sibling_uses(pattern, name, path, shown, came[0] if len(gone) == len(came) == 1 else None)
+        )
     return "".join(notes)
 
 
-def _lost(shown: str, current: str, updated: str, a: EditArgs) -> str | None:
-    if not a.old_text:
+def _places(pattern: re.Pattern[str], text: str) -> str:
+    lines = text.replace("\r\n", "\n").split("\n")
+    found = [(n, line.strip()) for n, line in enumerate(lines, 1) if pattern.search(line)]
+    return "\n".join(f"  line {n}: {line[:120]}" for n, line in found[:MAX_LEFT])
+
+
+def _sibling_uses(
+    pattern: re.Pattern[str], name: str, path: Path, shown: str, renamed: str | None
+) -> list[str]:
+    """Uses in the files beside `path` with its extension (none for a file without one: a
+    dotfile such as .env would match, and secrets never reach the model)."""
+    notes: list[str] = []
+    folder = shown.rsplit("/", 1)[0] + "/" if "/" in shown else ""
+    if not path.suffix:
+        return notes
+    try:
+        siblings = sorted(p for p in path.parent.iterdir() if p.suffix == path.suffix and p != path)
+    except OSError:
+        return notes
+    for sibling in siblings[:MAX_SIBLINGS]:
+        try:
+            if sibling.stat().st_size > MAX_SIBLING_BYTES:
+                continue
+            text = sibling.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if places := _places(pattern, text):
+            notes.append(f"\n{folder}{sibling.name} also has {name}:\n{places}")
+            if renamed is not None:
+                args = {
+                    "path": f"{folder}{sibling.name}",
+                    "oldText": name,
+                    "newText": renamed,
+                    "replaceAll": True,
+                }
+                notes.append(f"\nTo rename it there too: edit {json.dumps(args)}")
+    return notes
+
+
+def merged_append(shown: str, current: str, new: str) -> merge.Merged | None:
+    """An append merged as the model meant it (`merge.py`), CRLF line ends kept."""
+    crlf = uses_crlf(current)
+    lf = current.replace("\r\n", "\n") if crlf else current
+    found = merge.merge_append(shown, lf, new.replace("\r\n", "\n"))
+    if found is None or not crlf:
+        return found
+    return merge.Merged(found.text.replace("\n", "\r\n"), found.summary)
+
+
+def _lost(shown: str, current: str, updated: str, a: EditArgs, merged: bool) -> str | None:
+    if merged:
+        found = None
+    elif not a.old_text:
         found = loss.check_append(shown, current, a.new_text)
     else:
         found = loss.check_edit(shown, current, updated, a.new_text)
@@ -183,7 +247,10 @@ class EditTool:
         if not a.old_text and not a.new_text:
             raise ToolError("oldText and newText are both empty; nothing to change")
         if a.old_text == a.new_text:
-            raise ToolError("oldText and newText are identical; nothing to change")
+            raise ToolError(
+                "oldText and newText are identical; nothing to change. oldText is the file's text "
+                "as it is now, newText the text as it should be after the change."
+            )
         path = resolve_in_workspace(ctx.root, a.path)
         shown = display_path(ctx.root, path)
         buffer = ctx.editor.open_document_text(path)
@@ -201,15 +268,25 @@ class EditTool:
             buffer = ctx.editor.open_document_text(path)
             current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
             updated, summary = await asyncio.to_thread(plan, current)
+        merged = None
+        if ctx.loss_guard and not a.old_text:
+            merged = await asyncio.to_thread(merged_append, shown, current, a.new_text)
+            if merged is not None:
+                updated, summary = merged.text, merged.summary
         if updated == current:
             raise ToolError(f"the edit changes nothing in {shown}")
-        if ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, current, updated, a)):
+        lost = functools.partial(_lost, shown, current, updated, a, merged is not None)
+        if ctx.loss_guard and (refusal := await asyncio.to_thread(lost)):
             raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, current, updated) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
-        note = f"\n{verdict.still_broken}" if verdict is not None and verdict.still_broken else ""
-        left = renamed_left(updated, a.old_text, a.new_text, shown) if a.old_text else ""
+        note = verdict.note if verdict is not None else ""
+        left = (
+            await asyncio.to_thread(renamed_left, updated, a.old_text, a.new_text, path, shown)
+            if a.old_text
+            else ""
+        )
         return ToolOutput(f"Edited {shown}: {summary}{note}{left}")

@@ -4,9 +4,11 @@ change, refused with what to do instead (`tools.lossGuard = false` turns it off)
 - A `write` of an existing file that drops most of what the file defines (top-level
   functions, classes and assignments of Python; top-level keys of a JSON object) and most of
   its lines: "set TIMEOUT to 60" answered with a file that holds only `TIMEOUT = 60`.
-- An append (`edit` with an empty oldText) to a Python file that defines a name the file
-  defines already (a second `def add` after the first, which stays as it was), or that is
-  only a string literal (code the model quoted once too often; it does nothing).
+- An append (`edit` with an empty oldText) to a Python file of a definition the file has
+  already, word for word (the change is made), or of only a string literal to a module that
+  has a docstring (code the model quoted once too often; it does nothing). An append that
+  redefines a name, or that is a docstring, is merged instead (`merge.py`), and so is a
+  `write` that only adds functions or classes.
 - An `edit` of a Python file whose oldText spans whole definitions that its newText, which
   has some of them, leaves out (oldText copied over two functions, newText with only the
   fixed first one).
@@ -179,11 +181,6 @@ def check_append(shown: str, current: str, added: str) -> str | None:
                 f"{shown} has this {new_def.name} already, as newText has it: this change is made "
                 "already; go on with the next step."
             )
-        return (
-            f"{shown} already defines {new_def.name} at {_span(old_def)}; an empty oldText appends at the "
-            f"end and leaves that one as it was. To change it, edit with oldText copied from "
-            f"those lines:\n{old_text}"
-        )
     return None
 
 

@@ -13,6 +13,10 @@ dropped, the block re-indented, the function flattened onto one line, newlines w
    ending on token boundaries (a flattened function finds its lines).
 5. `first/last lines` — a block of three or more lines whose first and last lines match
    and whose middle is mostly alike (at most half the lines more or fewer).
+6. `quotes` — whole lines equal but for the quote marks (and a trailing comma) that the
+   file has and oldText, which has none, left out: `debug: true` for `"debug": true,`.
+   The token changes from oldText to newText are made to the file's line, which keeps its
+   quotes and comma.
 
 Each matcher runs on oldText as given, then (when it holds escapes such as `\\n` and no
 real line break) on oldText unescaped, then (when it is wrapped in a pair of double quotes,
@@ -289,12 +293,63 @@ def _anchors(file: _Lines, old: str, new: str) -> list[Candidate]:
     return found
 
 
+_QUOTES = ('"', "'")
+
+
+def _bare(line: str) -> list[re.Match[str]]:
+    """The tokens of a line without quote marks and without a trailing comma."""
+    tokens = [m for m in _TOKEN.finditer(line) if m.group() not in _QUOTES]
+    return tokens[:-1] if tokens and tokens[-1].group() == "," else tokens
+
+
+def _requoted(file: _Lines, old: str, new: str) -> list[Candidate]:
+    """Whole lines equal but for the quote marks and a trailing comma the file has and
+    oldText left out (`debug: true` for `"debug": true,`: quotes are hard to write inside a
+    JSON string). newText's change is made to the file's own line, which keeps its quotes."""
+    olds, news = old.strip("\n").split("\n"), new.strip("\n").split("\n")
+    if any(q in old for q in _QUOTES) or len(olds) != len(news):
+        return []
+    wanted = [[m.group() for m in _bare(line)] for line in olds]
+    if sum(len(w) for w in wanted) < 3:
+        return []
+    found: list[Candidate] = []
+    for i in _windows(file, len(olds)):
+        window = file.lines[i : i + len(olds)]
+        if not any(q in line for line in window for q in _QUOTES):
+            continue
+        if any([m.group() for m in _bare(line)] != w for line, w in zip(window, wanted, strict=True)):
+            continue
+        changed = [_carried(line, o, n) for line, o, n in zip(window, olds, news, strict=True)]
+        if all(line is not None for line in changed):
+            found.append((*file.span(i, i + len(olds) - 1), "\n".join(line or "" for line in changed)))
+    return found
+
+
+def _carried(line: str, old: str, new: str) -> str | None:
+    """`line` with the token changes that turn `old` into `new` (None for an insertion, whose
+    place in the line is unclear)."""
+    places, old_tokens, new_tokens = _bare(line), _bare(old), _bare(new)
+    ops = difflib.SequenceMatcher(
+        None, [m.group() for m in old_tokens], [m.group() for m in new_tokens], autojunk=False
+    ).get_opcodes()
+    out = line
+    for tag, i1, i2, j1, j2 in reversed(ops):
+        if tag == "equal":
+            continue
+        if i1 == i2:
+            return None
+        piece = new[new_tokens[j1].start() : new_tokens[j2 - 1].end()] if j2 > j1 else ""
+        out = out[: places[i1].start()] + piece + out[places[i2 - 1].end() :]
+    return out
+
+
 MATCHERS: list[tuple[str, Matcher]] = [
     ("exact", _exact),
     ("trailing whitespace", _trailing),
     ("indentation", _indentation),
     ("whitespace", _whitespace),
     ("first/last lines", _anchors),
+    ("quotes", _requoted),
 ]
 
 

@@ -137,12 +137,12 @@ def unquoted(path: str, text: str) -> str | None:
     inner = text.strip()[1:-1]
     if syntax_problems(inner, language):
         return None
-    if not syntax_problems(text, language) and not (language == "python" and _python_code(inner)):
+    if not syntax_problems(text, language) and not (language == "python" and python_code(inner)):
         return None
     return inner if inner.endswith("\n") or not text.endswith("\n") else inner + "\n"
 
 
-def _python_code(text: str) -> bool:
+def python_code(text: str) -> bool:
     """Python that does something: a statement other than a bare name or constant (a quoted
     module docstring "Docs." stays as it is; "print('hi')" is code that was quoted)."""
     try:
@@ -163,6 +163,14 @@ class Verdict:
     still_broken: str | None = None
     """The errors a file that was already broken still has after the change (it goes through:
     a broken file may be fixed a step at a time, and the model should know it is not there yet)."""
+    fixed: str | None = None
+    """Said when a file that had syntax errors has none after the change (the model, which
+    would go on fixing, knows the file is whole again)."""
+
+    @property
+    def note(self) -> str:
+        """What the tool's result adds: the errors left, or that none are."""
+        return next((f"\n{n}" for n in (self.still_broken, self.fixed) if n), "")
 
 
 def guard(path: str, before: str | None, after: str) -> Verdict:
@@ -174,7 +182,10 @@ def guard(path: str, before: str | None, after: str) -> Verdict:
     if language == "json" and not problems and (before is None or strict_json_problem(before) is None):
         problems = [p] if (p := strict_json_problem(after)) is not None else []
     if not problems:
-        return Verdict()
+        was_broken = (
+            before is not None and len(before) <= MAX_GUARDED_CHARS and syntax_problems(before, language)
+        )
+        return Verdict(fixed=f"{path} has no {language} syntax errors now.") if was_broken else Verdict()
     if before is not None and len(before) > MAX_GUARDED_CHARS:
         return Verdict()
     shown = _shown(after, problems)

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import loss, syntax
+from memento.session.tools import loss, merge, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -60,13 +60,22 @@ class WriteTool:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
         if ctx.tolerant_edits and (inner := await asyncio.to_thread(syntax.unquoted, shown, content)):
             content, note = inner, note + " (without the double quotes around the content)"
-        if ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
+        elif ctx.tolerant_edits and (
+            fixed := await asyncio.to_thread(merge.quoted_docstring, shown, content)
+        ):
+            content, note = fixed, note + " (its first paragraph, prose, put in triple quotes: the docstring)"
+        added = await asyncio.to_thread(merge.merge_write, shown, old, content) if ctx.loss_guard else None
+        if added is not None:
+            content, note = added.text, f" ({added.summary})"
+        elif ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
             raise ToolError(refusal)
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)
-        if verdict is not None and verdict.still_broken:
-            note += f"\n{verdict.still_broken}"
+        if verdict is not None:
+            note += verdict.note
         if buffer is None or not await ctx.editor.replace_document(path, buffer, content):
             await asyncio.to_thread(write_text_atomic, path, content, shown)
+        if added is not None:
+            return ToolOutput(f"Edited {shown}, not replaced{note}")
         return ToolOutput(f"Wrote {len(content.encode('utf-8'))} bytes to {shown}{note}")
