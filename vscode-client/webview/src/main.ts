@@ -313,4 +313,8 @@ post({ type: "listSessions", requestId: channel.requestId() });
 // While the extension answers: the markdown renderer, which the first rows need.
 prepareMarkdown();
 drawChrome();
-requestIdleCallback(() => warmUp());
+// Only while still waiting: once the answer is in, the first rows warm the renderer up
+// themselves, and a sample rendered first would only put off their frame.
+requestIdleCallback(() => {
+  if (!historyShown && queued.length === 0) warmUp();
+});

@@ -31,8 +31,12 @@ describe("ChatPanelProvider", () => {
     expect(webview.options.enableScripts).toBe(true);
     expect(webview.options.localResourceRoots?.map((u) => u.path)).toEqual(["/ext/media"]);
     expect(webview.html).not.toMatch(/\{\{/);
-    const nonce = /<script nonce="([^"]+)" src="([^"]+)"/.exec(webview.html);
+    // The one script, in the head and deferred: fetched with the stylesheet, run once the
+    // document is parsed.
+    const head = webview.html.slice(0, webview.html.indexOf("</head>"));
+    const nonce = /<script defer nonce="([^"]+)" src="([^"]+)"><\/script>/.exec(head);
     expect(nonce?.[2]).toBe("https://file+.vscode-resource.test/ext/media/panel.js");
+    expect(webview.html.match(/<script/g)).toHaveLength(1);
     expect(webview.html).toContain(`script-src 'nonce-${nonce?.[1]}'`);
     expect(webview.html).toContain("default-src 'none'");
     expect(webview.html).not.toContain("unsafe-inline");
