@@ -26,14 +26,15 @@ export const CHROMIUM_ARGS = [
 export async function harnessPage(origin, preludes = ["/fake-vscode.js"], { worker = false } = {}) {
   const { nonce, csp } = harnessPolicy(origin, { worker });
   const template = await readFile(join(MEDIA, "panel.html"), "utf8");
-  const html = fill(template, { nonce, csp, scriptUri: `${origin}/panel.js`, styleUri: `${origin}/panel.css` });
+  const bootScript = await readFile(join(MEDIA, "panel-boot.js"), "utf8").catch(() => ""); // an older build has none
+  const html = fill(template, { nonce, csp, bootScript, scriptUri: `${origin}/panel.js`, styleUri: `${origin}/panel.css` });
   const script = async (prelude) =>
     typeof prelude === "string"
       ? `<script nonce="${nonce}" src="${origin}${prelude}"></script>`
       : `<script nonce="${nonce}">${await readFile(prelude.file, "utf8")}</script>`;
   const scripts = (await Promise.all(preludes.map(script))).join("\n  ");
-  // Ahead of the page's own tags, as VS Code puts its script first in the head.
-  return html.replace(/<link rel="stylesheet"/, (tag) => `${scripts}\n  ${tag}`);
+  // Ahead of the page's own scripts, as VS Code puts its script first in the head.
+  return html.replace(/<script/, (tag) => `${scripts}\n  ${tag}`);
 }
 
 export const FAKE_VSCODE = join(here, "fake-vscode.js");
@@ -49,9 +50,10 @@ export function harnessPolicy(origin, { worker = false } = {}) {
   return { nonce, csp };
 }
 
-/** `{{name}}` placeholders filled as the extension fills them (attribute-escaped). */
+/** Placeholders filled as the extension fills them: `{{name}}` attribute-escaped, `{{{name}}}`
+ * (a script's text) as it is. */
 export function fill(template, values) {
-  return template.replace(/\{\{(\w+)\}\}/g, (_, name) => values[name].replace(/"/g, "&quot;"));
+  return template.replace(/\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g, (_, script, name) => (script !== undefined ? values[script] : values[name].replace(/"/g, "&quot;")));
 }
 
 /** `extra`: more files to serve, by path (the benchmarks' scripts), or a function of the
