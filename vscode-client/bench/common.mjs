@@ -1,11 +1,11 @@
 // Shared by the panel's benchmarks: the built page behind a worker that plays the extension
 // (`host.ts`), the baseline page, Chromium, and what is measured in the page (frames, long
 // tasks, Chromium's own counters, heap). Each figure is the median of RUNS runs.
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { harnessPage, launch, OUTPUT, startServer } from "../webview/e2e/harness.mjs";
+import { FAKE_VSCODE, fill, harnessPage, harnessPolicy, launch, OUTPUT, startServer } from "../webview/e2e/harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The tools are the page package's (vscode-client/webview/node_modules).
@@ -24,8 +24,16 @@ export async function setup() {
     "/naive.js": join(BENCH_OUTPUT, "naive.js"),
     "/naive.html": join(here, "naive.html"),
     "/host.js": join(BENCH_OUTPUT, "host.js"),
-    "/host-page.js": join(here, "host-page.js"),
-    "/bench": (origin) => harnessPage(origin, ["/fake-vscode.js", "/host-page.js"], { worker: true }),
+    // The stand-ins inline, as VS Code's own script is: the page fetches what it would in VS
+    // Code (panel.css, panel.js), no more.
+    "/bench": (origin) => harnessPage(origin, [FAKE_VSCODE, join(here, "host-page.js"), join(here, "paint.js")].map((file) => ({ file })), { worker: true }),
+    // The floor: a page with one row, under the same CSP, with the same first-paint watcher.
+    "/floor": async (origin) => {
+      const html = fill(await readFile(join(here, "floor.html"), "utf8"), harnessPolicy(origin));
+      return html.replace("/*paint*/", await readFile(join(here, "paint.js"), "utf8"));
+    },
+    // Where the extension side is started and kept running (not measured).
+    "/host-holder": () => HOLDER,
   });
   const browser = await launch();
   return {
@@ -38,13 +46,44 @@ export async function setup() {
   };
 }
 
+const HOLDER = `<!DOCTYPE html><html><head><title>extension side</title></head><body><script>
+  const port = new SharedWorker("/host.js" + location.search).port;
+  window.__ready = new Promise((resolve) => { port.onmessage = (e) => e.data.bench === "ready" && resolve(); });
+  port.postMessage({ bench: "hello" });
+</script></body></html>`;
+
+/**
+ * The extension side for a session of `messages` messages, started (its session made up) in a
+ * page of its own that stays open, before any panel page is navigated to: in VS Code the
+ * extension host runs and the server holds the session when the panel opens.
+ */
+export async function startHost(browser, server, messages) {
+  if (holders.has(messages)) return;
+  const page = await browser.context.newPage();
+  await page.goto(`${server.origin}/host-holder?messages=${messages}`);
+  await page.evaluate(() => window.__ready);
+  holders.add(messages);
+}
+const holders = new Set();
+
 /** The panel behind the worker host, on a session of `messages` messages, its first page shown. */
 export async function openPanel(browser, server, messages) {
+  await startHost(browser, server, messages);
   const page = await browser.context.newPage();
   page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
   await page.goto(`${server.origin}/bench?messages=${messages}`);
   if (messages > 0) await page.evaluate(() => window.__painted);
   return page;
+}
+
+/** The floor: first paint (ms from navigation) of a page with one row and no work, served the
+ * same way: what the browser itself takes on this machine, under the same load. */
+export async function floorRun(browser, server) {
+  const page = await browser.context.newPage();
+  await page.goto(`${server.origin}/floor`);
+  const paint = await page.evaluate(() => window.__painted);
+  await page.close();
+  return { paint };
 }
 
 /**

@@ -1,8 +1,13 @@
-// The extension side of the benchmarks, in a Web Worker (its own thread, as the extension
+// The extension side of the benchmarks, in a SharedWorker (its own thread, as the extension
 // host is its own process): the real `PanelBridge` and `Coalescer` in front of a scripted
 // language client that answers `memento/history` the way the server pages it, and sends
 // `memento/stream` notifications at a given rate. The page's stand-in for VS Code
 // (`host-page.js`) relays what this posts into the page as VS Code's webview host does.
+//
+// A SharedWorker so that it is running, its session made up, before the page is navigated
+// to (`common.mjs` starts it from a page of its own and keeps that page open): in VS Code the
+// extension host and the server are up, and the session is in the server, when the panel
+// opens. Each page that connects gets a bridge of its own, as each webview does.
 import { bigHistory } from "../webview/e2e/fixtures.mjs";
 import { PanelBridge } from "../src/panel/bridge";
 import type { PanelClient } from "../src/panel/host";
@@ -12,13 +17,8 @@ type Json = Record<string, unknown>;
  * case) each in a message of its own. */
 type StreamCommand = { bench: "stream"; turnId: string; deltas: string[]; rate: number; coalesce: boolean };
 
-// The session the page opens: `?messages=N` in the worker's URL (ready before any request).
-// With `&everything`, the page's first tail request waits for the `everything` command, which
-// answers it with the whole session in one message (the worst case).
-const params = new URLSearchParams(location.search);
-const entries: Json[] = bigHistory(Number(params.get("messages") ?? 0));
-let held: Json | undefined;
-const handlers = new Map<string, (params: unknown) => void>();
+// The session: `?messages=N` in the worker's URL, made up once, when the worker starts.
+const entries: Json[] = bigHistory(Number(new URLSearchParams(location.search).get("messages") ?? 0));
 
 /** `memento/history` as the server answers it: `limit` entries ending at `cursor`. */
 function historyPage(param: { cursor?: string; limit?: number }): { entries: Json[]; nextCursor: string | null } {
@@ -27,64 +27,71 @@ function historyPage(param: { cursor?: string; limit?: number }): { entries: Jso
   return { entries: entries.slice(start, end), nextCursor: start > 0 ? String(start) : null };
 }
 
-const client: PanelClient = {
-  async sendRequest<R>(method: string, param: unknown): Promise<R> {
-    switch (method) {
-      case "memento/history":
-        return historyPage(param as { cursor?: string; limit?: number }) as R;
-      case "memento/checkpoint/list":
-        return { checkpoints: [] } as R;
-      case "memento/session/list":
-        return { sessions: [{ id: "s1", path: "/s1.jsonl", title: "Benchmark", updatedAt: new Date().toISOString() }] } as R;
-      default:
-        return {} as R;
-    }
-  },
-  onNotification(method, handler) {
-    handlers.set(method, handler);
-    return { dispose: () => handlers.delete(method) };
-  },
-};
-
-const bridge = new PanelBridge(client, { openDiff: async () => {}, openFile: async () => {} }, console, {
-  set: (callback, ms) => setTimeout(callback, ms),
-  clear: (handle) => clearTimeout(handle as number),
-});
-bridge.attach((message) => postMessage(message));
-
-const notify = (method: string, params: Json): void => handlers.get(method)?.(params);
-const say = (what: string): void => postMessage({ bench: what, at: performance.timeOrigin + performance.now() });
-
-/** Sends `deltas` as the server would, `rate` a second, then says so to the page. */
-function stream({ turnId, deltas, rate, coalesce }: StreamCommand): void {
-  const delta = coalesce
-    ? (text: string) => notify("memento/stream", { turnId, stream: "text", delta: text })
-    : (text: string) => postMessage({ type: "notices", notices: [{ kind: "stream", turnId, stream: "text", delta: text }] });
-  notify("memento/turn", { turnId, state: "started" });
-  const started = performance.now();
-  let sent = 0;
-  const step = (): void => {
-    const due = Math.min(deltas.length, Math.floor(((performance.now() - started) * rate) / 1000) + 1);
-    while (sent < due) delta(deltas[sent++]!);
-    // Wake when the next delta is due, as a server's notifications would arrive.
-    if (sent < deltas.length) setTimeout(step, Math.max(0, started + (sent * 1000) / rate - performance.now()));
-    else setTimeout(() => say("streamed"), 20); // after the coalescer's last flush (16 ms)
+/** One page's extension side, on its own port. */
+function connect(port: MessagePort): void {
+  const handlers = new Map<string, (params: unknown) => void>();
+  const client: PanelClient = {
+    async sendRequest<R>(method: string, param: unknown): Promise<R> {
+      switch (method) {
+        case "memento/history":
+          return historyPage(param as { cursor?: string; limit?: number }) as R;
+        case "memento/checkpoint/list":
+          return { checkpoints: [] } as R;
+        case "memento/session/list":
+          return { sessions: [{ id: "s1", path: "/s1.jsonl", title: "Benchmark", updatedAt: new Date().toISOString() }] } as R;
+        default:
+          return {} as R;
+      }
+    },
+    onNotification(method, handler) {
+      handlers.set(method, handler);
+      return { dispose: () => handlers.delete(method) };
+    },
   };
-  step();
+  const bridge = new PanelBridge(client, { openDiff: async () => {}, openFile: async () => {} }, console, {
+    set: (callback, ms) => setTimeout(callback, ms),
+    clear: (handle) => clearTimeout(handle as number),
+  });
+  bridge.attach((message) => port.postMessage(message));
+  const notify = (method: string, params: Json): void => handlers.get(method)?.(params);
+  const say = (what: string): void => port.postMessage({ bench: what, at: performance.timeOrigin + performance.now() });
+
+  /** Sends `deltas` as the server would, `rate` a second, then says so to the page. */
+  function stream({ turnId, deltas, rate, coalesce }: StreamCommand): void {
+    const delta = coalesce
+      ? (text: string) => notify("memento/stream", { turnId, stream: "text", delta: text })
+      : (text: string) => port.postMessage({ type: "notices", notices: [{ kind: "stream", turnId, stream: "text", delta: text }] });
+    notify("memento/turn", { turnId, state: "started" });
+    const started = performance.now();
+    let sent = 0;
+    const step = (): void => {
+      const due = Math.min(deltas.length, Math.floor(((performance.now() - started) * rate) / 1000) + 1);
+      while (sent < due) delta(deltas[sent++]!);
+      // Wake when the next delta is due, as a server's notifications would arrive.
+      if (sent < deltas.length) setTimeout(step, Math.max(0, started + (sent * 1000) / rate - performance.now()));
+      else setTimeout(() => say("streamed"), 20); // after the coalescer's last flush (16 ms)
+    };
+    step();
+  }
+
+  // With `everything` (the page's first message, from its URL), the page's first tail
+  // request waits for the `everything` command, which answers it with the whole session in
+  // one message (the worst case).
+  let everything = false;
+  let held: Json | undefined;
+  port.onmessage = (event: MessageEvent<unknown>) => {
+    const data = event.data as Json;
+    if (data["bench"] === "hello") everything = data["everything"] === true;
+    else if (data["bench"] === "stream") stream(data as StreamCommand);
+    else if (data["bench"] === "everything") {
+      say("everything");
+      void bridge.receive({ ...held, limit: entries.length });
+    } else if (everything && held === undefined && data["type"] === "history" && data["tail"] === true) {
+      held = data;
+      say("held");
+    } else void bridge.receive(data);
+  };
+  say("ready");
 }
 
-// The session is made up (above) before the worker takes any message: the page learns when,
-// for a page that asks sooner than that waits for the benchmark's fixture, not the extension.
-say("ready");
-
-onmessage = (event: MessageEvent<unknown>) => {
-  const data = event.data as Json;
-  if (data["bench"] === "stream") stream(data as StreamCommand);
-  else if (data["bench"] === "everything") {
-    say("everything");
-    void bridge.receive({ ...held, limit: entries.length });
-  } else if (params.has("everything") && held === undefined && data["type"] === "history" && data["tail"] === true) {
-    held = data;
-    say("held");
-  } else void bridge.receive(data);
-};
+(self as unknown as { onconnect: (event: MessageEvent) => void }).onconnect = (event) => connect(event.ports[0]!);

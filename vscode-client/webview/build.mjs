@@ -1,12 +1,13 @@
-// Builds the page into ../media/panel.js and its code highlighter into
-// ../media/panel-highlight.js, loaded after the first paint (+ panel.css copied from src/panel.css).
+// Builds the page into ../media/panel.js, its code highlighter into ../media/panel-highlight.js,
+// loaded after the first paint, and its inline start into ../media/panel-boot.js, which the
+// extension puts in the page (+ panel.css copied from src/panel.css).
 // `--watch` rebuilds on change; `--dev` keeps it unminified with inline source maps.
 import { build, context } from "esbuild";
 import { copyFile } from "node:fs/promises";
 
 const dev = process.argv.includes("--dev");
 const options = {
-  entryPoints: { panel: "src/main.ts", "panel-highlight": "src/highlighter.ts" },
+  entryPoints: { panel: "src/main.ts", "panel-highlight": "src/highlighter.ts", "panel-boot": "src/boot.ts" },
   outdir: "../media",
   bundle: true,
   format: "iife",

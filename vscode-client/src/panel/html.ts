@@ -2,12 +2,17 @@
  * The panel's page: `media/panel.html` with its placeholders filled (nonce, CSP, asset URIs).
  */
 
-/** `{{name}}` → value; a placeholder without a value is an error, not an empty string. */
+/** `{{name}}` → value, escaped for an attribute; `{{{name}}}` → a script's text, as it is
+ * (one that could end its script element is an error). A placeholder without a value is an
+ * error, not an empty string. */
 export function fillTemplate(template: string, values: Readonly<Record<string, string>>): string {
-  return template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
-    const value = values[name];
-    if (value === undefined) throw new Error(`panel.html: no value for {{${name}}}`);
-    return escapeAttribute(value);
+  return template.replace(/\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g, (_, script: string | undefined, name: string | undefined) => {
+    const key = script ?? name ?? "";
+    const value = values[key];
+    if (value === undefined) throw new Error(`panel.html: no value for {{${key}}}`);
+    if (script === undefined) return escapeAttribute(value);
+    if (/<\/script|<!--/i.test(value)) throw new Error(`panel.html: {{{${key}}}} could end its script element`);
+    return value;
   });
 }
 

@@ -2,9 +2,10 @@
  * The chat panel as a webview view in Memento's activity-bar container.
  *
  * The page is `media/panel.html` with `media/panel.js` and `media/panel.css` (built from
- * `webview/`). Hidden views are not retained: the page keeps its small UI state with
- * `getState/setState` and reloads the timeline from `memento/history` when shown again,
- * which keeps a long session's memory in the extension host bounded.
+ * `webview/`), and `media/panel-boot.js` inline. Hidden views are not retained: the page
+ * keeps its small UI state with `getState/setState` and reloads the timeline from
+ * `memento/history` when shown again, which keeps a long session's memory in the extension
+ * host bounded.
  */
 import type * as vscode from "vscode";
 import type { ToPage } from "../webviewProtocol";
@@ -81,6 +82,7 @@ export class ChatPanelProvider implements vscode.Disposable {
     const template = await readText(joinPath(media, "panel.html"));
     return fillTemplate(template, {
       nonce,
+      bootScript: await readText(joinPath(media, "panel-boot.js")),
       csp: contentSecurityPolicy(webview.cspSource, nonce),
       scriptUri: webview.asWebviewUri(joinPath(media, "panel.js")).toString(),
       styleUri: webview.asWebviewUri(joinPath(media, "panel.css")).toString(),

@@ -19,20 +19,41 @@ export const CHROMIUM_ARGS = [
 ];
 
 /** The same placeholders the extension fills (src/panel/html.ts), with the stand-in scripts
- * (`preludes`) put before the page's own, under the same nonce. The benchmarks' stand-in
- * runs the extension side in a worker, which the CSP then allows from the origin. */
+ * (`preludes`: paths served here, or `{ file }` to put inline, as VS Code puts its own
+ * `acquireVsCodeApi` script inline in the page) ahead of the page's own, under the same nonce.
+ * The benchmarks' stand-in runs the extension side in a worker, which the CSP then allows
+ * from the origin. */
 export async function harnessPage(origin, preludes = ["/fake-vscode.js"], { worker = false } = {}) {
-  const nonce = "harness" + Math.random().toString(36).slice(2);
+  const { nonce, csp } = harnessPolicy(origin, { worker });
   const template = await readFile(join(MEDIA, "panel.html"), "utf8");
+  const bootScript = await readFile(join(MEDIA, "panel-boot.js"), "utf8").catch(() => ""); // an older build has none
+  const html = fill(template, { nonce, csp, bootScript, scriptUri: `${origin}/panel.js`, styleUri: `${origin}/panel.css` });
+  const script = async (prelude) =>
+    typeof prelude === "string"
+      ? `<script nonce="${nonce}" src="${origin}${prelude}"></script>`
+      : `<script nonce="${nonce}">${await readFile(prelude.file, "utf8")}</script>`;
+  const scripts = (await Promise.all(preludes.map(script))).join("\n  ");
+  // Ahead of the page's own scripts, as VS Code puts its script first in the head.
+  return html.replace(/<script/, (tag) => `${scripts}\n  ${tag}`);
+}
+
+export const FAKE_VSCODE = join(here, "fake-vscode.js");
+
+/** A fresh nonce and the CSP the extension sets for it. */
+export function harnessPolicy(origin, { worker = false } = {}) {
+  const nonce = "harness" + Math.random().toString(36).slice(2);
   const csp = [
     "default-src 'none'", `script-src 'nonce-${nonce}'`, `style-src ${origin}`,
     `img-src ${origin} data:`, `font-src ${origin}`, "base-uri 'none'", "form-action 'none'",
     ...(worker ? [`worker-src ${origin}`] : []),
   ].join("; ");
-  const values = { nonce, csp, scriptUri: `${origin}/panel.js`, styleUri: `${origin}/panel.css` };
-  const html = template.replace(/\{\{(\w+)\}\}/g, (_, name) => values[name].replace(/"/g, "&quot;"));
-  const scripts = preludes.map((src) => `<script nonce="${nonce}" src="${origin}${src}"></script>`).join("\n  ");
-  return html.replace("<script nonce", `${scripts}\n  <script nonce`);
+  return { nonce, csp };
+}
+
+/** Placeholders filled as the extension fills them: `{{name}}` attribute-escaped, `{{{name}}}`
+ * (a script's text) as it is. */
+export function fill(template, values) {
+  return template.replace(/\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g, (_, script, name) => (script !== undefined ? values[script] : values[name].replace(/"/g, "&quot;")));
 }
 
 /** `extra`: more files to serve, by path (the benchmarks' scripts), or a function of the

@@ -3,23 +3,28 @@
  * and the small UI state VS Code keeps for the page (`getState/setState`).
  */
 import { parseToPage, type FromPage, type ToPage } from "../../src/webviewProtocol";
+import { takeEarly, type EarlyStart, type VsCodeApi } from "./early";
 
 export interface PanelState {
   draft: string;
   contextOpen: boolean;
 }
 
-interface VsCodeApi {
-  postMessage(message: unknown): void;
-  getState(): unknown;
-  setState(state: unknown): void;
-}
-
 declare function acquireVsCodeApi(): VsCodeApi;
 
 export class Channel {
-  private readonly api: VsCodeApi = acquireVsCodeApi();
-  private nextId = 1;
+  private readonly api: VsCodeApi;
+  private nextId: number;
+  private readonly early: EarlyStart | undefined;
+  /** The tail request the inline start already sent (undefined: none was sent). */
+  readonly earlyTail: number | undefined;
+
+  constructor() {
+    this.early = takeEarly();
+    this.api = this.early?.api ?? acquireVsCodeApi();
+    this.nextId = this.early?.nextId ?? 1;
+    this.earlyTail = this.early?.tailRequest;
+  }
 
   post(message: FromPage): void {
     this.api.postMessage(message);
@@ -29,17 +34,22 @@ export class Channel {
     return this.nextId++;
   }
 
+  /** Every message from the extension, checked: first those the inline start kept, in order. */
   listen(handler: (message: ToPage) => void): void {
-    window.addEventListener("message", (event: MessageEvent<unknown>) => {
+    const receive = (data: unknown): void => {
       let message: ToPage;
       try {
-        message = parseToPage(event.data);
+        message = parseToPage(data);
       } catch (error) {
         console.warn(`memento panel: ignored a message: ${String(error)}`);
         return;
       }
       handler(message);
-    });
+    };
+    window.addEventListener("message", (event: MessageEvent<unknown>) => receive(event.data));
+    // In the same task as the listener above: no message can fall between the two.
+    this.early?.stop();
+    for (const data of this.early?.messages.splice(0) ?? []) receive(data);
   }
 
   get state(): PanelState {

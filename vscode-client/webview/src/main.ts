@@ -5,14 +5,13 @@
  */
 import { parseEntries, type FromPage, type Notice, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
 import { Channel } from "./api";
+import { PAGE } from "./early";
 import { el, relativeTime } from "./dom";
 import { meterLevel, meterText, renderContextView } from "./contextView";
 import { LazyHighlighter, loadHighlighter, warmLanguages } from "./highlight";
 import { prepareMarkdown, warmUp } from "./markdown";
 import { TimelineList } from "./list";
 import { retryText, Timeline } from "./model";
-
-const PAGE = 200;
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const ui = {
@@ -307,10 +306,18 @@ document.addEventListener("click", (event) => {
 
 ui.input.value = state.draft;
 if (state.contextOpen) setContextOpen(true);
-post({ type: "ready" });
-requestTail();
-post({ type: "listSessions", requestId: channel.requestId() });
+if (channel.earlyTail !== undefined) {
+  tailRequest = channel.earlyTail; // the inline start asked already
+} else {
+  post({ type: "ready" });
+  requestTail();
+  post({ type: "listSessions", requestId: channel.requestId() });
+}
 // While the extension answers: the markdown renderer, which the first rows need.
 prepareMarkdown();
 drawChrome();
-requestIdleCallback(() => warmUp());
+// Only while still waiting: once the answer is in, the first rows warm the renderer up
+// themselves, and a sample rendered first would only put off their frame.
+requestIdleCallback(() => {
+  if (!historyShown && queued.length === 0) warmUp();
+});

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { FakeClient, FakeEditor, FakeWebview, ManualTimer, fakeUri } from "./fakes";
 
 const template = readFileSync(fileURLToPath(new URL("../../media/panel.html", import.meta.url)), "utf8");
+const BOOT = 'acquireVsCodeApi().postMessage({ type: "ready" }); if (1 < 2 && "&") {}';
 
 function setup() {
   const client = new FakeClient();
@@ -15,7 +16,7 @@ function setup() {
   const provider = new ChatPanelProvider(bridge, {
     media: fakeUri("/ext/media"),
     joinPath: (base, ...parts) => fakeUri([base.path, ...parts].join("/")),
-    readText: async () => template,
+    readText: async (uri) => (uri.path.endsWith("/panel-boot.js") ? BOOT : template),
     random: (n) => new Uint8Array(n).fill(7),
   });
   const webview = new FakeWebview();
@@ -31,8 +32,15 @@ describe("ChatPanelProvider", () => {
     expect(webview.options.enableScripts).toBe(true);
     expect(webview.options.localResourceRoots?.map((u) => u.path)).toEqual(["/ext/media"]);
     expect(webview.html).not.toMatch(/\{\{/);
-    const nonce = /<script nonce="([^"]+)" src="([^"]+)"/.exec(webview.html);
+    // Two scripts, both in the head under the nonce: the inline start (panel-boot.js, as it
+    // is) ahead of the stylesheet, and the page's script deferred: fetched with the
+    // stylesheet, run once the document is parsed.
+    const head = webview.html.slice(0, webview.html.indexOf("</head>"));
+    const nonce = /<script defer nonce="([^"]+)" src="([^"]+)"><\/script>/.exec(head);
     expect(nonce?.[2]).toBe("https://file+.vscode-resource.test/ext/media/panel.js");
+    expect(head).toContain(`<script nonce="${nonce?.[1]}">${BOOT}</script>`);
+    expect(head.indexOf(BOOT)).toBeLessThan(head.indexOf("<link rel=\"stylesheet\""));
+    expect(webview.html.match(/<script/g)).toHaveLength(2);
     expect(webview.html).toContain(`script-src 'nonce-${nonce?.[1]}'`);
     expect(webview.html).toContain("default-src 'none'");
     expect(webview.html).not.toContain("unsafe-inline");
@@ -67,6 +75,13 @@ describe("the page template", () => {
   it("escapes values and refuses a missing one", () => {
     expect(fillTemplate('<a x="{{v}}">', { v: '"><script>' })).toBe('<a x="&quot;&gt;&lt;script&gt;">');
     expect(() => fillTemplate("{{missing}}", {})).toThrow(/no value for \{\{missing\}\}/);
+  });
+
+  it("puts a script's text in as it is, unless it could end its script element", () => {
+    expect(fillTemplate("<script>{{{s}}}</script>", { s: 'a && b < "c"' })).toBe('<script>a && b < "c"</script>');
+    expect(() => fillTemplate("<script>{{{s}}}</script>", { s: "x</SCRIPT><script>evil()" })).toThrow(/could end its script/);
+    expect(() => fillTemplate("<script>{{{s}}}</script>", { s: "<!-- x" })).toThrow(/could end its script/);
+    expect(() => fillTemplate("{{{missing}}}", {})).toThrow(/no value for \{\{missing\}\}/);
   });
 
   it("allows scripts only by nonce", () => {
