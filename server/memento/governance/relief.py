@@ -40,6 +40,7 @@ from memento.governance.file_ops import compute_file_lists, format_file_operatio
 from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
+from memento.session.session import off_loop_work
 
 if TYPE_CHECKING:
     from memento.session.hook_context import HookContext
@@ -116,19 +117,26 @@ class Relief:
         prune = self.settings.prune
         if not (prune.supersede_reads or prune.drop_useless) or not self.session.started:
             return 0
+        # Off the loop: over a long session the walk takes a second the editor must not wait
+        # for. It runs inside the turn, which is the only writer of what it reads meanwhile.
+        outcome = await asyncio.to_thread(off_loop_work, lambda: self._stale(after_idle_only))
+        if outcome is None or not outcome.pruned:
+            return 0
+        await self._record(outcome.edits, "prune", "turn")
+        self.session.publish_context()
+        return outcome.pruned
+
+    def _stale(self, after_idle_only: bool) -> pruning.PruneOutcome | None:
+        prune = self.settings.prune
         path = self._path()
         idle: bool | None = None
         if after_idle_only:
             idle = pruning.is_idle(path[:-1], prune.idle_flush_seconds * 1000, now_ms())
             if not idle:
-                return 0
-        outcome = pruning.prune_superseded(
+                return None
+        return pruning.prune_superseded(
             path, self._tokens, prune, keep_boundary_id=keep_boundary_id(path), idle=idle
         )
-        if outcome.pruned:
-            await self._record(outcome.edits, "prune", "turn")
-            self.session.publish_context()
-        return outcome.pruned
 
     async def prune(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
         if not self.session.started:

@@ -41,6 +41,7 @@ from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
+from memento.session.session import off_loop_work
 from memento.session.tools.base import ToolOutput
 from memento.util.jsonish import get
 
@@ -200,7 +201,8 @@ class MemoryEngine(Hooks):
     async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         if not self.settings.enabled:
             return
-        facts = session_facts(session.root, session.branch_path())
+        path = session.branch_path()
+        facts = await asyncio.to_thread(off_loop_work, lambda: session_facts(session.root, path))
         said = (
             clip(facts.last_statement, 200)
             if facts.last_statement
@@ -213,7 +215,10 @@ class MemoryEngine(Hooks):
 
     # -- the log_decision tool ----------------------------------------------------------
     async def log_decision(self, decision: Decision) -> str:
-        facts: SessionFacts = session_facts(self.session.root, self.session.branch_path())
+        path = self.session.branch_path()
+        facts: SessionFacts = await asyncio.to_thread(
+            off_loop_work, lambda: session_facts(self.session.root, path)
+        )
         snapshot_path, rolled = await record_decision(
             self.session.root, self.log, decision, facts, self._prompt
         )

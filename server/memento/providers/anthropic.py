@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -96,7 +97,7 @@ class AnthropicProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = self.build_body(request)
+        body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
         client = self._http.get()
         retry = self.config.retry
         async with (

@@ -161,6 +161,13 @@ def backoff_delay(retry: RetrySettings, attempt: int, hint: float | None = None)
     return min(retry.max_delay, delay * (1 + 0.25 * random.random()))
 
 
+def encode_body(body: dict[str, Any]) -> bytes:
+    """The request body as sent: redacted (nothing sent to a model carries a key's value) and
+    encoded as httpx encodes `json=`."""
+    clean = secrets.active().redact_tree(body)
+    return json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 async def send_with_retry(
     client: httpx.AsyncClient,
     url: str,
@@ -177,10 +184,13 @@ async def send_with_retry(
     """
     attempts = retry.attempts
     last: ProviderError | None = None
-    body = secrets.active().redact_tree(body)  # nothing sent to a model carries a key's value
+    # Off the loop: a long session's body is megabytes of JSON to walk and encode.
+    payload = await asyncio.to_thread(encode_body, body)
     for attempt in range(1, attempts + 1):
         hint: float | None = None
-        request = client.build_request("POST", url, json=body, headers=dict(headers))
+        request = client.build_request(
+            "POST", url, content=payload, headers={**headers, "Content-Type": "application/json"}
+        )
         try:
             response = await client.send(request, stream=True)
         except _RETRYABLE_ERRORS as exc:

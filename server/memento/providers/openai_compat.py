@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
@@ -100,7 +101,7 @@ class OpenAICompatProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = self.build_body(request)
+        body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
         client = self._http.get()
         retry = self.config.retry
         async with (
