@@ -191,8 +191,8 @@ def check_self_import(shown: str, before: str | None, after: str) -> str | None:
     stem, _, kind = base.rpartition(".")
     if kind not in ("py", "pyi") or not stem or len(after) > MAX_GUARDED_CHARS:
         return None
-    found = _self_import(stem, after)
-    if found is None or (before is not None and _self_import(stem, before) is not None):
+    found = self_import_line(stem, after)
+    if found is None or (before is not None and self_import_line(stem, before) is not None):
         return None
     return (
         f"{shown} would import itself (line {found}: {after.splitlines()[found - 1].strip()}), "
@@ -201,7 +201,8 @@ def check_self_import(shown: str, before: str | None, after: str) -> str | None:
     )
 
 
-def _self_import(stem: str, text: str) -> int | None:
+def self_import_line(stem: str, text: str) -> int | None:
+    """The line where Python `text` imports the module `stem` (absolutely), or None."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):

@@ -32,6 +32,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import cast
 
+from memento.session.tools.loss import self_import_line
 from memento.session.tools.syntax import python_code
 
 MAX_MERGED_CHARS = 512 * 1024
@@ -170,12 +171,7 @@ def _quoted_code(tree: ast.Module) -> tuple[str, ast.Module] | None:
 
 def _imports_itself(shown: str, chunk: str) -> bool:
     stem = shown.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    tree = _parse(chunk)
-    return tree is not None and any(
-        (isinstance(n, ast.ImportFrom) and n.level == 0 and n.module == stem)
-        or (isinstance(n, ast.Import) and any(a.name == stem for a in n.names))
-        for n in tree.body
-    )
+    return self_import_line(stem, chunk) is not None
 
 
 def _has_lines(lines: list[str], chunk: str) -> bool:
