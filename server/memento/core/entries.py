@@ -10,6 +10,7 @@ written back unchanged.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Container
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -21,7 +22,7 @@ from memento.util.jsonish import field
 SESSION_VERSION = 3
 
 
-def new_entry_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
+def new_entry_id(taken: Container[str] = frozenset()) -> str:
     """8 hex characters, redrawn until unique within the session (as pi)."""
     while True:
         candidate = secrets.token_hex(4)

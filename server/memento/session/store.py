@@ -202,7 +202,7 @@ class SessionStore:
         return self._by_id.get(entry_id)
 
     def new_id(self) -> str:
-        return new_entry_id(set(self._by_id))
+        return new_entry_id(self._by_id)  # not a copy: 200k ids took 10-20 ms an append
 
     def branch_path(self, leaf_id: str | None = None) -> list[Entry]:
         """Entries from the root to `leaf_id` (default: the current leaf).
