@@ -60,6 +60,9 @@ class JsonActionSettings(Settings):
     """Each tool call starts with a sentence of reasoning (`"thought"`), streamed as thinking."""
     questions_read_only: bool = True
     """A prompt shaped as a question gets a read-only turn (session/questions.py)."""
+    change_first: bool = True
+    """A prompt that asks for a change in the imperative ("Fix…", "Remove…"): the model calls
+    tools, and may not answer, until an edit or write has succeeded (or the step cap)."""
     attach_files: int = Field(default=3, ge=0, le=10)
     """Workspace files a prompt names (`calc.py`) attached to it, at most this many small ones
     (session/mentions.py); 0: none."""

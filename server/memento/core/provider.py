@@ -44,6 +44,9 @@ class ModelRequest(BaseModel):
     any other call whatever the provider does."""
     allowed_note: str | None = None
     """Why the tools are narrowed, told to the model after the conversation."""
+    change_asked: bool = False
+    """The prompt asks for a change in the imperative ("Fix…", "Remove…"). JSON actions do
+    not let the model answer before an edit or write has succeeded (`jsonAction.changeFirst`)."""
     stable_prefix_messages: int = 0
     """How many leading messages are expected to repeat in the next request; providers with
     explicit prompt caching (Anthropic) put their cache breakpoint there."""

@@ -24,11 +24,8 @@ from typing import Any
 from memento.config import JsonActionSettings
 from memento.core.messages import (
     AssistantMessage,
-    Content,
     CustomMessage,
     Message,
-    TextContent,
-    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
@@ -42,6 +39,7 @@ from memento.core.provider import (
     ToolCallStarted,
     ToolSpec,
 )
+from memento.providers.json_steps import allows, plain_text, step_note
 from memento.util.jsonish import as_object
 
 FORMAT_NOTE = (
@@ -70,42 +68,6 @@ WORK_NOTE = (
 )
 """How to work, for small models that edit without looking (shown when a file tool is offered)."""
 TEST_NOTE = "\n6. If the workspace has tests, run them with bash after the change; fix what fails."
-LIMIT_NOTE = "You have used the tool steps of this turn: answer now with what you know."
-REPEAT_NOTE = "You just repeated the same tool call; its result is above. Answer now."
-CYCLE_NOTE = (
-    "Your last two calls repeat the two before them; their results are above. Do not send "
-    "them again: take the next step (change what the request asks for), or answer."
-)
-FAILED_AGAIN_NOTE = (
-    "Your last call failed twice in the same way; do not send it again. Use what its result "
-    "shows: copy oldText from the file's text as shown, read the file, or write the whole file."
-)
-"""A failed call repeated once more gets another try (the step is not answer-only)."""
-DONE_NOTE = (
-    "Your last call repeats one that succeeded earlier in this turn: its change is made "
-    "already (see its first result above). Do not send it again. Take the next step the "
-    "request still needs, in another place or file, or answer."
-)
-"""The first repeat of a change that succeeded gets a warning; a second repeat, an answer."""
-AGAIN_NOTE = (
-    "You just sent the same call again; its result is the one above. Do not send it again: "
-    "take the next step the request needs (a change, if it asks for one), or answer."
-)
-CHANGING = frozenset({"edit", "write", "bash"})
-ANY_CALL = "*"
-"""A step that must call a tool, whichever (see `step_note`)."""
-WORDS_NOTE = (
-    "Your last change writes {written}, where the request says {asked}: use the user's words "
-    "exactly as given, with the same case. Make the change again with {asked}."
-)
-"""A string in a change that is a phrase of the request in another case ("Hello world")."""
-NAMED_NOTE = (
-    "The request also names {files}, which no step of this turn has used yet: make the change "
-    "the request asks for there now, or read it first."
-)
-"""After a change, the files the request names that the turn has not read or changed."""
-_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z]\w{1,5}\b")
-_LITERAL = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
 # --- the request ------------------------------------------------------------------------
@@ -171,103 +133,6 @@ def system_text(system: str, tools: list[ToolSpec], *, thought: bool = False) ->
     return "\n\n".join(parts)
 
 
-def turn_calls(messages: list[Message]) -> list[ToolCall]:
-    """The tool calls made since the last user message (this turn's steps so far)."""
-    calls: list[ToolCall] = []
-    for message in reversed(messages):
-        if isinstance(message, UserMessage):
-            break
-        if isinstance(message, AssistantMessage):
-            calls[:0] = message.tool_calls()
-    return calls
-
-
-def step_note(messages: list[Message], settings: JsonActionSettings) -> tuple[str | None, bool | str]:
-    """A note for the next step and what that step may do: True, only answer (after the step
-    cap or a repeated call, or pair of calls taking turns); a tool's name, only call it;
-    ANY_CALL, call a tool but not answer (after a failed edit or write, one that wrote the
-    user's words in another case, or a change when the request names a file the turn has not
-    used); False, anything. A call repeated at once is warned once, then answered.
-    A change (edit, write, bash) sent again after it succeeded gets a warning the first time;
-    a failed call repeated once gets a warning and one more try."""
-    calls = turn_calls(messages)
-    if len(calls) >= settings.max_steps:
-        return LIMIT_NOTE, True
-    fresh = calls and not any(_same(calls[-1], earlier) for earlier in calls[:-1])
-    if fresh and (words := _other_case(messages, calls[-1])) is not None:
-        return words, ANY_CALL
-    if fresh and (named := _named_unused(messages, calls)) is not None:
-        return named, ANY_CALL  # an answer here is an intention ("I will add the test")
-    failed = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
-    repeats = [
-        i
-        for i, later in enumerate(calls)
-        if later.name in CHANGING
-        and any(_same(later, earlier) and earlier.id not in failed for earlier in calls[:i])
-    ]
-    if repeats and repeats[-1] == len(calls) - 1:
-        # A change sent again after it succeeded: small models copy their last action.
-        return (REPEAT_NOTE, True) if len(repeats) >= 2 else (DONE_NOTE, False)
-    if len(calls) >= 2 and _same(calls[-1], calls[-2]):
-        third = len(calls) >= 3 and _same(calls[-2], calls[-3])
-        if calls[-1].id in failed and not third:
-            return FAILED_AGAIN_NOTE, ANY_CALL
-        if not third:  # read, read: the model copied its last step; one warning first
-            return AGAIN_NOTE, False
-        return REPEAT_NOTE, True
-    if len(calls) >= 4 and _same(calls[-1], calls[-3]) and _same(calls[-2], calls[-4]):
-        # Two calls taking turns (read a, read b, read a, read b): a warning, then an answer.
-        again = len(calls) >= 5 and _same(calls[-1], calls[-5])
-        return (REPEAT_NOTE if again else CYCLE_NOTE), again
-    if calls and calls[-1].id in failed and calls[-1].name in ("edit", "write"):
-        return None, ANY_CALL  # an answer after a failed change gives up, or repeats the error
-    return None, False
-
-
-def _changed_for(messages: list[Message], call: ToolCall) -> str | None:
-    """The request's text when `call` is a write or edit that succeeded, else None."""
-    request = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-    failed = any(
-        isinstance(m, ToolResultMessage) and m.tool_call_id == call.id and m.is_error for m in messages
-    )
-    if request is None or failed or call.name not in ("write", "edit"):
-        return None
-    return _plain(request.content)
-
-
-def _other_case(messages: list[Message], call: ToolCall) -> str | None:
-    """WORDS_NOTE when the last change has a string literal that the request has in another
-    case, and not in this one."""
-    if (asked := _changed_for(messages, call)) is None:
-        return None
-    code = str(call.arguments.get("content", call.arguments.get("newText", "")))
-    for match in _LITERAL.finditer(code):
-        literal = match.group(1) or match.group(2)
-        at = asked.lower().find(literal.lower())
-        if literal.strip() and at != -1 and literal not in asked:
-            return WORDS_NOTE.format(
-                written=json.dumps(literal), asked=json.dumps(asked[at : at + len(literal)])
-            )
-    return None
-
-
-def _named_unused(messages: list[Message], calls: list[ToolCall]) -> str | None:
-    """NAMED_NOTE when the last call was a change and the request names files (`name.ext`)
-    that no call of this turn has had as its path."""
-    if (asked := _changed_for(messages, calls[-1])) is None:
-        return None
-    used = {str(c.arguments.get("path", "")).removeprefix("./") for c in calls}
-    named = dict.fromkeys(m.group().removeprefix("./") for m in _FILE_NAME.finditer(asked))
-    unused = [n for n in named if n not in used and n.rsplit("/", 1)[-1] not in used]
-    return NAMED_NOTE.format(files=" and ".join(unused[:3])) if unused else None
-
-
-def _same(a: ToolCall, b: ToolCall) -> bool:
-    return a.name == b.name and json.dumps(a.arguments, sort_keys=True) == json.dumps(
-        b.arguments, sort_keys=True
-    )
-
-
 def action_text(message: AssistantMessage) -> str:
     """An earlier reply as the JSON action it was (calls first; one call per reply here)."""
     calls = message.tool_calls()
@@ -277,12 +142,6 @@ def action_text(message: AssistantMessage) -> str:
         # Each step's thought is its own, about the result in front of it.
         return json.dumps({"tool": calls[0].name, "arguments": calls[0].arguments})
     return json.dumps({"answer": message.text()})
-
-
-def _plain(content: str | list[Content]) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.text if isinstance(b, TextContent) else "[image omitted]" for b in content)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -296,7 +155,7 @@ def convert_messages(system: str, messages: list[Message], result_chars: int) ->
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for message in messages:
         if isinstance(message, UserMessage | CustomMessage):
-            out.append({"role": "user", "content": _plain(message.content)})
+            out.append({"role": "user", "content": plain_text(message.content)})
         elif isinstance(message, AssistantMessage):
             out.append({"role": "assistant", "content": action_text(message)})
         elif isinstance(message, ToolResultMessage):
@@ -309,10 +168,11 @@ def build_body(
     request: ModelRequest, *, model: str, max_tokens: int, settings: JsonActionSettings
 ) -> dict[str, Any]:
     """A chat-completions body whose reply is constrained to one JSON action."""
-    note, limit = step_note(request.messages, settings)
     allowed = request.allowed_tools
     callable_tools = [t for t in request.tools if allowed is None or t.name in allowed]
-    only = [t for t in callable_tools if limit in (t.name, ANY_CALL)] if isinstance(limit, str) else []
+    can_change = any(t.name in ("edit", "write") for t in callable_tools)
+    note, limit = step_note(request.messages, settings, change_asked=request.change_asked and can_change)
+    only = [t for t in callable_tools if allows(limit, t.name)] if isinstance(limit, str) else []
     schema = action_schema(
         only or callable_tools,
         answer_only=limit is True or not callable_tools,

@@ -41,6 +41,8 @@ class TurnInfo:
     """Whether a tool changed the workspace in this turn."""
     read_only: bool = False
     """Only read-only tools may run in this turn (a question to a small model)."""
+    change_asked: bool = False
+    """The prompt asks a small model for a change (see `ModelRequest.change_asked`)."""
     retries: int = 0
     """`RetryRequest`s handled in this turn, all steps together."""
     request_retry: Callable[[RetryRequest], bool] = field(default=_not_streaming, repr=False, compare=False)

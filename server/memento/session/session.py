@@ -325,6 +325,8 @@ class Session:
         if self._runner is not None and self._runner.turn.read_only:
             request.allowed_tools = [tool.spec.name for tool in self.allowed_tools()]
             request.allowed_note = QUESTION_NOTE
+        elif self._runner is not None and self.mode == "act":
+            request.change_asked = self._runner.turn.change_asked
         return request
 
     # -- context meter ----------------------------------------------------------------

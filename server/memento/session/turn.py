@@ -38,7 +38,7 @@ from memento.providers.assembly import ReplyBuilder
 from memento.security import secrets
 from memento.security.secrets import StreamRedactor
 from memento.session.hooks import RetryRequest, TurnInfo
-from memento.session.questions import is_question
+from memento.session.questions import asks_for_change, is_question
 from memento.session.tools.base import ToolOutput
 from memento.session.tools.registry import run_tool
 
@@ -87,6 +87,11 @@ class TurnRunner:
             settings.tool_mode() == "json"
             and settings.json_action.questions_read_only
             and is_question(turn.prompt)
+        )
+        turn.change_asked = (
+            settings.tool_mode() == "json"
+            and settings.json_action.change_first
+            and asks_for_change(turn.prompt)
         )
         session.record_model()
         turn.entry_id = session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms())).id

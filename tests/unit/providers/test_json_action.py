@@ -24,20 +24,18 @@ from memento.core.messages import (
 )
 from memento.core.provider import ModelRequest, ProviderEvent, StreamDone, TextDelta, ThinkingDelta, ToolSpec
 from memento.providers.assembly import ReplyBuilder
-from memento.providers.json_action import (
+from memento.providers.json_action import ActionStream, action_schema, action_text, build_body, system_text
+from memento.providers.json_steps import (
     AGAIN_NOTE,
     ANY_CALL,
+    CHANGE_CALL,
     CYCLE_NOTE,
     DONE_NOTE,
     FAILED_AGAIN_NOTE,
     LIMIT_NOTE,
+    OWED_NOTE,
     REPEAT_NOTE,
-    ActionStream,
-    action_schema,
-    action_text,
-    build_body,
     step_note,
-    system_text,
 )
 from memento.providers.openai_compat import OpenAICompatProvider
 from memento.session.questions import QUESTION_NOTE
@@ -410,12 +408,13 @@ def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> N
     note, limit = step_note(steps, settings)
     assert note == (
         'Your last change writes "Hello world", where the request says "hello world": use the '
-        'user\'s words exactly as given, with the same case. Make the change again with "hello world".'
+        'user\'s words exactly as given, with the same case. Edit hello.py now: oldText "Hello world", '
+        'newText "hello world".'
     )
-    assert limit == ANY_CALL  # the fix, not an answer that it was meant so
-    # Sent again as it was, it is a repeat (warned as one), not a second note.
+    assert limit == "edit"  # the fix, not an answer that it was meant so, nor the write again
+    # Sent again as it was (the 1.5B did), the words are still wrong: the same note again.
     again = [*steps, call("c1b", "write", wrong), result("c1b", "write", "Wrote 20 bytes")]
-    assert step_note(again, settings) == (DONE_NOTE, False)
+    assert step_note(again, settings) == (note, "edit")
     right = {"path": "hello.py", "content": 'print("hello world")'}
     steps += [call("c2", "write", right), result("c2", "write", "Wrote 20 bytes")]
     assert step_note(steps, settings) == (None, False)
@@ -453,3 +452,87 @@ def test_after_a_change_the_files_the_request_names_and_the_turn_has_not_used_ar
     # Only after a change: a question that reads one of two files named gets no note.
     question = [user("Is a.py like b.py?"), call("r1", "read", {"path": "a.py"}), result("r1", "read", "x")]
     assert step_note(question, settings) == (None, False)
+
+
+EDIT = ToolSpec(name="edit", description="Edit a file.", parameters={"type": "object"})
+
+
+def test_a_change_request_calls_tools_until_a_change_is_made() -> None:
+    # The 1.5B, asked to remove a function, read the file twice and answered with the request.
+    settings = json_config_settings()
+    steps: list[Message] = [user("Remove the unused function old from helpers.py.")]
+    assert step_note(steps, settings, change_asked=True) == (None, ANY_CALL)
+    assert step_note(steps, settings) == (None, False)
+    read = {"path": "helpers.py"}
+    steps += [call("r1", "read", read), result("r1", "read", "def old(): ...")]
+    assert step_note(steps, settings, change_asked=True) == (None, ANY_CALL)
+    steps += [call("r2", "read", read), result("r2", "read", "def old(): ...")]
+    assert step_note(steps, settings, change_asked=True) == (OWED_NOTE, CHANGE_CALL)
+    assert step_note(steps, settings) == (AGAIN_NOTE, False)
+    # A failed edit is no change; a successful one frees the answer.
+    bad = {"path": "helpers.py", "oldText": "nope", "newText": ""}
+    failed = [*steps, call("e1", "edit", bad), result("e1", "edit", "not found", error=True)]
+    assert step_note(failed, settings, change_asked=True) == (None, ANY_CALL)
+    fixed = [
+        *failed,
+        call("e2", "edit", {**bad, "oldText": "def old(): ..."}),
+        result("e2", "edit", "Edited"),
+    ]
+    assert step_note(fixed, settings, change_asked=True) == (None, False)
+    # Two reads taking turns: the change, not a warning.
+    a, b = {"path": "a.py"}, {"path": "b.py"}
+    turns: list[Message] = [user("Fix a.py")]
+    for n, args in enumerate([a, b, a, b]):
+        turns += [call(f"t{n}", "read", args), result(f"t{n}", "read", "x")]
+    assert step_note(turns, settings, change_asked=True) == (OWED_NOTE, CHANGE_CALL)
+    # The step cap still ends the turn with an answer.
+    capped = json_config_settings().model_copy(update={"max_steps": 2})
+    assert step_note(steps, capped, change_asked=True)[1] is True
+
+
+def test_the_schema_of_a_change_request_has_no_answer_until_a_change() -> None:
+    settings = json_config_settings()
+    steps: list[Message] = [user("Fix a.py"), call("r1", "read", {"path": "a.py"}), result("r1", "read", "x")]
+    steps += [call("r2", "read", {"path": "a.py"}), result("r2", "read", "x")]
+
+    def options(req: ModelRequest) -> list[Any]:
+        schema = build_body(req, model="m", max_tokens=9, settings=settings)["response_format"]["schema"]
+        return [o["properties"].get("tool", "answer") for o in schema.get("oneOf", [schema])]
+
+    asked = ModelRequest(messages=steps, tools=[READ, EDIT], change_asked=True)
+    assert options(asked) == [{"const": "edit"}]
+    body = build_body(asked, model="m", max_tokens=9, settings=settings)
+    assert body["messages"][-1] == {"role": "user", "content": OWED_NOTE}
+    # No edit or write to call (ask mode, a read-only turn): the request cannot be met here.
+    assert options(ModelRequest(messages=steps, tools=[READ, LS], change_asked=True))[-1] == "answer"
+    plain = ModelRequest(messages=steps, tools=[READ, EDIT])
+    assert options(plain) == [{"const": "read"}, {"const": "edit"}, "answer"]
+
+
+@pytest.mark.asyncio
+async def test_a_turn_asked_for_a_change_is_not_let_answer_before_the_change(
+    srv: ScriptedModelServer, tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "helpers.py").write_text("def used():\n    return 1\n\n\ndef old():\n    return 2\n")
+    config = MementoConfig.model_validate(
+        {"provider": json_config(srv).model_dump(by_alias=True), "tools": {"lossGuard": False}}
+    )
+    session = Session(root, config, OpenAICompatProvider(config.provider), data_dir=tmp_path / "data")
+    edit = {"path": "helpers.py", "oldText": "\n\ndef old():\n    return 2\n", "newText": ""}
+    srv.enqueue(
+        Reply(Text('{"tool": "read", "arguments": {"path": "helpers.py"}}')),
+        Reply(Text(json.dumps({"tool": "edit", "arguments": edit}))),
+        Reply(Text('{"answer": "Removed old."}')),
+    )
+    finished = asyncio.Event()
+    session.events.subscribe(lambda e: finished.set() if isinstance(e, events.TurnFinished) else None)
+    tasks = TaskRegistry()
+    session.prompt("Remove the unused function old from helpers.py.", tasks.spawn)
+    await asyncio.wait_for(finished.wait(), 10)
+    await session.aclose()
+    schemas = [r.body["response_format"]["schema"] for r in srv.requests]
+    answerable = ["answer" in json.dumps(s.get("oneOf", [s])) for s in schemas]
+    assert answerable == [False, False, True]
+    assert (root / "helpers.py").read_text() == "def used():\n    return 1\n"

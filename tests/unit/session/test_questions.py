@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento.session.questions import is_question
+from memento.session.questions import asks_for_change, is_question
 
 
 @pytest.mark.parametrize(
@@ -36,3 +36,33 @@ def test_questions(prompt: str) -> None:
 )
 def test_requests(prompt: str) -> None:
     assert not is_question(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "config_loader.py does not import any more. Fix it.",
+        "In greet.py, change the greeting from Hello to Welcome.",
+        "Please remove the unused function old_helper.",
+        "Can you add a test for square?",
+        "test_lists.py fails: last_n returns one item too many. Fix lists.py.",
+        "Turn debug off in config.json.",
+    ],
+)
+def test_change_requests(prompt: str) -> None:
+    assert asks_for_change(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "What does calc.py do?",
+        "Which function should I fix?",
+        "Run the tests",
+        "Fixed-width output is fine as it is.",
+        "Tell me what to change",
+        "hi",
+    ],
+)
+def test_not_change_requests(prompt: str) -> None:
+    assert not asks_for_change(prompt)
