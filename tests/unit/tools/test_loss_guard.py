@@ -180,3 +180,25 @@ async def test_a_module_that_would_import_itself_is_refused(root: Path) -> None:
     assert (await append(root, "test_mathx.py", "from mathx import double\n")).startswith("Edited")
     (root / "odd.py").write_text("import odd\n")
     assert (await append(root, "odd.py", "X = 1\n")).startswith("Edited")
+
+
+@pytest.mark.asyncio
+async def test_the_same_append_sent_twice_is_made_once(root: Path) -> None:
+    # The 1.5B sent its append again, word for word; a notes file, as a module, got it twice.
+    (root / "notes.txt").write_text("Shopping list\n")
+    assert (await append(root, "notes.txt", "- buy more coffee beans")).startswith("Edited notes.txt")
+    with pytest.raises(ToolError, match="notes.txt ends with newText already: this change is made"):
+        await append(root, "notes.txt", "- buy more coffee beans")
+    assert (root / "notes.txt").read_text() == "Shopping list\n\n- buy more coffee beans\n"
+    # A short line may be meant twice.
+    assert (await append(root, "notes.txt", "- tea")).startswith("Edited")
+    assert (await append(root, "notes.txt", "- tea")).startswith("Edited")
+
+
+@pytest.mark.asyncio
+async def test_appending_only_a_value_to_a_module_is_refused(root: Path) -> None:
+    with pytest.raises(ToolError, match=r"newText is only a value \(\[1, 2\]\), which does nothing"):
+        await append(root, "settings.py", "[1, 2]")
+    with pytest.raises(ToolError, match="edit its line"):
+        await append(root, "settings.py", '{"LEVEL": "debug"}')  # not a name the module has
+    assert (root / "settings.py").read_text() == SETTINGS

@@ -217,3 +217,17 @@ async def test_a_module_written_with_its_docstring_unquoted_gets_the_quotes_back
         await WriteTool().run({"path": "calc.py", "content": "Other words.\n\n" + CALC}, ctx)
     with pytest.raises(ToolError, match="syntax errors"):
         await write(root, "calc.py", "def add(a, b:\n\n" + CALC)
+
+
+@pytest.mark.asyncio
+async def test_a_dict_of_the_modules_names_appended_sets_them_where_they_are(root: Path) -> None:
+    # The 1.5B, asked to set TIMEOUT to 60, appended {"TIMEOUT": 60} to settings.py.
+    settings = '"""Service settings."""\n\nHOST = "localhost"\nPORT = 8080\nTIMEOUT = 30\nRETRIES = 3\n'
+    (root / "settings.py").write_text(settings)
+    text = await append(root, "settings.py", '{"TIMEOUT": 60, "RETRIES": 5}')
+    assert "TIMEOUT (line 5)" in text and "replaced the old one where it was" in text
+    assert (root / "settings.py").read_text() == settings.replace("30", "60").replace("= 3\n", "= 5\n")
+    assert (
+        run(root, "import settings as s; print(s.HOST, s.PORT, s.TIMEOUT, s.RETRIES)")
+        == "localhost 8080 60 5"
+    )

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import loss, matching, merge, syntax
+from memento.session.tools import loss, matching, merge, names, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -278,12 +278,14 @@ class EditTool:
         lost = functools.partial(_lost, shown, current, updated, a, merged is not None)
         if ctx.loss_guard and (refusal := await asyncio.to_thread(lost)):
             raise ToolError(refusal)
+        completed = await names.with_imports(ctx, path, shown, current, updated)
+        updated, named = completed.text, completed.note
         verdict = await asyncio.to_thread(syntax.guard, shown, current, updated) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
-        note = verdict.note if verdict is not None else ""
+        note = named + (verdict.note if verdict is not None else "")
         left = (
             await asyncio.to_thread(renamed_left, updated, a.old_text, a.new_text, path, shown)
             if a.old_text

@@ -150,8 +150,16 @@ def check_edit(shown: str, current: str, updated: str, new: str) -> str | None:
     )
 
 
+MIN_REPEATED_CHARS = 12
+"""An append this long that the file ends with already is a repeat (shorter ones may be meant)."""
+_VALUES = ast.Constant | ast.Dict | ast.List | ast.Tuple | ast.Set
+
+
 def check_append(shown: str, current: str, added: str) -> str | None:
     """Why appending `added` to `current` is refused, or None."""
+    if len(added.strip()) >= MIN_REPEATED_CHARS and current.rstrip().endswith(added.strip()):
+        # The same append sent twice (a small model copies its last call) would add it twice.
+        return f"{shown} ends with newText already: this change is made already; go on with the next step."
     if not current.strip() or shown.rsplit(".", 1)[-1].lower() not in ("py", "pyi"):
         return None
     try:
@@ -165,6 +173,11 @@ def check_append(shown: str, current: str, added: str) -> str | None:
         return (
             f"newText is only a string literal ({added.strip()[:60]}), which does nothing in "
             f"{shown}. Write the code itself in newText, without quotes around it."
+        )
+    if tree.body and all(isinstance(s, ast.Expr) and isinstance(s.value, _VALUES) for s in tree.body):
+        return (
+            f"newText is only a value ({added.strip()[:60]}), which does nothing in {shown}. To "
+            "change a name's value, edit its line: oldText the line as it is, newText as it should be."
         )
     existing = definitions(shown, current)
     new_defs = _python(added)

@@ -15,6 +15,8 @@ writing only the new part, and both go wrong in ways Python does not flag.
 - A `write` of an existing module whose content only adds functions or classes (none of the
   module's names, no assignments or other statements: "add square to mathx.py" answered
   with `def square`) is appended to the module instead of replacing it.
+- A dict literal appended to a module, whose keys are all names the module assigns at its
+  top level (`{"TIMEOUT": 60}` to settings.py), sets those names where they are.
 - An object appended to a JSON file that holds an object sets its keys in that object (a
   second JSON value after the first is no JSON); the file is written again with its own
   indentation.
@@ -122,9 +124,9 @@ def merge_append(shown: str, current: str, added: str) -> Merged | None:
 def _python_append(shown: str, current: str, added: str) -> Merged | None:
     added = textwrap.dedent(added).strip("\n")
     tree = _parse(added)
-    if tree is not None and (code := _quoted_code(tree)) is not None:
+    if tree is not None and (code := _quoted_code(tree) or _dict_assignments(tree, added, current)):
         added, tree = code
-    doc = _prose(added) if tree is None else _lone_string(tree)
+    doc = _prose(added) if tree is None else _lone_expression(tree)
     if doc is not None:
         return _as_docstring(shown, current, doc, quoted=tree is not None)
     if tree is None or not tree.body:
@@ -159,7 +161,7 @@ def _python_append(shown: str, current: str, added: str) -> Merged | None:
 
 def _quoted_code(tree: ast.Module) -> tuple[str, ast.Module] | None:
     """The code inside a lone string literal (a function in triple quotes, `"TIMEOUT = 60"`)."""
-    value = _lone_string(tree)
+    value = _lone_expression(tree)
     if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
         return None
     inner = textwrap.dedent(value.value).strip("\n")
@@ -167,6 +169,26 @@ def _quoted_code(tree: ast.Module) -> tuple[str, ast.Module] | None:
     if code is None or not python_code(inner):
         return None
     return inner, code
+
+
+def _dict_assignments(tree: ast.Module, added: str, current: str) -> tuple[str, ast.Module] | None:
+    """A dict literal whose keys are all names the module assigns at its top level
+    (`{"TIMEOUT": 60}` appended to settings.py) as the assignments it stands for."""
+    value = _lone_expression(tree)
+    if not isinstance(value, ast.Dict) or not value.keys:
+        return None
+    parsed = _parse(current)
+    spans = _spans(parsed) if parsed is not None else _scanned(current.split("\n"))
+    assigned = {s.name for s in spans if s.name and not s.import_}
+    keys = [k.value if isinstance(k, ast.Constant) else None for k in value.keys]
+    if not all(isinstance(k, str) and k in assigned for k in keys):
+        return None
+    segments = [ast.get_source_segment(added, v) for v in value.values]
+    if any(segment is None for segment in segments):
+        return None
+    code = "\n".join(f"{key} = {segment}" for key, segment in zip(keys, segments, strict=True))
+    parsed_code = _parse(code)
+    return (code, parsed_code) if parsed_code is not None else None
 
 
 def _imports_itself(shown: str, chunk: str) -> bool:
@@ -178,7 +200,7 @@ def _has_lines(lines: list[str], chunk: str) -> bool:
     return all(line in lines for line in chunk.split("\n"))
 
 
-def _lone_string(tree: ast.Module) -> ast.expr | None:
+def _lone_expression(tree: ast.Module) -> ast.expr | None:
     return tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import loss, merge, syntax
+from memento.session.tools import loss, merge, names, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -69,6 +69,8 @@ class WriteTool:
             content, note = added.text, f" ({added.summary})"
         elif ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
             raise ToolError(refusal)
+        completed = await names.with_imports(ctx, path, shown, old, content)
+        content, note = completed.text, note + completed.note
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
         if verdict is not None and verdict.refusal:
             raise ToolError(verdict.refusal)
