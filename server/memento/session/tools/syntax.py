@@ -197,6 +197,22 @@ def guard(path: str, before: str | None, after: str) -> Verdict:
     )
 
 
+def read_note(path: str, text: str) -> str:
+    """What `read` adds after the text of a file that has syntax errors ('' for one that has
+    none or is not parsed): a small model takes the file it reads for correct and writes a
+    placeholder. All the file's errors, whatever window of it is shown, capped as the guard
+    caps them; the header in brackets sets it apart from the file's lines."""
+    language = language_of(path)
+    if language is None or len(text) > MAX_GUARDED_CHARS:
+        return ""
+    problems = syntax_problems(text, language)
+    if not problems:
+        return ""
+    return (
+        f"[{path} has {language} syntax errors; this note is not part of the file]\n{_shown(text, problems)}"
+    )
+
+
 def _shown(text: str, problems: list[SyntaxProblem]) -> str:
     lines = text.split("\n")
     shown = [
