@@ -28,7 +28,11 @@ class WriteArgs(BaseModel):
 
 
 def _lost(shown: str, old: str | None, content: str) -> str | None:
-    return loss.check_write(shown, old, content) or loss.check_self_import(shown, old, content)
+    return (
+        loss.check_write(shown, old, content)
+        or loss.check_emptied(shown, old, content)
+        or loss.check_self_import(shown, old, content)
+    )
 
 
 def _tolerated(shown: str, content: str) -> tuple[str, str]:
