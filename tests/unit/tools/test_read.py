@@ -185,3 +185,9 @@ async def test_the_note_copied_into_old_text_matches_nothing(root: Path) -> None
         with pytest.raises(ToolError, match="oldText not found"):
             await EditTool().run({"path": "config_loader.py", "oldText": old, "newText": "pass"}, ctx)
     assert (root / "config_loader.py").read_text() == CONFIG_LOADER
+
+
+@pytest.mark.asyncio
+async def test_a_byte_order_mark_is_no_syntax_error(root: Path) -> None:
+    (root / "win.py").write_bytes(b"\xef\xbb\xbfx = 1\r\n")
+    assert await read(root, path="win.py") == "\ufeffx = 1\n"

@@ -93,9 +93,10 @@ def strict_json_problem(text: str) -> SyntaxProblem | None:
 def python_problem(text: str) -> SyntaxProblem | None:
     """Python's own first syntax error: it names what is expected where (`expected ':'` on a
     `for` line, where tree-sitter reports the next line), and catches what tree-sitter's
-    grammar lets by (an unexpected indent: ` def mul` under a one-line `def add`)."""
+    grammar lets by (an unexpected indent: ` def mul` under a one-line `def add`). A leading
+    byte order mark is no error: Python reads a source file that starts with one."""
     try:
-        ast.parse(text)
+        ast.parse(text.removeprefix("\ufeff"))
     except SyntaxError as exc:
         return SyntaxProblem(exc.lineno or 1, exc.offset or 1, exc.msg)
     except ValueError as exc:  # a NUL byte
