@@ -191,3 +191,12 @@ async def test_the_note_copied_into_old_text_matches_nothing(root: Path) -> None
 async def test_a_byte_order_mark_is_no_syntax_error(root: Path) -> None:
     (root / "win.py").write_bytes(b"\xef\xbb\xbfx = 1\r\n")
     assert await read(root, path="win.py") == "\ufeffx = 1\n"
+
+
+@pytest.mark.asyncio
+async def test_json_with_comments_and_trailing_commas_is_no_syntax_error(root: Path) -> None:
+    tsconfig = '{\n  // the compiler\n  "compilerOptions": {\n    "strict": true,\n  },\n}\n'
+    (root / "tsconfig.json").write_text(tsconfig)
+    (root / "broken.json").write_text('{\n  "a": 1\n  "b": 2\n}\n')
+    assert await read(root, path="tsconfig.json") == tsconfig
+    assert "[broken.json has json syntax errors" in await read(root, path="broken.json")

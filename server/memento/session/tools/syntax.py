@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -108,7 +109,14 @@ def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
     """The syntax errors of `text`, first ones first (empty when it parses)."""
     if language == "python" and (problem := python_problem(text)) is not None:
         return [problem]  # Python's own first error: where it is and what is expected (`':'`)
+    if language == "json":
+        # JSON with comments (tsconfig.json, VS Code's settings) allows trailing commas too;
+        # tree-sitter takes the comments. A space in the comma's place keeps every position.
+        text = _TRAILING_COMMA.sub(" ", text)
     return _tree_sitter_problems(text, language)
+
+
+_TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
 
 
 def _tree_sitter_problems(text: str, language: str) -> list[SyntaxProblem]:
