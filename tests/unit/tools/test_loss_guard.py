@@ -202,3 +202,40 @@ async def test_appending_only_a_value_to_a_module_is_refused(root: Path) -> None
     with pytest.raises(ToolError, match="edit its line"):
         await append(root, "settings.py", '{"LEVEL": "debug"}')  # not a name the module has
     assert (root / "settings.py").read_text() == SETTINGS
+
+
+# The issue's case: `parse` lost the colon after its `for` line, so the syntax guard lets any
+# write through (the file was broken already), and the model wrote a note over the module.
+PARSER = (
+    '"""Parse key=value lines."""\n\n\ndef parse(text):\n    pairs = {}\n'
+    "    for line in text.splitlines()\n        key, _, value = line.partition('=')\n"
+    "        pairs[key] = value\n    return pairs\n"
+)
+
+
+@pytest.mark.asyncio
+async def test_a_write_that_defines_nothing_and_does_not_parse_is_refused(root: Path) -> None:
+    (root / "parser.py").write_text(PARSER)
+    with pytest.raises(ToolError) as caught:
+        await write(root, "parser.py", "read result")
+    message = str(caught.value)
+    assert "defines nothing" in message and "remove parse from parser.py" in message
+    assert "line 6, expected ':'" in message and "edit the line with the error" in message
+    assert (root / "parser.py").read_text() == PARSER
+    # A module that parsed is refused so too, the syntax guard off.
+    ctx = ToolContext(root=root, syntax_guard=False)
+    with pytest.raises(ToolError, match=r"would remove add, mul from calc\.py"):
+        await WriteTool().run({"path": "calc.py", "content": "TODO: the calculator"}, ctx)
+    assert (root / "calc.py").read_text() == CALC
+
+
+@pytest.mark.asyncio
+async def test_writes_that_define_something_or_parse_go_through(root: Path) -> None:
+    (root / "parser.py").write_text(PARSER)
+    still_broken = PARSER.replace("    return pairs\n", "    return pairs(\n")
+    assert (await write(root, "parser.py", still_broken)).startswith("Wrote")  # defines parse
+    assert (await write(root, "parser.py", 'print("parsed")\n')).startswith("Wrote")  # parses
+    (root / "script.py").write_text('"""A script."""\nprint(1\n')  # defined nothing
+    assert (await write(root, "script.py", "read result")).startswith("Wrote")
+    (root / "parser.py").write_text(PARSER)
+    assert (await write(root, "parser.py", "read result", guard_on=False)).startswith("Wrote")

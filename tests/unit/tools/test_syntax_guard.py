@@ -107,6 +107,10 @@ async def test_a_second_json_value_appended_to_a_json_file_is_refused(root: Path
     (root / "tsconfig.json").write_text('{\n  // strict mode\n  "strict": true\n}\n')
     text = await edit(root, "tsconfig.json", '"strict": true', '"strict": false')
     assert text.startswith("Edited tsconfig.json") and "syntax" not in text
+    # Its trailing commas are no syntax errors either (the file is not taken for broken).
+    (root / "tsconfig.json").write_text('{\n  "strict": true,\n  "paths": ["a",],\n}\n')
+    text = await edit(root, "tsconfig.json", '"strict": true', '"strict": false')
+    assert text.startswith("Edited tsconfig.json") and "syntax" not in text
 
 
 def test_problems_name_missing_tokens_and_error_nodes() -> None:

@@ -249,3 +249,69 @@ async def test_keys_written_without_their_quotes_find_the_line_which_keeps_them(
     # The line must be the same but for its quotes: a different value is no match.
     with pytest.raises(ToolError, match="oldText not found"):
         await edit(root, "workers: 5", "workers: 8", path="config.json")
+
+
+LIMITS = "TIMEOUT = 30\nRETRIES = 3\n"
+
+
+@pytest.mark.asyncio
+async def test_a_write_in_a_markdown_fence_writes_the_code(root: Path) -> None:
+    fenced = "\n```python\n" + LIMITS + "```\n"
+    out = await WriteTool().run({"path": "settings.py", "content": fenced}, ToolContext(root=root))
+    assert out.text == "Wrote 25 bytes to settings.py (the Markdown fence around the content was left out)"
+    assert (root / "settings.py").read_text() == LIMITS
+    # Any code or configuration file; a tilde fence and no language tag too.
+    await WriteTool().run(
+        {"path": "pyproject.toml", "content": "~~~\n[tool]\nx = 1\n~~~"}, ToolContext(root=root)
+    )
+    assert (root / "pyproject.toml").read_text() == "[tool]\nx = 1\n"
+
+
+@pytest.mark.asyncio
+async def test_a_fence_is_kept_where_it_is_text_or_not_whole(root: Path) -> None:
+    ctx = ToolContext(root=root)
+    fenced = "```python\n" + LIMITS + "```\n"
+    for path in ("README.md", "notes.txt", "docs/guide.rst", "NOTES"):
+        await WriteTool().run({"path": path, "content": fenced}, ctx)
+        assert (root / path).read_text() == fenced
+    two_blocks = "```js\nlet a = 1;\n```\n\n```js\nlet b = 2;\n```\n"  # fences inside: not one block
+    unclosed = "```js\nlet a = 1;\n"
+    for content in (two_blocks, unclosed):
+        await WriteTool().run(
+            {"path": "a.js", "content": content}, ToolContext(root=root, syntax_guard=False)
+        )
+        assert (root / "a.js").read_text() == content
+    off = ToolContext(root=root, tolerant_edits=False, syntax_guard=False)
+    await WriteTool().run({"path": "settings.py", "content": fenced}, off)
+    assert (root / "settings.py").read_text() == fenced
+
+
+@pytest.mark.asyncio
+async def test_fenced_old_and_new_text_match_without_the_fence(root: Path) -> None:
+    old = "```python\ndef add(a, b):\n    return a - b\n```"
+    new = "```python\ndef add(a, b):\n    return a + b\n```"
+    text = await edit(root, old, new)
+    assert text == (
+        "Edited calc.py: replaced lines 4-5 with lines 4-5 "
+        "(the Markdown fence around oldText and newText was left out)"
+    )
+    assert (root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+@pytest.mark.asyncio
+async def test_one_fenced_side_keeps_the_line_breaks(root: Path) -> None:
+    text = await edit(root, "    return a * b\n", "```\n    return a * b * 1\n```")
+    assert text.endswith("(the Markdown fence around newText was left out)")
+    assert (root / "calc.py").read_text() == CALC.replace("a * b", "a * b * 1")
+    await edit(root, "```py\n    return a - b\n```", "    return b - a")
+    assert (root / "calc.py").read_text() == CALC.replace("a * b", "a * b * 1").replace("a - b", "b - a")
+
+
+@pytest.mark.asyncio
+async def test_a_fence_the_file_has_is_edited_as_it_is(root: Path) -> None:
+    doc = '"""Usage:\n\n```python\nadd(1, 2)\n```\n"""\n\n\ndef add(a, b):\n    return add(1, 2)\n'
+    (root / "doc.py").write_text(doc)
+    await edit(root, "```python\nadd(1, 2)\n```", "```pycon\n>>> add(1, 2)\n3\n```", path="doc.py")
+    assert (root / "doc.py").read_text() == doc.replace(
+        "```python\nadd(1, 2)\n```", "```pycon\n>>> add(1, 2)\n3\n```"
+    )

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import loss, matching, merge, names, syntax
+from memento.session.tools import fences, loss, matching, merge, names, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -204,14 +204,26 @@ def merged_append(shown: str, current: str, new: str) -> merge.Merged | None:
     return merge.Merged(found.text.replace("\n", "\r\n"), found.summary)
 
 
-def _lost(shown: str, current: str, updated: str, a: EditArgs, merged: bool) -> str | None:
+def _lost(shown: str, current: str, updated: str, old: str, new: str, merged: bool) -> str | None:
     if merged:
         found = None
-    elif not a.old_text:
-        found = loss.check_append(shown, current, a.new_text)
+    elif not old:
+        found = loss.check_append(shown, current, new)
     else:
-        found = loss.check_edit(shown, current, updated, a.new_text)
+        found = loss.check_edit(shown, current, updated, new)
     return found or loss.check_self_import(shown, current, updated)
+
+
+def _edit_args(args: dict[str, Any]) -> EditArgs:
+    a = parse_args(EditArgs, args, "edit")
+    if not a.old_text and not a.new_text:
+        raise ToolError("oldText and newText are both empty; nothing to change")
+    if a.old_text == a.new_text:
+        raise ToolError(
+            "oldText and newText are identical; nothing to change. oldText is the file's text "
+            "as it is now, newText the text as it should be after the change."
+        )
+    return a
 
 
 class EditTool:
@@ -243,22 +255,18 @@ class EditTool:
     )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        a = parse_args(EditArgs, args, "edit")
-        if not a.old_text and not a.new_text:
-            raise ToolError("oldText and newText are both empty; nothing to change")
-        if a.old_text == a.new_text:
-            raise ToolError(
-                "oldText and newText are identical; nothing to change. oldText is the file's text "
-                "as it is now, newText the text as it should be after the change."
-            )
+        a = _edit_args(args)
         path = resolve_in_workspace(ctx.root, a.path)
         shown = display_path(ctx.root, path)
         buffer = ctx.editor.open_document_text(path)
         current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
+        old, new, unfenced = a.old_text, a.new_text, ""
+        if ctx.tolerant_edits and fences.applies(shown):
+            old, new, unfenced = await asyncio.to_thread(fences.unfence_edit, current, old, new)
         plan = functools.partial(
             plan_edit,
-            old=a.old_text,
-            new=a.new_text,
+            old=old,
+            new=new,
             shown=shown,
             tolerant=ctx.tolerant_edits,
             replace_all=a.replace_all,
@@ -269,13 +277,13 @@ class EditTool:
             current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)
             updated, summary = await asyncio.to_thread(plan, current)
         merged = None
-        if ctx.loss_guard and not a.old_text:
-            merged = await asyncio.to_thread(merged_append, shown, current, a.new_text)
+        if ctx.loss_guard and not old:
+            merged = await asyncio.to_thread(merged_append, shown, current, new)
             if merged is not None:
                 updated, summary = merged.text, merged.summary
         if updated == current:
             raise ToolError(f"the edit changes nothing in {shown}")
-        lost = functools.partial(_lost, shown, current, updated, a, merged is not None)
+        lost = functools.partial(_lost, shown, current, updated, old, new, merged is not None)
         if ctx.loss_guard and (refusal := await asyncio.to_thread(lost)):
             raise ToolError(refusal)
         completed = await names.with_imports(ctx, path, shown, current, updated)
@@ -286,9 +294,6 @@ class EditTool:
         if buffer is None or not await ctx.editor.replace_document(path, current, updated):
             await asyncio.to_thread(write_text_atomic, path, updated, shown)
         note = named + (verdict.note if verdict is not None else "")
-        left = (
-            await asyncio.to_thread(renamed_left, updated, a.old_text, a.new_text, path, shown)
-            if a.old_text
-            else ""
-        )
+        left = await asyncio.to_thread(renamed_left, updated, old, new, path, shown) if old else ""
+        summary += f" ({unfenced})" if unfenced else ""
         return ToolOutput(f"Edited {shown}: {summary}{note}{left}")

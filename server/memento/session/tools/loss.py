@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import textwrap
 from dataclasses import dataclass
 
+from memento.session.tools import syntax
 from memento.util.jsonish import as_object
 
 MAX_GUARDED_CHARS = 512 * 1024
 MAX_NAMED = 8
+_TOP = re.compile(r"(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,35 @@ def _python(text: str) -> list[Definition] | None:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
                         found.append(Definition(name.id, node.lineno, last))
+    return found
+
+
+def scanned(lines: list[str]) -> list[Definition]:
+    """Top-level definitions of a Python module that does not parse, by indentation: a block
+    runs from its line (decorators included) to the next line at column 0 (closing brackets
+    excepted)."""
+    found: list[Definition] = []
+    for i, line in enumerate(lines):
+        match = _TOP.match(line)
+        if match is None:
+            continue
+        end = i + 1
+        while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t)]}"):
+            end += 1
+        while end > i + 1 and not lines[end - 1].strip():
+            end -= 1
+        first = i
+        while first > 0 and lines[first - 1].startswith("@"):
+            first -= 1
+        found.append(Definition(match.group(1) or match.group(2), first + 1, end))
+    return found
+
+
+def _defined(shown: str, text: str) -> list[Definition] | None:
+    """`definitions`, or for a Python module that does not parse, those `scanned`."""
+    found = definitions(shown, text)
+    if found is None and syntax.language_of(shown) == "python" and len(text) <= MAX_GUARDED_CHARS:
+        return scanned(text.split("\n"))
     return found
 
 
@@ -125,6 +157,26 @@ def check_write(shown: str, old: str | None, new: str) -> str | None:
         f"{shown} ({_lines(old)} lines become {_lines(new)}). To add code to the file, edit with "
         "an empty oldText; to change part of it, edit with oldText copied from the file; to "
         "rewrite it, write its complete new content, with everything it should keep."
+    )
+
+
+def check_emptied(shown: str, old: str | None, new: str) -> str | None:
+    """Why a write of `new` over `old` is refused, or None. Refused: the file defined something
+    (a module that does not parse too, by its lines) and `new` defines nothing and does not
+    parse: a note or a placeholder written over the file ("read result" over a module whose
+    function had a syntax error, which the syntax guard lets by: the file was broken)."""
+    if old is None or len(new) > MAX_GUARDED_CHARS or (language := syntax.language_of(shown)) is None:
+        return None
+    before = _defined(shown, old)
+    if not before or definitions(shown, new) is not None or _defined(shown, new):
+        return None
+    problems = syntax.syntax_problems(old, language) if len(old) <= MAX_GUARDED_CHARS else []
+    error = f" (its syntax error: line {problems[0].line}, {problems[0].message})" if problems else ""
+    return (
+        f"write replaces the whole file, and this content defines nothing and is no valid {language}: "
+        f"it would remove {_listed(_names(before))} from {shown}. To fix the file{error}, edit the "
+        "line with the error, oldText copied from the file; to rewrite it, write its complete new "
+        "content, with its definitions."
     )
 
 

@@ -34,11 +34,10 @@ import textwrap
 from dataclasses import dataclass
 from typing import cast
 
-from memento.session.tools.loss import self_import_line
+from memento.session.tools.loss import scanned, self_import_line
 from memento.session.tools.syntax import python_code
 
 MAX_MERGED_CHARS = 512 * 1024
-_TOP = re.compile(r"(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
 
 @dataclass(frozen=True)
@@ -79,26 +78,6 @@ def _spans(tree: ast.Module) -> list[Span]:
     return found
 
 
-def _scanned(lines: list[str]) -> list[Span]:
-    """Top-level definitions of a module that does not parse, by indentation: a block runs
-    from its line to the next line at column 0 (closing brackets excepted)."""
-    found: list[Span] = []
-    for i, line in enumerate(lines):
-        match = _TOP.match(line)
-        if match is None:
-            continue
-        end = i + 1
-        while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t)]}"):
-            end += 1
-        while end > i + 1 and not lines[end - 1].strip():
-            end -= 1
-        first = i
-        while first > 0 and lines[first - 1].startswith("@"):
-            first -= 1
-        found.append(Span(match.group(1) or match.group(2), first + 1, end))
-    return found
-
-
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
@@ -133,7 +112,9 @@ def _python_append(shown: str, current: str, added: str) -> Merged | None:
         return None
     new_lines, old_lines = added.split("\n"), current.split("\n")
     parsed = _parse(current)
-    existing = _spans(parsed) if parsed is not None else _scanned(old_lines)
+    existing = (
+        _spans(parsed) if parsed is not None else [Span(d.name, d.first, d.last) for d in scanned(old_lines)]
+    )
     by_name = {s.name: s for s in reversed(existing) if s.name}  # the first of each name
     replacing: list[tuple[Span, str]] = []
     appended: list[Span] = []
@@ -178,8 +159,10 @@ def _dict_assignments(tree: ast.Module, added: str, current: str) -> tuple[str, 
     if not isinstance(value, ast.Dict) or not value.keys:
         return None
     parsed = _parse(current)
-    spans = _spans(parsed) if parsed is not None else _scanned(current.split("\n"))
-    assigned = {s.name for s in spans if s.name and not s.import_}
+    if parsed is not None:
+        assigned = {s.name for s in _spans(parsed) if s.name and not s.import_}
+    else:
+        assigned = {d.name for d in scanned(current.split("\n"))}
     keys = [k.value if isinstance(k, ast.Constant) else None for k in value.keys]
     if not all(isinstance(k, str) and k in assigned for k in keys):
         return None

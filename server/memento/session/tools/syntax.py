@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -93,9 +94,10 @@ def strict_json_problem(text: str) -> SyntaxProblem | None:
 def python_problem(text: str) -> SyntaxProblem | None:
     """Python's own first syntax error: it names what is expected where (`expected ':'` on a
     `for` line, where tree-sitter reports the next line), and catches what tree-sitter's
-    grammar lets by (an unexpected indent: ` def mul` under a one-line `def add`)."""
+    grammar lets by (an unexpected indent: ` def mul` under a one-line `def add`). A leading
+    byte order mark is no error: Python reads a source file that starts with one."""
     try:
-        ast.parse(text)
+        ast.parse(text.removeprefix("\ufeff"))
     except SyntaxError as exc:
         return SyntaxProblem(exc.lineno or 1, exc.offset or 1, exc.msg)
     except ValueError as exc:  # a NUL byte
@@ -107,7 +109,14 @@ def syntax_problems(text: str, language: str) -> list[SyntaxProblem]:
     """The syntax errors of `text`, first ones first (empty when it parses)."""
     if language == "python" and (problem := python_problem(text)) is not None:
         return [problem]  # Python's own first error: where it is and what is expected (`':'`)
+    if language == "json":
+        # JSON with comments (tsconfig.json, VS Code's settings) allows trailing commas too;
+        # tree-sitter takes the comments. A space in the comma's place keeps every position.
+        text = _TRAILING_COMMA.sub(" ", text)
     return _tree_sitter_problems(text, language)
+
+
+_TRAILING_COMMA = re.compile(r",(?=\s*[}\]])")
 
 
 def _tree_sitter_problems(text: str, language: str) -> list[SyntaxProblem]:
@@ -194,6 +203,22 @@ def guard(path: str, before: str | None, after: str) -> Verdict:
     return Verdict(
         refusal=f"refused: the change would leave {path} with {language} syntax errors, so the file "
         f"was left as it was. Fix the text and try again:\n{shown}"
+    )
+
+
+def read_note(path: str, text: str) -> str:
+    """What `read` adds after the text of a file that has syntax errors ('' for one that has
+    none or is not parsed): a small model takes the file it reads for correct and writes a
+    placeholder. All the file's errors, whatever window of it is shown, capped as the guard
+    caps them; the header in brackets sets it apart from the file's lines."""
+    language = language_of(path)
+    if language is None or len(text) > MAX_GUARDED_CHARS:
+        return ""
+    problems = syntax_problems(text, language)
+    if not problems:
+        return ""
+    return (
+        f"[{path} has {language} syntax errors; this note is not part of the file]\n{_shown(text, problems)}"
     )
 
 

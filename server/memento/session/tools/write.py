@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import loss, merge, names, syntax
+from memento.session.tools import fences, loss, merge, names, syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.protected import guard_protected
 from memento.session.tools.workspace import (
@@ -28,7 +28,24 @@ class WriteArgs(BaseModel):
 
 
 def _lost(shown: str, old: str | None, content: str) -> str | None:
-    return loss.check_write(shown, old, content) or loss.check_self_import(shown, old, content)
+    return (
+        loss.check_write(shown, old, content)
+        or loss.check_emptied(shown, old, content)
+        or loss.check_self_import(shown, old, content)
+    )
+
+
+def _tolerated(shown: str, content: str) -> tuple[str, str]:
+    """`content` with what a model gets wrong in it undone (`tools.tolerantEdits`), and what
+    was undone, for the result."""
+    note = ""
+    if fences.applies(shown) and (bare := fences.unfenced(content)):
+        content, note = bare, " (the Markdown fence around the content was left out)"
+    if inner := syntax.unquoted(shown, content):
+        return inner, note + " (without the double quotes around the content)"
+    if fixed := merge.quoted_docstring(shown, content):
+        return fixed, note + " (its first paragraph, prose, put in triple quotes: the docstring)"
+    return content, note
 
 
 class WriteTool:
@@ -58,12 +75,9 @@ class WriteTool:
         content, note = a.content, ""
         if old is not None and uses_crlf(old) and "\r\n" not in content and "\n" in content:
             content, note = content.replace("\n", "\r\n"), " (CRLF line endings kept)"
-        if ctx.tolerant_edits and (inner := await asyncio.to_thread(syntax.unquoted, shown, content)):
-            content, note = inner, note + " (without the double quotes around the content)"
-        elif ctx.tolerant_edits and (
-            fixed := await asyncio.to_thread(merge.quoted_docstring, shown, content)
-        ):
-            content, note = fixed, note + " (its first paragraph, prose, put in triple quotes: the docstring)"
+        if ctx.tolerant_edits:
+            content, fixed = await asyncio.to_thread(_tolerated, shown, content)
+            note += fixed
         added = await asyncio.to_thread(merge.merge_write, shown, old, content) if ctx.loss_guard else None
         if added is not None:
             content, note = added.text, f" ({added.summary})"
