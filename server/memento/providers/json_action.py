@@ -277,7 +277,10 @@ class ActionStream:
 
     def _whole(self) -> Iterator[ProviderEvent]:
         try:
-            value = json.loads(self._buffer) if self._buffer.strip() else None
+            # Not strict: llama-cpp-python's grammar for a schema lets raw line breaks into a
+            # string (its `char` is anything but `"` and `\\`), and the 1.5B writes a file's
+            # lines so; strict JSON would turn that call into text shown as the answer.
+            value = json.loads(self._buffer, strict=False) if self._buffer.strip() else None
         except json.JSONDecodeError:
             value = None
         if (found := as_object(value)) is not None:

@@ -97,8 +97,8 @@ def step_note(
     - Only an answer: after the step cap, a call repeated a third time, a pair of calls
       taking turns twice, or a change sent a third time after it succeeded.
     - Only edit: after a change that wrote the user's words in another case.
-    - Only a call (ANY_CALL): after a failed edit or write, or a change while the request
-      names a file the turn has not used; and, when the prompt asks for a change
+    - Only a call (ANY_CALL): after a failed edit or write, a change while the request
+      names a file the turn has not used, or a result that proposes the next call; and, when the prompt asks for a change
       (`change_asked`), until an edit or write has succeeded (an answer there restates
       the request or says what it would do). Reads repeated meanwhile get OWED_NOTE and
       only edit or write.
@@ -120,7 +120,20 @@ def step_note(
         return repeated
     if calls[-1].id in failed and calls[-1].name in ("edit", "write"):
         return None, ANY_CALL  # an answer after a failed change gives up, or repeats the error
+    if _proposes_a_call(messages, calls[-1]):
+        return None, ANY_CALL  # "To rename it there too: edit {…}": an answer would skip it
     return None, ANY_CALL if owed else False
+
+
+_PROPOSED = re.compile(r'\b(?:edit|write|bash) \{"')
+"""A tool result that proposes the next call as `<tool> {json arguments}` (edit's rename note)."""
+
+
+def _proposes_a_call(messages: list[Message], call: ToolCall) -> bool:
+    result = next(
+        (m for m in messages if isinstance(m, ToolResultMessage) and m.tool_call_id == call.id), None
+    )
+    return result is not None and not result.is_error and _PROPOSED.search(result.text()) is not None
 
 
 def _repeat_note(calls: list[ToolCall], failed: set[str], *, owed: bool) -> tuple[str, Limit] | None:

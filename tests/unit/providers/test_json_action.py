@@ -334,6 +334,12 @@ def test_action_stream_edge_cases() -> None:
     assert run('{"tool": "read", "argu') == ('{"tool": "read", "argu', ["done"])  # cut off: shown
     assert run('{"answer": "\\ud83d\\ude00 \\ud83d!"}') == ("\U0001f600 \ufffd!", ["done"])
     assert run('{"other": 1}') == ('{"other": 1}', ["done"])
+    # Raw line breaks in a string (llama-cpp-python's schema grammar admits them) still call.
+    raw = '{"thought": "fix", "tool": "write", "arguments": {"path": "a.py", "content": "x = 1\n\ny = 2"}}'
+    assert run(raw) == ("", ["thinking", "tool_call_started", "tool_call_delta", "done"])
+    stream = ActionStream()
+    events_out = [*stream.feed(raw), *stream.finish(StreamDone(stop_reason="stop"))]
+    assert assemble(events_out).tool_calls()[0].arguments["content"] == "x = 1\n\ny = 2"
 
 
 def test_a_thought_streams_as_thinking_before_the_call() -> None:
@@ -536,3 +542,19 @@ async def test_a_turn_asked_for_a_change_is_not_let_answer_before_the_change(
     answerable = ["answer" in json.dumps(s.get("oneOf", [s])) for s in schemas]
     assert answerable == [False, False, True]
     assert (root / "helpers.py").read_text() == "def used():\n    return 1\n"
+
+
+def test_a_result_that_proposes_the_next_call_is_followed_by_a_call() -> None:
+    # The 1.5B renamed in report.py, was told the call that renames in shapes.py, and answered.
+    settings = json_config_settings()
+    rename = {"path": "report.py", "oldText": "area", "newText": "circle_area", "replaceAll": True}
+    proposal = (
+        "Edited report.py: replaced 2 places\nshapes.py also has area:\n  line 4: def area(r):\n"
+        'To rename it there too: edit {"path": "shapes.py", "oldText": "area", "newText": "circle_area"}'
+    )
+    steps: list[Message] = [user("Rename area to circle_area"), call("e1", "edit", rename)]
+    assert step_note([*steps, result("e1", "edit", proposal)], settings) == (None, ANY_CALL)
+    assert step_note([*steps, result("e1", "edit", "Edited report.py: replaced 2 places")], settings) == (
+        None,
+        False,
+    )

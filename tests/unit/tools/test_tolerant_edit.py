@@ -315,3 +315,69 @@ async def test_a_fence_the_file_has_is_edited_as_it_is(root: Path) -> None:
     assert (root / "doc.py").read_text() == doc.replace(
         "```python\nadd(1, 2)\n```", "```pycon\n>>> add(1, 2)\n3\n```"
     )
+
+
+BROKEN_LOADER = (
+    '"""Reads key=value settings."""\n\n\ndef parse(text):\n    settings = {}\n'
+    "    for line in text.splitlines()\n"
+    '        if "=" in line:\n            key, value = line.split("=", 1)\n'
+    "            settings[key.strip()] = value.strip()\n    return settings\n"
+)
+
+
+@pytest.mark.asyncio
+async def test_a_flattened_fix_with_other_quotes_is_made_to_the_files_own_lines(root: Path) -> None:
+    # The 1.5B's fix of the missing colon: two lines written as one, '=' for "=", five times.
+    (root / "config_loader.py").write_text(BROKEN_LOADER)
+    old = "for line in text.splitlines() if '=' in line:"
+    new = "for line in text.splitlines(): if '=' in line:"
+    text = await edit(root, old, new, path="config_loader.py")
+    assert (
+        "ignoring whitespace, line breaks and quote marks" in text and "no python syntax errors now" in text
+    )
+    fixed = BROKEN_LOADER.replace("splitlines()\n", "splitlines():\n")
+    assert (root / "config_loader.py").read_text() == fixed
+    # Exact-only edits do not look that far; nor does a change of whitespace alone.
+    (root / "config_loader.py").write_text(BROKEN_LOADER)
+    with pytest.raises(ToolError, match="oldText not found"):
+        await edit(root, old, new, path="config_loader.py", tolerant=False)
+    assert find_edit(BROKEN_LOADER, old, old.replace(" if", "  if")) is None
+
+
+LISTS = '"""List helpers."""\n\n\ndef last_n(items, n):\n    """The last n items."""\n    return items[-n - 1 :]\n'
+
+
+@pytest.mark.asyncio
+async def test_old_text_that_left_out_a_line_keeps_it(root: Path) -> None:
+    # The 1.5B copied the def and the return of last_n, not the docstring between, with \n
+    # escapes for its line breaks: five tries with the same text.
+    (root / "lists.py").write_text(LISTS)
+    old = "def last_n(items, n):\\n    return items[-n - 1 :]\\n"
+    new = "def last_n(items, n):\\n    return items[-n:]\\n"
+    text = await edit(root, old, new, path="lists.py")
+    assert "lines of the file between its lines, which were kept" in text
+    assert (root / "lists.py").read_text() == LISTS.replace("[-n - 1 :]", "[-n:]")
+    # A line added after a kept one goes in after it, with the file's indentation.
+    (root / "lists.py").write_text(LISTS)
+    await edit(
+        root,
+        "def last_n(items, n):\n  return items[-n - 1 :]",
+        "def last_n(items, n):\n  n = max(n, 0)\n  return items[-n - 1 :]",
+        path="lists.py",
+    )
+    assert "    n = max(n, 0)\n    return items[-n - 1 :]" in (root / "lists.py").read_text()
+    # Too far apart is another place, not a gap; exact-only edits do not look for gaps.
+    assert find_edit("a = 1\n" + "x\n" * 4 + "b = 2\n", "a = 1\nb = 2", "a = 1\nb = 3") is None
+    (root / "lists.py").write_text(LISTS)
+    with pytest.raises(ToolError, match="oldText not found"):
+        await edit(root, old, new, path="lists.py", tolerant=False)
+
+
+@pytest.mark.asyncio
+async def test_an_append_to_a_file_not_there_yet_creates_it(root: Path) -> None:
+    text = await edit(root, "", "print('hello world')\n", path="hello.py")
+    assert text.startswith("Wrote") and (root / "hello.py").read_text() == "print('hello world')\n"
+    with pytest.raises(ToolError, match="file not found"):
+        await edit(root, "", "print(1)\n", path="other.py", tolerant=False)
+    with pytest.raises(ToolError, match="file not found"):
+        await edit(root, "x = 1", "x = 2", path="missing.py")  # something to replace: not there

@@ -182,3 +182,14 @@ async def test_a_rename_in_a_file_without_extension_looks_at_no_other_file(root:
     out = (await EditTool().run(args, ctx)).text
     assert "line 2: echo old_target_name" in out
     assert "secret-value" not in out and ".env" not in out
+
+
+@pytest.mark.asyncio
+async def test_a_write_of_what_the_file_has_is_no_change(root: Path) -> None:
+    # The 1.5B, asked to fix calc.py, wrote the test file back as it was; that is no success.
+    (root / "test_calc.py").write_text("def test_add():\n    assert 1\n")
+    ctx = ToolContext(root=root)
+    with pytest.raises(ToolError, match="test_calc.py has this content already: the write changes nothing"):
+        await WriteTool().run({"path": "test_calc.py", "content": "def test_add():\n    assert 1\n"}, ctx)
+    out = await WriteTool().run({"path": "test_calc.py", "content": "def test_add():\n    assert 2\n"}, ctx)
+    assert out.text.startswith("Wrote")

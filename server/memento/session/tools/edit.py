@@ -24,6 +24,7 @@ from memento.session.tools.workspace import (
     uses_crlf,
     write_text_atomic,
 )
+from memento.session.tools.write import WriteTool
 
 HOW: dict[str, str] = {
     "exact": "exactly",
@@ -31,8 +32,12 @@ HOW: dict[str, str] = {
     "trailing whitespace": "ignoring trailing whitespace",
     "indentation": "with another indentation; newText was shifted the same way",
     "whitespace": "ignoring whitespace and line breaks",
+    "lines left out": "with lines of the file between its lines, which were kept as they are",
     "first/last lines": "by its first and last lines (the lines between differed)",
     "quotes": "ignoring the file's quote marks; the change was made to the file's line",
+    "whitespace and quotes": (
+        "ignoring whitespace, line breaks and quote marks; the change was made to the file's own lines"
+    ),
 }
 
 
@@ -257,6 +262,9 @@ class EditTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         a = _edit_args(args)
         path = resolve_in_workspace(ctx.root, a.path)
+        if ctx.tolerant_edits and not a.old_text and not await asyncio.to_thread(path.exists):
+            # An append to a file that is not there yet: the model means to create it.
+            return await WriteTool().run({"path": a.path, "content": a.new_text}, ctx)
         shown = display_path(ctx.root, path)
         buffer = ctx.editor.open_document_text(path)
         current = buffer if buffer is not None else await asyncio.to_thread(read_text_file, path, shown)

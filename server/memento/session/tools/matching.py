@@ -11,12 +11,17 @@ dropped, the block re-indented, the function flattened onto one line, newlines w
    every line; newText gets the same shift.
 4. `whitespace` — equal once all whitespace and line breaks are ignored, starting and
    ending on token boundaries (a flattened function finds its lines).
-5. `first/last lines` — a block of three or more lines whose first and last lines match
+5. `lines left out` — oldText's lines, in order, with up to three file lines between them
+   that it left out; those stay, and newText's lines replace the ones they stand for.
+6. `first/last lines` — a block of three or more lines whose first and last lines match
    and whose middle is mostly alike (at most half the lines more or fewer).
-6. `quotes` — whole lines equal but for the quote marks (and a trailing comma) that the
+7. `quotes` — whole lines equal but for the quote marks (and a trailing comma) that the
    file has and oldText, which has none, left out: `debug: true` for `"debug": true,`.
    The token changes from oldText to newText are made to the file's line, which keeps its
    quotes and comma.
+8. `whitespace and quotes` — equal once whitespace, line breaks and the kind of quote marks
+   are ignored; the characters newText changes are changed in the file's own text, which
+   keeps its line breaks (`loose.py`: a flattened two-line fix).
 
 Each matcher runs on oldText as given, then (when it holds escapes such as `\\n` and no
 real line break) on oldText unescaped, then (when it is wrapped in a pair of double quotes,
@@ -35,11 +40,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from memento.session.tools.gaps import gapped
+from memento.session.tools.loose import MIN_SQUEEZED_CHARS, boundary, loose, squeeze
+
 ANCHOR_SIMILARITY = 0.5
 """The least middle-lines similarity (difflib ratio) a first/last-lines block needs."""
-MIN_SQUEEZED_CHARS = 16
-"""oldText shorter than this without whitespace is never matched ignoring whitespace (a short
-one finds itself in too many places, inside strings and comments too)."""
 MAX_REGION_LINES = 12
 
 _WS = re.compile(r"\s+")
@@ -223,35 +228,18 @@ def _indentation(file: _Lines, old: str, new: str) -> list[Candidate]:
     return found
 
 
-def _squeeze(text: str) -> tuple[str, list[int]]:
-    """`text` without whitespace, and the offset in `text` of each character kept."""
-    kept = [(i, ch) for i, ch in enumerate(text) if not ch.isspace()]
-    return "".join(ch for _, ch in kept), [i for i, _ in kept]
-
-
-def _boundary(text: str, start: int, end: int) -> bool:
-    """The match neither starts nor ends inside a word."""
-    before = text[start - 1] if start > 0 else " "
-    after = text[end] if end < len(text) else " "
-    return not (_word(before) and _word(text[start])) and not (_word(after) and _word(text[end - 1]))
-
-
-def _word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
 def _whitespace(file: _Lines, old: str, new: str) -> list[Candidate]:
-    needle, _ = _squeeze(old)
+    needle, _ = squeeze(old)
     if len(needle) < MIN_SQUEEZED_CHARS or not any(ch.isspace() for ch in old.strip()):
         return []  # no whitespace inside oldText: nothing for this matcher to forgive
-    haystack, offsets = _squeeze(file.text)
+    haystack, offsets = squeeze(file.text)
     lead, trail = old[: len(old) - len(old.lstrip())], old[len(old.rstrip()) :]
     body = new[: len(new) - len(trail)] if trail and new.endswith(trail) else new
     found: list[Candidate] = []
     at = haystack.find(needle)
     while at != -1:
         start, end = offsets[at], offsets[at + len(needle) - 1] + 1
-        if _boundary(file.text, start, end):
+        if boundary(file.text, start, end):
             found.append(_placed(file.text, start, end, lead, body))
         at = haystack.find(needle, at + 1)
     return found
@@ -348,8 +336,10 @@ MATCHERS: list[tuple[str, Matcher]] = [
     ("trailing whitespace", _trailing),
     ("indentation", _indentation),
     ("whitespace", _whitespace),
+    ("lines left out", lambda file, old, new: gapped(file.lines, file.starts, old, new)),  # gaps.py
     ("first/last lines", _anchors),
     ("quotes", _requoted),
+    ("whitespace and quotes", lambda file, old, new: loose(file.text, old, new)),  # loose.py
 ]
 
 

@@ -83,6 +83,9 @@ class WriteTool:
             content, note = added.text, f" ({added.summary})"
         elif ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
             raise ToolError(refusal)
+        if old is not None and content.replace("\r\n", "\n") == old.replace("\r\n", "\n"):
+            # Not a success: the model, "fixing" a file, sent it back as it was.
+            raise ToolError(f"{shown} has this content already: the write changes nothing.")
         completed = await names.with_imports(ctx, path, shown, old, content)
         content, note = completed.text, note + completed.note
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
