@@ -57,9 +57,14 @@ CHANGE_CALL = "edit|write"
 """A step that must call edit or write (a limit naming tools, separated by `|`)."""
 WORDS_NOTE = (
     "Your last change writes {written}, where the request says {asked}: use the user's words "
-    "exactly as given, with the same case. Edit {path} now: oldText {written}, newText {asked}."
+    "exactly as given, with the same case. Make it so now: edit {call}"
 )
 """A string in a change that is a phrase of the request in another case ("Hello world")."""
+QUOTED_NOTE = (
+    "The request gives the exact words to write, {asked}; your last change writes more: "
+    "{written}. Write only the request's words: edit {call}"
+)
+"""A string in a change that has the request's quoted words and more (a docstring that goes on)."""
 NAMED_NOTE = (
     "The request also names {files}, which no step of this turn has used yet: make the change "
     "the request asks for there now, or read it first."
@@ -179,20 +184,57 @@ def _changed_for(messages: list[Message], call: ToolCall) -> str | None:
 
 def _other_case(messages: list[Message], call: ToolCall) -> str | None:
     """WORDS_NOTE when the last change has a string literal that the request has in another
-    case, and not in this one."""
+    case, and not in this one; QUOTED_NOTE when a string of it has words the request quotes
+    and goes on past them."""
     if (asked := _changed_for(messages, call)) is None:
         return None
     code = str(call.arguments.get("content", call.arguments.get("newText", "")))
+    path = str(call.arguments.get("path", ""))
     for match in _LITERAL.finditer(code):
         literal = match.group(1) or match.group(2)
         at = asked.lower().find(literal.lower())
         if literal.strip() and at != -1 and literal not in asked:
+            right = asked[at : at + len(literal)]
             return WORDS_NOTE.format(
-                written=json.dumps(literal),
-                asked=json.dumps(asked[at : at + len(literal)]),
-                path=str(call.arguments.get("path", "the file")),
+                written=json.dumps(literal), asked=json.dumps(right), call=_edit_call(path, literal, right)
+            )
+    for quoted in (m.group(1) or m.group(2) for m in _QUOTED.finditer(asked)):
+        if len(quoted.split()) < 2:
+            continue  # one word ("Welcome") is a word to use, not the whole text
+        longer = next((s for s in _strings(code) if _goes_on(s, quoted)), None)
+        if longer is not None:
+            return QUOTED_NOTE.format(
+                asked=json.dumps(quoted),
+                written=json.dumps(longer[:80]),
+                call=_edit_call(path, longer, quoted),
             )
     return None
+
+
+_QUOTED = re.compile(r'"([^"\n]{3,120})"|\u201c([^\u201d\n]{3,120})\u201d')
+_TRIPLE = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.DOTALL)
+MIN_MORE = 10
+"""A string this much longer than the words the request quotes goes on past them."""
+
+
+def _goes_on(string: str, quoted: str) -> bool:
+    """`string` is the quoted words, then whitespace and more (a sentence or paragraph)."""
+    rest = string.removeprefix(quoted)
+    return rest != string and rest[:1].isspace() and len(rest.strip()) >= MIN_MORE
+
+
+def _strings(code: str) -> list[str]:
+    """The strings of a change: its quoted literals, or the whole text when it has no quote
+    marks (prose, which the edit tools make a docstring)."""
+    found = [a or b for a, b in _TRIPLE.findall(code)]
+    found += [m.group(1) or m.group(2) for m in _LITERAL.finditer(_TRIPLE.sub("", code))]
+    if not found and not any(q in code for q in "\"'"):
+        found.append(code.strip())
+    return [s.strip() for s in found]
+
+
+def _edit_call(path: str, old: str, new: str) -> str:
+    return json.dumps({"path": path, "oldText": old, "newText": new})
 
 
 def _named_unused(messages: list[Message], calls: list[ToolCall]) -> str | None:

@@ -414,8 +414,8 @@ def test_a_change_that_writes_the_users_words_in_another_case_gets_a_note() -> N
     note, limit = step_note(steps, settings)
     assert note == (
         'Your last change writes "Hello world", where the request says "hello world": use the '
-        'user\'s words exactly as given, with the same case. Edit hello.py now: oldText "Hello world", '
-        'newText "hello world".'
+        "user's words exactly as given, with the same case. Make it so now: edit "
+        '{"path": "hello.py", "oldText": "Hello world", "newText": "hello world"}'
     )
     assert limit == "edit"  # the fix, not an answer that it was meant so, nor the write again
     # Sent again as it was (the 1.5B did), the words are still wrong: the same note again.
@@ -555,6 +555,39 @@ def test_a_result_that_proposes_the_next_call_is_followed_by_a_call() -> None:
     steps: list[Message] = [user("Rename area to circle_area"), call("e1", "edit", rename)]
     assert step_note([*steps, result("e1", "edit", proposal)], settings) == (None, ANY_CALL)
     assert step_note([*steps, result("e1", "edit", "Edited report.py: replaced 2 places")], settings) == (
+        None,
+        False,
+    )
+
+
+def test_a_change_that_writes_more_than_the_words_the_request_quotes_gets_a_note() -> None:
+    # The 1.5B's docstring went on past "Arithmetic helpers." with a sentence of its own.
+    settings = json_config_settings()
+    asked = user('calc.py has no module docstring. Add one that says "Arithmetic helpers."')
+    prose = "Arithmetic helpers.\n\nThis is a collection of functions for basic arithmetic."
+    steps: list[Message] = [asked, call("w1", "write", {"path": "calc.py", "content": prose})]
+    note, limit = step_note([*steps, result("w1", "write", "Edited calc.py, not replaced")], settings)
+    assert note is not None and limit == "edit"
+    assert note.startswith('The request gives the exact words to write, "Arithmetic helpers."')
+    assert note.endswith(
+        'edit {"path": "calc.py", "oldText": "Arithmetic helpers.\\n\\nThis is a collection of functions '
+        'for basic arithmetic.", "newText": "Arithmetic helpers."}'
+    )
+    # In a literal too; the words alone, or a failed change, say nothing.
+    literal = {"path": "calc.py", "oldText": "", "newText": '"""Arithmetic helpers. Adds and multiplies."""'}
+    steps = [asked, call("e1", "edit", literal), result("e1", "edit", "Edited calc.py")]
+    assert step_note(steps, settings)[1] == "edit"
+    exact = {"path": "calc.py", "oldText": "", "newText": '"""Arithmetic helpers."""'}
+    assert step_note([asked, call("e2", "edit", exact), result("e2", "edit", "Edited")], settings) == (
+        None,
+        False,
+    )
+    failed = [asked, call("e3", "edit", literal), result("e3", "edit", "refused", error=True)]
+    assert step_note(failed, settings) == (None, ANY_CALL)
+    # One quoted word is a word to use in longer text.
+    greet = user('Change the greeting to "Welcome" in greet.py.')
+    longer = {"path": "greet.py", "oldText": "Hello", "newText": '"Welcome to the shop, dear customer"'}
+    assert step_note([greet, call("g1", "edit", longer), result("g1", "edit", "Edited")], settings) == (
         None,
         False,
     )
