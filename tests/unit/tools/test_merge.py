@@ -231,3 +231,17 @@ async def test_a_dict_of_the_modules_names_appended_sets_them_where_they_are(roo
         run(root, "import settings as s; print(s.HOST, s.PORT, s.TIMEOUT, s.RETRIES)")
         == "localhost 8080 60 5"
     )
+
+
+@pytest.mark.asyncio
+async def test_a_redefinition_that_loses_the_functions_return_is_refused(root: Path) -> None:
+    # The 1.5B's fixed parse, appended to the broken module, ended before `return settings`.
+    (root / "config_loader.py").write_text(BROKEN)
+    lost = FIXED_PARSE.removesuffix("\n    return settings")
+    with pytest.raises(ToolError, match=r"the new parse returns nothing, where .* had `return settings`"):
+        await append(root, "config_loader.py", lost)
+    assert (root / "config_loader.py").read_text() == BROKEN
+    assert "replaced the old one" in await append(root, "config_loader.py", FIXED_PARSE)
+    # A function that returned nothing before may go on so.
+    (root / "noisy.py").write_text("def hello():\n    print('hi')\n")
+    assert (await append(root, "noisy.py", "def hello():\n    print('hello')")).startswith("Edited")

@@ -193,3 +193,17 @@ async def test_a_write_of_what_the_file_has_is_no_change(root: Path) -> None:
         await WriteTool().run({"path": "test_calc.py", "content": "def test_add():\n    assert 1\n"}, ctx)
     out = await WriteTool().run({"path": "test_calc.py", "content": "def test_add():\n    assert 2\n"}, ctx)
     assert out.text.startswith("Wrote")
+
+
+@pytest.mark.asyncio
+async def test_a_write_that_changes_only_blank_lines_is_no_change(root: Path) -> None:
+    tests = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    (root / "test_calc.py").write_text(tests)
+    ctx = ToolContext(root=root)
+    with pytest.raises(ToolError, match="has this code already: the write changes only blank lines"):
+        await WriteTool().run({"path": "test_calc.py", "content": tests.replace("\n\n\n", "\n\n")}, ctx)
+    assert (root / "test_calc.py").read_text() == tests
+    commented = tests.replace("def test_add", "# add must add\ndef test_add")
+    assert (await WriteTool().run({"path": "test_calc.py", "content": commented}, ctx)).text.startswith(
+        "Wrote"
+    )

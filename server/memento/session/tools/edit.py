@@ -216,7 +216,11 @@ def _lost(shown: str, current: str, updated: str, old: str, new: str, merged: bo
         found = loss.check_append(shown, current, new)
     else:
         found = loss.check_edit(shown, current, updated, new)
-    return found or loss.check_self_import(shown, current, updated)
+    return (
+        found
+        or loss.check_self_import(shown, current, updated)
+        or loss.check_returns(shown, current, updated)
+    )
 
 
 def _edit_args(args: dict[str, Any]) -> EditArgs:

@@ -278,3 +278,35 @@ def self_import_line(stem: str, text: str) -> int | None:
         if isinstance(node, ast.Import) and any(alias.name == stem for alias in node.names):
             return node.lineno
     return None
+
+
+_RETURNS = re.compile(r"^[ \t]+return[ \t]+\S.*$", re.MULTILINE)
+
+
+def check_returns(shown: str, before: str | None, after: str) -> str | None:
+    """Why a change is refused that leaves a function which returned a value returning
+    nothing (the 1.5B's fixed `parse` lost its `return settings`), or None."""
+    if (
+        before is None
+        or shown.rsplit(".", 1)[-1].lower() not in ("py", "pyi")
+        or len(after) > MAX_GUARDED_CHARS
+    ):
+        return None
+    try:
+        tree = ast.parse(after)
+    except (SyntaxError, ValueError):
+        return None  # the syntax guard has its say
+    lines = before.replace("\r\n", "\n").split("\n")
+    old = {d.name: d for d in definitions(shown, before) or scanned(lines)}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name not in old:
+            continue
+        span = old[node.name]
+        returned = _RETURNS.search("\n".join(lines[span.first - 1 : span.last]))
+        if returned and not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node)):
+            return (
+                f"refused: the new {node.name} returns nothing, where the one in {shown} had "
+                f"`{returned.group().strip()}`; the file was left as it was. Send the whole "
+                "function, its return included."
+            )
+    return None

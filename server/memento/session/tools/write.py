@@ -3,6 +3,7 @@ keeping CRLF line endings and refusing a change that breaks the file's syntax.""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from typing import Any
 
@@ -32,7 +33,33 @@ def _lost(shown: str, old: str | None, content: str) -> str | None:
         loss.check_write(shown, old, content)
         or loss.check_emptied(shown, old, content)
         or loss.check_self_import(shown, old, content)
+        or loss.check_returns(shown, old, content)
     )
+
+
+def _unchanged(shown: str, old: str, content: str, code_too: bool) -> str | None:
+    """Why a write is no change: the same text, or (`code_too`, the loss guard's) for Python
+    the same code and comments, blank lines and spacing aside. Not a success: the 1.5B, asked
+    to fix calc.py, sent test_calc.py back as it was, less a blank line, and took that for
+    its change."""
+    if content.replace("\r\n", "\n") == old.replace("\r\n", "\n"):
+        return f"{shown} has this content already: the write changes nothing."
+    if not code_too or not shown.endswith((".py", ".pyi")) or len(old) > syntax.MAX_GUARDED_CHARS:
+        return None
+    try:
+        same = ast.dump(ast.parse(old)) == ast.dump(ast.parse(content))
+    except (SyntaxError, ValueError):
+        return None
+    if same and _comments(old) == _comments(content):
+        return (
+            f"{shown} has this code already: the write changes only blank lines or spacing. "
+            "Make the change the request asks for (edit the lines to change)."
+        )
+    return None
+
+
+def _comments(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip().startswith("#")]
 
 
 def _tolerated(shown: str, content: str) -> tuple[str, str]:
@@ -83,9 +110,10 @@ class WriteTool:
             content, note = added.text, f" ({added.summary})"
         elif ctx.loss_guard and (refusal := await asyncio.to_thread(_lost, shown, old, content)):
             raise ToolError(refusal)
-        if old is not None and content.replace("\r\n", "\n") == old.replace("\r\n", "\n"):
-            # Not a success: the model, "fixing" a file, sent it back as it was.
-            raise ToolError(f"{shown} has this content already: the write changes nothing.")
+        if old is not None and (
+            same := await asyncio.to_thread(_unchanged, shown, old, content, ctx.loss_guard)
+        ):
+            raise ToolError(same)
         completed = await names.with_imports(ctx, path, shown, old, content)
         content, note = completed.text, note + completed.note
         verdict = await asyncio.to_thread(syntax.guard, shown, old, content) if ctx.syntax_guard else None
