@@ -192,9 +192,8 @@ def _other_case(messages: list[Message], call: ToolCall) -> str | None:
     path = str(call.arguments.get("path", ""))
     for match in _LITERAL.finditer(code):
         literal = match.group(1) or match.group(2)
-        at = asked.lower().find(literal.lower())
-        if literal.strip() and at != -1 and literal not in asked:
-            right = asked[at : at + len(literal)]
+        right = _as_asked(literal, asked)
+        if right is not None and right != literal:
             return WORDS_NOTE.format(
                 written=json.dumps(literal), asked=json.dumps(right), call=_edit_call(path, literal, right)
             )
@@ -209,6 +208,24 @@ def _other_case(messages: list[Message], call: ToolCall) -> str | None:
                 call=_edit_call(path, longer, quoted),
             )
     return None
+
+
+def _as_asked(literal: str, asked: str) -> str | None:
+    """The request's own text for `literal`: the same letters in another case, or (two or more
+    words and nothing else) the same words with other punctuation ("Hello, world!" for
+    "hello world"); None when the request does not have it."""
+    if not literal.strip():
+        return None
+    if literal in asked:
+        return literal
+    at = asked.lower().find(literal.lower())
+    if at != -1:
+        return asked[at : at + len(literal)]
+    words = re.findall(r"\w+", literal)
+    if len(words) < 2 or re.fullmatch(r"[\w\s,.!?;:'-]+", literal) is None:
+        return None
+    found = re.search(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b", asked, re.IGNORECASE)
+    return found.group() if found else None
 
 
 _QUOTED = re.compile(r'"([^"\n]{3,120})"|\u201c([^\u201d\n]{3,120})\u201d')

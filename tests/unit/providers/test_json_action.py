@@ -591,3 +591,20 @@ def test_a_change_that_writes_more_than_the_words_the_request_quotes_gets_a_note
         None,
         False,
     )
+
+
+def test_the_users_words_with_other_punctuation_get_the_words_note() -> None:
+    settings = json_config_settings()
+    asked = user("Create hello.py that prints hello world when it is run.")
+    wrong = {"path": "hello.py", "content": "print('Hello, world!')"}
+    note, limit = step_note(
+        [asked, call("c1", "write", wrong), result("c1", "write", "Wrote 22 bytes")], settings
+    )
+    assert limit == "edit" and note is not None
+    assert note.endswith('edit {"path": "hello.py", "oldText": "Hello, world!", "newText": "hello world"}')
+    # Other words, or one word, are not the request's phrase.
+    other = {"path": "hello.py", "content": "print('Hello, Ada!')"}
+    assert step_note([asked, call("c2", "write", other), result("c2", "write", "Wrote")], settings) == (
+        None,
+        False,
+    )

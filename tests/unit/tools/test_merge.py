@@ -62,12 +62,12 @@ async def test_a_fixed_function_appended_to_a_broken_module_replaces_the_broken_
     result = await append(root, "config_loader.py", FIXED_PARSE)
     assert result == (
         "Edited config_loader.py: the new parse (line 4) replaced the old one where it was, since "
-        "config_loader.py defines it already (the rest of newText was appended)\n"
+        "config_loader.py defines it already (its imports went with the module's)\n"
         "config_loader.py has no python syntax errors now."
     )
     text = (root / "config_loader.py").read_text()
     assert text.count("def parse") == 1 and text.count("def keys") == 1
-    assert text.index("def parse") < text.index("def keys") < text.index("import json")
+    assert text.index("import json") < text.index("def parse") < text.index("def keys")
     assert run(root, "import config_loader as c; print(c.keys('a = 1\\nb=2'))") == "['a', 'b']"
 
 
@@ -245,3 +245,17 @@ async def test_a_redefinition_that_loses_the_functions_return_is_refused(root: P
     # A function that returned nothing before may go on so.
     (root / "noisy.py").write_text("def hello():\n    print('hi')\n")
     assert (await append(root, "noisy.py", "def hello():\n    print('hello')")).startswith("Edited")
+
+
+@pytest.mark.asyncio
+async def test_imports_of_a_merged_redefinition_go_to_the_top(root: Path) -> None:
+    # The 1.5B's parse with `Dict` annotations took the old one's place; its `from typing
+    # import Dict` went to the end, after the code that uses it: NameError on import.
+    (root / "config_loader.py").write_text(BROKEN)
+    typed = "from typing import Dict\n\n" + FIXED_PARSE.replace("import json\n\n", "").replace(
+        "def parse(text):", "def parse(text: str) -> Dict[str, str]:"
+    )
+    await append(root, "config_loader.py", typed)
+    text = (root / "config_loader.py").read_text()
+    assert text.startswith('"""Reads key=value settings."""\n\nfrom typing import Dict\n\n')
+    assert run(root, "import config_loader; print(config_loader.parse('a = 1'))") == "{'a': '1'}"

@@ -115,29 +115,80 @@ def _python_append(shown: str, current: str, added: str) -> Merged | None:
     existing = (
         _spans(parsed) if parsed is not None else [Span(d.name, d.first, d.last) for d in scanned(old_lines)]
     )
+    replacing, appended = _redefined(shown, _spans(tree), existing, new_lines, old_lines)
+    changed = [(old, chunk) for old, chunk in replacing if _chunk(old_lines, old).strip() != chunk.strip()]
+    if not changed:
+        return None  # nothing redefined, or only what the module has already: the caller's case
+    for old, chunk in sorted(changed, key=lambda item: -item[0].first):
+        old_lines[old.first - 1 : old.last] = chunk.split("\n")
+    imports = [_chunk(new_lines, span) for span in appended if span.import_]
+    topped = _imports_on_top(old_lines, imports, before=min(old.first for old, _ in changed))
+    if topped is not None:
+        old_lines, appended = topped, [span for span in appended if not span.import_]
+    text = "\n".join(old_lines)
+    if appended:
+        text = text.rstrip("\n") + "\n\n\n" + _joined(new_lines, appended) + "\n"
+    places = ", ".join(f"{old.name} (line {old.first})" for old, _ in changed)
+    summary = (
+        f"the new {places} replaced the old one where it was, since {shown} defines it already"
+        + (" (its imports went with the module's)" if topped is not None else "")
+        + (" (the rest of newText was appended)" if appended else "")
+    )
+    return Merged(text, summary)
+
+
+def _redefined(
+    shown: str, spans: list[Span], existing: list[Span], new_lines: list[str], old_lines: list[str]
+) -> tuple[list[tuple[Span, str]], list[Span]]:
+    """The module's definitions the added spans redefine (each with its new text), and the
+    added spans left to append (less imports the module has, or of itself)."""
     by_name = {s.name: s for s in reversed(existing) if s.name}  # the first of each name
     replacing: list[tuple[Span, str]] = []
     appended: list[Span] = []
-    for span in _spans(tree):
+    for span in spans:
         chunk = _chunk(new_lines, span)
         old = by_name.get(span.name) if span.name else None
         if old is not None:
             replacing.append((old, chunk))
         elif not (span.import_ and (_imports_itself(shown, chunk) or _has_lines(old_lines, chunk))):
             appended.append(span)
-    changed = [(old, chunk) for old, chunk in replacing if _chunk(old_lines, old).strip() != chunk.strip()]
-    if not changed:
-        return None  # nothing redefined, or only what the module has already: the caller's case
-    for old, chunk in sorted(changed, key=lambda item: -item[0].first):
-        old_lines[old.first - 1 : old.last] = chunk.split("\n")
-    text = "\n".join(old_lines)
-    if appended:
-        text = text.rstrip("\n") + "\n\n\n" + _joined(new_lines, appended) + "\n"
-    places = ", ".join(f"{old.name} (line {old.first})" for old, _ in changed)
-    summary = f"the new {places} replaced the old one where it was, since {shown} defines it already" + (
-        " (the rest of newText was appended)" if appended else ""
-    )
-    return Merged(text, summary)
+    return replacing, appended
+
+
+def _imports_on_top(lines: list[str], imports: list[str], *, before: int) -> list[str] | None:
+    """`lines` with `imports` put with the module's own, above line `before` (1-based); None
+    when there are none or the module's imports are below it. At the end they would come
+    after the code that uses them (a `def parse(text: str) -> Dict` in the old one's place)."""
+    at = _import_line(lines)
+    if not imports or at >= before:
+        return None
+    head, tail = lines[:at], lines[at:]
+    spacer = [""] if head and not head[-1].startswith(("import ", "from ", ")")) else []
+    after = [""] if tail and tail[0].strip() else []
+    return [*head, *spacer, *imports, *after, *tail]
+
+
+def _import_line(lines: list[str]) -> int:
+    """How many of the module's lines come before a new import: through its last top-level
+    import, else its docstring, else none (read from the text: the module may not parse)."""
+    last = None
+    for i, line in enumerate(lines):
+        if line.startswith(("import ", "from ")):
+            last = i
+            while "(" in lines[last] and ")" not in lines[last] and last + 1 < len(lines):
+                last += 1
+    if last is not None:
+        return last + 1
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    opening = lines[first].lstrip()[:3] if first is not None else ""
+    if first is None or opening not in (_TRIPLE_DOUBLE, _TRIPLE_SINGLE):
+        return 0
+    if lines[first].count(opening) >= 2:
+        return first + 1
+    return next((i + 1 for i in range(first + 1, len(lines)) if opening in lines[i]), 0)
+
+
+_TRIPLE_DOUBLE, _TRIPLE_SINGLE = '"' * 3, "'" * 3
 
 
 def _quoted_code(tree: ast.Module) -> tuple[str, ast.Module] | None:
