@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from memento.session.tools import loss
 from memento.session.tools.base import ToolContext
 
 MAX_CHARS = 512 * 1024
@@ -81,22 +82,6 @@ def _bound_by(node: ast.AST) -> list[str] | None:
     return []
 
 
-def top_level_names(text: str) -> set[str]:
-    """What a module defines at its top level (functions, classes, assigned names)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return set()
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names
-
-
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _FROM_LINE = re.compile(r"from ([A-Za-z_]\w*) import ([A-Za-z_][\w ,]*?)[ \t]*$")
 
@@ -149,7 +134,7 @@ def _module_names(candidate: Path) -> set[str]:
     try:
         if not candidate.is_file() or candidate.stat().st_size > MAX_SIBLING_BYTES:
             return set()
-        return top_level_names(candidate.read_text(encoding="utf-8"))
+        return {d.name for d in loss.definitions(candidate.name, candidate.read_text(encoding="utf-8")) or []}
     except (OSError, UnicodeDecodeError):
         return set()
 
