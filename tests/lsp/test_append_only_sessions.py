@@ -1,6 +1,7 @@
 """Real pi and oh-my-pi session files opened in Memento and prompted, with pruning and shaking
-active: the file keeps every line it had, byte for byte (Memento only appends), pi's own
-reading of it is unchanged, and the requests sent carry the pruned, shaken projection.
+active: the file (version 1, so rewritten once as version 3 on open, the original kept beside
+it byte for byte) keeps every line it had and is then only appended to, pi's own reading of
+it is unchanged, and the requests sent carry the pruned, shaken projection.
 The session files are copies from tests/data/corpora (see its README)."""
 
 from __future__ import annotations
@@ -68,23 +69,28 @@ async def test_a_real_session_keeps_every_line_while_the_projection_prunes_and_s
     path = new_session_path(sessions_dir(data_dir, workspace), "feed0001")
     path.parent.mkdir(parents=True)
     shutil.copyfile(CORPUS / name, path)
-    inode = path.stat().st_ino  # an atomic rewrite (temp file + rename) would give a new one
     lines = [json.loads(line) for line in original.splitlines()]
     model_server.enqueue(*(Reply(Text(f"answer {n}")) for n in range(3)))
     async with running_editor(workspace, data_dir, options=options(model_server)) as editor:
         [listed] = (await editor.request("memento/session/list"))["sessions"]
         assert listed["id"] == lines[0]["id"]
         await editor.request("memento/session/open", {"id": listed["id"]})
+        migrated = path.read_bytes()
+        inode = path.stat().st_ino  # an atomic rewrite (temp file + rename) would give a new one
         for n in range(3):
             await finished(editor, f"prompt {n}")
         shaken = [c for c in editor.compactions if c["level"] == "shake" and c["phase"] == "finished"]
         assert shaken and shaken[0]["tokensAfter"] < shaken[0]["tokensBefore"]
         assert not [c for c in editor.compactions if c["level"] == "compact"]
 
+    assert path.with_name(path.name + ".v1").read_bytes() == original  # byte for byte
+    # Every original line, with the ids and parents pi's own migration would add.
+    rewritten = [json.loads(line) for line in migrated.splitlines()]
+    assert rewritten[0] == {**lines[0], "version": 3}
+    assert [{k: v for k, v in r.items() if k not in ("id", "parentId")} for r in rewritten[1:]] == lines[1:]
     data = path.read_bytes()
-    assert data[: len(original)] == original  # every original line, byte for byte
-    assert path.stat().st_ino == inode  # only ever appended to, never replaced
-    added = [json.loads(line) for line in data[len(original) :].splitlines()]
+    assert data.startswith(migrated) and path.stat().st_ino == inode  # then only appended to
+    added = [json.loads(line) for line in data[len(migrated) :].splitlines()]
     assert [a["message"]["role"] for a in added if a["type"] == "message"] == ["user", "assistant"] * 3
     records = [a for a in added if a["type"] == "custom" and a["customType"] == "memento-governance"]
     assert {r["data"]["level"] for r in records} == {"prune", "shake"}

@@ -9,9 +9,10 @@ the file back without losing a byte of what it could not interpret:
 * a torn last line (no newline, not JSON: a crash mid-write) is split off so the writer
   can move it aside;
 * versions 1 and 2 are migrated to 3 in memory, as pi does (ohmypi §1.4), the same way on
-  every load: the file is never rewritten, so a v1 line gets an id derived from the session
-  id and its position, and an entry that already has an id (appended by a v3 writer after
-  the v1 lines) keeps it and its parent.
+  every load: a v1 line gets an id derived from the session id and its position, and an
+  entry that already has an id (appended by a v3 writer after the v1 lines) keeps it and
+  its parent. These are the ids `SessionStore.open` writes when it rewrites the file as
+  version 3, so a reader before and after that rewrite sees the same tree.
 
 `read_session` is the read-only load (listing, inspection): no lock, no writes.
 """

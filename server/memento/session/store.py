@@ -7,12 +7,11 @@ an entry as soon as it has it back. Nothing the store cannot interpret is droppe
 unknown entry types and fields, malformed lines and an oh-my-pi title slot are all
 written back by `rewrite`.
 
-Files in an older format are migrated in memory on every load and never rewritten: a
-pi or oh-my-pi file keeps every line it had, and what Memento adds is appended after
-them (v1 lines get ids that are the same on every load, so appended entries can point at
-them). A running session never rewrites its file (prune and shake append records of their
-edits); `rewrite` stays as the atomic way to replace a file whole, for offline tools.
-`read_session` never writes.
+A file in an older format (version 1 or 2) is migrated on every load; opened for writing,
+it is rewritten once as version 3 as pi does (`upgrade.py` says why), its original kept
+beside it byte for byte. After that a running session only appends (prune and shake append
+records of their edits); `rewrite` stays as the atomic way to replace a file whole, for
+offline tools. `read_session` never writes.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import json
 import logging
 import os
 import re
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -34,9 +32,12 @@ from memento.core.entries import Entry, SessionHeader, new_entry_id
 from memento.session.listing import SessionInfo, list_sessions
 from memento.session.migrations import LoadedFile, RawLine, SessionCorrupt, load_bytes, read_session
 from memento.session.paths import encode_workspace, new_session_path, sessions_dir
+from memento.session.upgrade import MigrationFailed, keep_original
+from memento.util.fsio import fsync_dir
 from memento.util.lock import FileLock, SessionLocked
 
 __all__ = [
+    "MigrationFailed",
     "SessionCorrupt",
     "SessionInfo",
     "SessionLocked",
@@ -64,18 +65,6 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename durable; some filesystems refuse to fsync a directory, which is fine."""
-    if sys.platform == "win32":
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _append_bytes(path: Path, data: bytes) -> None:
@@ -144,8 +133,9 @@ class SessionStore:
     def open(cls, path: Path, *, fsync: bool = False) -> SessionStore:
         """Load, migrate and lock an existing session for writing.
 
-        Raises `SessionLocked`, `SessionCorrupt` or `FileNotFoundError`. A torn last line
-        is appended to `<file>.torn` and cut off, so later appends make a valid file.
+        Raises `SessionLocked`, `SessionCorrupt`, `MigrationFailed` or `FileNotFoundError`.
+        A torn last line is appended to `<file>.torn` and cut off, so later appends make a
+        valid file. An older-version file is rewritten as version 3 (`_migrate`).
         """
         if not path.is_file():
             raise FileNotFoundError(f"no session file at {path}")
@@ -153,11 +143,15 @@ class SessionStore:
         store: SessionStore | None = None
         try:
             # Read under the lock: the previous writer may have been mid-append.
-            loaded = load_bytes(path.read_bytes(), path)
+            data = path.read_bytes()
+            loaded = load_bytes(data, path)
             store = cls(path, loaded, lock, fsync=fsync)
             store.branch_path()  # walked here, off the caller's event loop, not on first use
-            store._repair_tail(loaded)
-            store._open_for_append()
+            if loaded.migrated_from is None:
+                store._repair_tail(loaded)
+                store._open_for_append()
+            else:
+                store._migrate(data, loaded, loaded.migrated_from)
         except BaseException:
             if store is not None:
                 store.close()
@@ -166,11 +160,31 @@ class SessionStore:
             raise
         return store
 
-    def _repair_tail(self, loaded: LoadedFile) -> None:
+    def _migrate(self, original: bytes, loaded: LoadedFile, version: int) -> None:
+        """Rewrite the file as version 3 with the ids it was loaded with, the original first
+        saved beside it: pi then reads the tree Memento appends to (`upgrade.py`).
+
+        The rewrite keeps the title slot, unreadable lines where they were and unknown
+        fields; a torn last line goes to `<file>.torn` (the original has it too)."""
+        try:
+            kept = keep_original(self.path, original, version)
+            self._replace_file(b"".join(self._render(self._entries, self._raw)))
+            self._move_torn_aside(loaded)
+        except OSError as exc:
+            raise MigrationFailed(
+                f"session {self.path}: cannot move it from format version {version} to "
+                f"{self.header.version} ({exc}); nothing in it is lost"
+            ) from exc
+        log.info("session %s: now version %d, the original kept as %s", self.path, self.header.version, kept)
+
+    def _move_torn_aside(self, loaded: LoadedFile) -> None:
         if loaded.torn.strip():
             torn_path = self.path.with_name(self.path.name + ".torn")
             _append_bytes(torn_path, loaded.torn + b"\n")
             log.warning("session %s: torn last line moved to %s", self.path, torn_path)
+
+    def _repair_tail(self, loaded: LoadedFile) -> None:
+        self._move_torn_aside(loaded)
         if loaded.torn:
             with open(self.path, "r+b") as f:
                 f.truncate(loaded.complete_size)
@@ -339,7 +353,7 @@ class SessionStore:
             if self._fd is None:
                 self._open_for_append()
             raise
-        _fsync_dir(directory)
+        fsync_dir(directory)
         self._open_for_append()
 
     def _write(self, data: bytes) -> None:

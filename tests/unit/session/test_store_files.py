@@ -264,42 +264,6 @@ def test_v1_migrates_in_memory_without_writing(tmp_path: Path) -> None:
     }
 
 
-def test_an_old_file_is_never_rewritten_and_appends_keep_their_place(tmp_path: Path) -> None:
-    path = tmp_path / "v1.jsonl"
-    original = write_jsonl(path, V1_ROWS)
-    with SessionStore.open(path) as store:
-        ids = [e.id for e in store.entries]
-        assert path.read_bytes() == original  # opening writes nothing
-        new = store.append(
-            MessageEntry(
-                id=store.new_id(), parent_id=store.leaf_id, message=UserMessage(content="n", timestamp=5)
-            )
-        )
-    data = path.read_bytes()
-    assert data.startswith(original)  # every line pi wrote is there, byte for byte
-    assert rows(path)[-1]["parentId"] == ids[-1]
-    with SessionStore.open(path) as store:  # v1 ids are the same on every load
-        assert [e.id for e in store.entries] == [*ids, new.id]
-        assert store.branch_path()[-2].id == ids[-1]
-        assert [e.parent_id for e in store.entries] == [None, *ids]
-    assert read_session(path)[1][-1].parent_id == ids[-1]
-
-
-def test_v2_renames_hook_message_in_memory_only(tmp_path: Path) -> None:
-    path = tmp_path / "v2.jsonl"
-    hook = entry(
-        "b",
-        "a",
-        type="message",
-        message={"role": "hookMessage", "customType": "h", "content": "c", "display": False, "timestamp": 1},
-    )
-    data = write_jsonl(path, [{**HEADER, "version": 2}, entry("a", None), hook])
-    with SessionStore.open(path) as store:
-        message = store.entries[1]
-        assert isinstance(message, MessageEntry) and isinstance(message.message, CustomMessage)
-    assert path.read_bytes() == data
-
-
 def test_newer_version_loads_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "v4.jsonl"
     data = write_jsonl(path, [{**HEADER, "version": 4}, entry("a", None)])

@@ -1,12 +1,17 @@
-"""The one atomic write: modes kept, private records 0600, the umask read without changing it."""
+"""The one atomic write: modes kept, private records 0600, the umask read without changing it;
+the atomic create: never over an existing file, whole, with or without hard links."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
-from memento.util.fsio import process_umask, write_atomic, write_bytes_atomic
+import pytest
+
+from memento.util import fsio
+from memento.util.fsio import create_bytes_atomic, process_umask, write_atomic, write_bytes_atomic
 
 
 def mode(path: Path) -> int:
@@ -43,3 +48,22 @@ def test_the_umask_is_read_as_the_process_has_it() -> None:
     finally:
         os.umask(mask)
         process_umask.cache_clear()
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard-links", "no-hard-links"])
+def test_a_create_is_whole_and_never_replaces_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    if not links:  # as on a filesystem without them (FAT, some network shares)
+
+        def no_links(src: str, dst: str) -> None:
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr(fsio.os, "link", no_links)
+    target = tmp_path / "copy.v1"
+    create_bytes_atomic(target, b"original bytes\n")
+    assert target.read_bytes() == b"original bytes\n" and mode(target) == 0o666 & ~process_umask()
+    with pytest.raises(FileExistsError):
+        create_bytes_atomic(target, b"other")
+    assert target.read_bytes() == b"original bytes\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["copy.v1"]  # no temp file left
