@@ -40,6 +40,7 @@ from memento.security.secrets import StreamRedactor
 from memento.session.hooks import RetryRequest, TurnInfo
 from memento.session.questions import asks_for_change, is_question
 from memento.session.tools.base import ToolOutput
+from memento.session.tools.permission import denied_by_policy
 from memento.session.tools.registry import run_tool
 
 if TYPE_CHECKING:
@@ -347,6 +348,9 @@ class TurnRunner:
         session.events.publish(
             events.ToolCallStarted(turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name)
         )
+        if call.name in session.config.tools.denied():
+            # Never offered; a model may still name it (from memory, or an earlier turn).
+            return ToolOutput(denied_by_policy(call.name), is_error=True)
         offered = {tool.spec.name: tool for tool in session.allowed_tools()}
         if call.name in session.tools and call.name not in offered:
             # Ask mode or a question turn: a tool not offered never runs, whatever was asked.

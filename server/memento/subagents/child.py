@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from memento.config import MementoConfig
 from memento.core import events
 from memento.core.entries import CustomEntry
 from memento.core.messages import AssistantMessage, ToolCall
@@ -68,6 +69,15 @@ class Child:
         if self.session is not None:
             self.session.abort()
         return True
+
+    def follow(self, parent: MementoConfig) -> None:
+        """The parent's settings changed: a running child runs on them from its next request,
+        with its own instructions and model, so a tool the user denies now is neither offered
+        to it nor run by it."""
+        if self.session is not None and self.state == "running":
+            own = self.session.config
+            update = {"system_prompt": own.system_prompt, "provider": own.provider}
+            self.session.apply_config(parent.model_copy(update=update))
 
     def info(self) -> SubagentInfo:
         return SubagentInfo(

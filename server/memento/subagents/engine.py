@@ -83,6 +83,7 @@ class SubagentEngine(Hooks):
         base = session.data_dir / "subagents" / encode_workspace(session.root) / "worktrees"
         self.worktrees = Worktrees(shadow, session.root, base) if shadow is not None else None
         self._snapshot = shadow.snapshot if shadow is not None else None
+        self._unfollow = session.subscribe(self._on_parent_event)
 
     # -- the handle -------------------------------------------------------------------
     def subscribe(self, listener: SubagentListener) -> Callable[[], None]:
@@ -103,6 +104,7 @@ class SubagentEngine(Hooks):
                 log.info("removed %d leftover subagent worktree(s)", len(removed))
 
     async def aclose(self) -> None:
+        self._unfollow()
         for child in self.children.values():
             child.abort()
         for task in list(self._running):
@@ -110,6 +112,11 @@ class SubagentEngine(Hooks):
         await asyncio.gather(*self._running, return_exceptions=True)
 
     # -- hooks on the parent ----------------------------------------------------------
+    def _on_parent_event(self, event: events.Event) -> None:
+        if isinstance(event, events.SettingsChanged):
+            for child in self.children.values():
+                child.follow(self.session.config)
+
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         self._turn_id = turn.turn_id
 
@@ -156,7 +163,14 @@ class SubagentEngine(Hooks):
             self._running.discard(current) if current is not None else None
             self.tokens = sum(c.tokens for c in self.children.values())
             self.session.publish_context()
-        return _output(children, results, failure, bool(self.unverified))
+        return _output(children, results, failure, self._note())
+
+    def _note(self) -> str | None:
+        if not self.unverified:
+            return None
+        if "bash" in {tool.spec.name for tool in self.session.offered_tools()}:
+            return "Merged changes are unverified: run the tests before relying on them."
+        return "Merged changes are unverified: no tests have run on them."
 
     def _child(self, item: TaskItem, agents: dict[str, AgentDefinition]) -> Child:
         name = item.agent or "worker"
@@ -243,14 +257,14 @@ def _ask_mode_check(name: str, agent: AgentDefinition, item: TaskItem) -> None:
 
 
 def _output(
-    children: list[Child], results: list[ChildResult | None], failure: str | None, unverified: bool
+    children: list[Child], results: list[ChildResult | None], failure: str | None, note: str | None
 ) -> ToolOutput:
     rows = [(result or _unfinished(child)).wire() for child, result in zip(children, results, strict=True)]
     body: dict[str, Any] = {"results": rows}
     if failure is not None:
         body["error"] = failure
-    if unverified:
-        body["note"] = "Merged changes are unverified: run the tests before relying on them."
+    if note is not None:
+        body["note"] = note
     return ToolOutput(json.dumps(body, ensure_ascii=False), is_error=failure is not None)
 
 
