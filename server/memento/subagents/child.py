@@ -163,9 +163,11 @@ async def run_child(child: Child, ctx: ChildContext) -> ChildResult:
     tree: Worktree | None = None
     try:
         root = ctx.parent.root
-        if child.isolation == "worktree":
+        if child.isolation == "worktree" and not child.abort_requested:
             tree = await _make_worktree(child, ctx)
             root = tree.path
+        if child.abort_requested:  # while it waited for its turn or its worktree
+            return _finish(child, ctx, "aborted", error="aborted")
         state = YieldState(schema=schema, max_rejections=ctx.max_rejections)
         child.state = "running"
         ctx.changed(child)
@@ -268,12 +270,12 @@ async def _turns(child: Child, session: Session, state: YieldState) -> tuple[Chi
         if child.abort_requested:
             return "aborted", "aborted"
         outcome = await _one_turn(child, session, prompt)
+        if state.accepted:  # its result stands, even when an abort came after it
+            return "completed", None
         if child.abort_requested or (outcome is not None and outcome.state == "aborted"):
             return "aborted", "aborted"
         if outcome is not None and outcome.state == "error":
             raise ChildFailed(f"{child.id}: {outcome.error}")
-        if state.accepted:
-            return "completed", None
         if state.gave_up:
             return "failed", f"the result never matched the output schema: {state.last_error}"
         if state.schema is None:
