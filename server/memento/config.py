@@ -127,6 +127,12 @@ class ToolSettings(Settings):
     bare string; a write that defines nothing and does not parse may not replace a file that
     defines something (session/tools/loss.py)."""
 
+    def denied(self) -> frozenset[str]:
+        """The tools the user's policy turns off (`bash = "deny"`, the only per-tool policy):
+        never offered to a model — the session's, a subagent's, an agent definition's — nor
+        named in its prompt, and refused when a model calls one anyway."""
+        return frozenset({"bash"}) if self.bash == "deny" else frozenset()
+
 
 DEFAULT_PROTECTED_PATHS = [
     "**/.memento/config.toml", ".git/", "**/.vscode/settings.json", "**/.vscode/tasks.json",

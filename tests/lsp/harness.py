@@ -79,6 +79,8 @@ class Editor:
         self.compactions: list[dict[str, Any]] = []
         self.sessions: list[dict[str, Any]] = []
         """`memento/session` notifications (another session became active)."""
+        self.subagents: list[dict[str, Any]] = []
+        """`memento/subagent` notifications (a child was queued, started or ended)."""
         self.progress: list[tuple[Any, dict[str, Any]]] = []
         """`$/progress` notifications as (token, value)."""
         self.registrations: list[types.Registration] = []
@@ -112,6 +114,7 @@ class Editor:
         client.feature("memento/checkpoints")(record(self.checkpoint_changes))
         client.feature("memento/compaction")(record(self.compactions))
         client.feature("memento/session")(record(self.sessions))
+        client.feature("memento/subagent")(record(self.subagents))
         self._install_answers()
 
     def _install_answers(self) -> None:
@@ -262,6 +265,10 @@ class Editor:
             ),
             timeout,
         )
+
+    def subagent_states(self) -> dict[str, str]:
+        """Each child's latest state, as `memento/subagent` said."""
+        return {item["id"]: item["state"] for item in self.subagents}
 
     def text_of(self, turn_id: str, stream: str = "text") -> str:
         return "".join(s["delta"] for s in self.streams if s["turnId"] == turn_id and s["stream"] == stream)

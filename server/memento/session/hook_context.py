@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from memento.config import MementoConfig
     from memento.core import events
     from memento.core.events import SessionMode
-    from memento.core.provider import ModelRequest, Provider
+    from memento.core.provider import ModelRequest, Provider, ToolSpec
     from memento.session.editor import EditorBridge
     from memento.session.hooks import Hooks, RetryRequest, TurnInfo
     from memento.session.session import Session
@@ -141,8 +141,13 @@ class HookContext:
         return list(self._session.tools.values())
 
     def offered_tools(self) -> list[Tool]:
-        """The tools the model is offered in the current mode."""
+        """The tools the model is offered in the current mode (never one the user's policy denies)."""
         return self._session.offered_tools()
+
+    def offered_specs(self) -> list[ToolSpec]:
+        """The tool list of the session's model requests: a mechanism's own request to the same
+        model (/omfg) offers these, so it keeps the cached prefix and names no denied tool."""
+        return self._session.offered_specs()
 
     async def build_request_off_loop(self) -> ModelRequest:
         """The next model request as the session builds it, built off the event loop."""

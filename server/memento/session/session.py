@@ -122,9 +122,15 @@ class Session:
             self.events.publish(events.ModeChanged(mode=mode))
 
     def offered_tools(self) -> list[Tool]:
-        """The tools the model is offered in the current mode."""
-        tools = list(self.tools.values())
+        """The tools the model is offered in the current mode, less those the user's policy
+        denies (read from the config at each request, so a changed setting applies to the next)."""
+        denied = self.config.tools.denied()
+        tools = [t for t in self.tools.values() if t.spec.name not in denied]
         return tools if self.mode == "act" else [t for t in tools if t.spec.read_only or t.spec.ask]
+
+    def offered_specs(self) -> list[ToolSpec]:
+        """What the model is told of the tools it is offered (the request's tool list)."""
+        return [self.offered_spec(tool) for tool in self.offered_tools()]
 
     def offered_spec(self, tool: Tool) -> ToolSpec:
         """What the model is told of an offered tool (in ask mode, its ask form)."""
@@ -318,7 +324,7 @@ class Session:
         request = ModelRequest(
             system=system,
             messages=messages,
-            tools=[self.offered_spec(tool) for tool in self.offered_tools()],
+            tools=self.offered_specs(),
             max_tokens=self.config.provider.max_tokens,
             stable_prefix_messages=len(messages),
         )

@@ -1,6 +1,7 @@
 """One turn: prompt → request → stream → tool calls → results → next request, until the
-model stops. Abort cancels whichever step is running; the partial reply is stored as
-aborted, never as a complete answer."""
+model stops. Abort cancels whichever step is running (a tool that ends by itself on an abort,
+`task`, is let return what it finished first); the partial reply is stored as aborted, never
+as a complete answer."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ from memento.security import secrets
 from memento.security.secrets import StreamRedactor
 from memento.session.hooks import RetryRequest, TurnInfo
 from memento.session.questions import asks_for_change, is_question
-from memento.session.tools.base import ToolOutput
+from memento.session.tools.base import EndsOnAbort, ToolOutput
+from memento.session.tools.permission import denied_by_policy
 from memento.session.tools.registry import run_tool
 
 if TYPE_CHECKING:
@@ -48,6 +50,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_REQUEST_RETRIES = 3
+ABORT_GRACE_S = 30.0
+"""How long a tool that ends by itself on an abort (`EndsOnAbort`) may take before its step
+is cancelled like any other."""
 
 
 def _counts(usage: Usage) -> bool:
@@ -68,16 +73,26 @@ class TurnRunner:
         self.turn = turn
         self.aborted = False
         self._step: asyncio.Task[object] | None = None
+        self._ends_itself = False
+        """The running step is a tool that ends by itself on an abort (`EndsOnAbort`)."""
+        self._backstop: asyncio.TimerHandle | None = None
         self._streaming = False
         self._pending_retry: RetryRequest | None = None
         turn.request_retry = self._request_retry
 
     def abort(self) -> None:
-        """Stop the turn now: cancel the running step (closing the HTTP stream)."""
+        """Stop the turn now: cancel the running step (closing the HTTP stream), or let a tool
+        that ends by itself on an abort (`EndsOnAbort`) return within `ABORT_GRACE_S`."""
         self.aborted = True
         self.session.tool_context.abort.set()
-        if self._step is not None and not self._step.done():
-            self._step.cancel()
+        step = self._step
+        if step is None or step.done() or self._backstop is not None:
+            return
+        if self._ends_itself:
+            # It hears the abort and returns what it finished; cancelled only if it does not.
+            self._backstop = asyncio.get_running_loop().call_later(ABORT_GRACE_S, step.cancel)
+        else:
+            step.cancel()
 
     async def run(self) -> TurnEndState:
         session, turn = self.session, self.turn
@@ -154,6 +169,10 @@ class TurnRunner:
             raise
         finally:
             self._step = None
+            self._ends_itself = False
+            if self._backstop is not None:
+                self._backstop.cancel()
+                self._backstop = None
 
     async def _request_with_retries(self) -> AssistantMessage:  # noqa: C901 -- each retry cause once, in one loop
         session, turn = self.session, self.turn
@@ -341,12 +360,17 @@ class TurnRunner:
                 self._store_skipped(calls[index + 1 :])
                 raise
             self._store_result(call, output)
+        if self.aborted:  # the last call ended by itself on the abort (`EndsOnAbort`)
+            raise TurnAborted
 
     async def _run_tool(self, call: ToolCall) -> ToolOutput:
         session, turn = self.session, self.turn
         session.events.publish(
             events.ToolCallStarted(turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name)
         )
+        if call.name in session.config.tools.denied():
+            # Never offered; a model may still name it (from memory, or an earlier turn).
+            return ToolOutput(denied_by_policy(call.name), is_error=True)
         offered = {tool.spec.name: tool for tool in session.allowed_tools()}
         if call.name in session.tools and call.name not in offered:
             # Ask mode or a question turn: a tool not offered never runs, whatever was asked.
@@ -361,9 +385,11 @@ class TurnRunner:
             if output is not None:
                 break
         if output is None:
-            output = await run_tool(
-                offered.get(call.name), call.name, call.arguments, session.tool_context, available=offered
-            )
+            tool = offered.get(call.name)
+            # From here on an abort lets the step end: the tool and the after-hooks' output is
+            # what gets stored.
+            self._ends_itself = isinstance(tool, EndsOnAbort)
+            output = await run_tool(tool, call.name, call.arguments, session.tool_context, available=offered)
         for hook in session.hooks:
             output = await hook.after_tool(session.hook_context, turn, call, output)
         return output

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from memento.config import MementoConfig
 from memento.core import events
 from memento.core.entries import CustomEntry
 from memento.core.messages import AssistantMessage, ToolCall
@@ -68,6 +69,15 @@ class Child:
         if self.session is not None:
             self.session.abort()
         return True
+
+    def follow(self, parent: MementoConfig) -> None:
+        """The parent's settings changed: a running child runs on them from its next request,
+        with its own instructions and model, so a tool the user denies now is neither offered
+        to it nor run by it."""
+        if self.session is not None and self.state == "running":
+            own = self.session.config
+            update = {"system_prompt": own.system_prompt, "provider": own.provider}
+            self.session.apply_config(parent.model_copy(update=update))
 
     def info(self) -> SubagentInfo:
         return SubagentInfo(
@@ -153,9 +163,11 @@ async def run_child(child: Child, ctx: ChildContext) -> ChildResult:
     tree: Worktree | None = None
     try:
         root = ctx.parent.root
-        if child.isolation == "worktree":
+        if child.isolation == "worktree" and not child.abort_requested:
             tree = await _make_worktree(child, ctx)
             root = tree.path
+        if child.abort_requested:  # while it waited for its turn or its worktree
+            return _finish(child, ctx, "aborted", error="aborted")
         state = YieldState(schema=schema, max_rejections=ctx.max_rejections)
         child.state = "running"
         ctx.changed(child)
@@ -258,12 +270,12 @@ async def _turns(child: Child, session: Session, state: YieldState) -> tuple[Chi
         if child.abort_requested:
             return "aborted", "aborted"
         outcome = await _one_turn(child, session, prompt)
+        if state.accepted:  # its result stands, even when an abort came after it
+            return "completed", None
         if child.abort_requested or (outcome is not None and outcome.state == "aborted"):
             return "aborted", "aborted"
         if outcome is not None and outcome.state == "error":
             raise ChildFailed(f"{child.id}: {outcome.error}")
-        if state.accepted:
-            return "completed", None
         if state.gave_up:
             return "failed", f"the result never matched the output schema: {state.last_error}"
         if state.schema is None:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memento.core import events
 from memento.core.messages import ToolCall
@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 MAX_KEPT = 200
 """Finished children kept for `memento/subagent/list`."""
+ABORTED = "aborted by the user"
+STOPPED = "stopped before it finished"
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class SubagentEngine(Hooks):
         base = session.data_dir / "subagents" / encode_workspace(session.root) / "worktrees"
         self.worktrees = Worktrees(shadow, session.root, base) if shadow is not None else None
         self._snapshot = shadow.snapshot if shadow is not None else None
+        self._unfollow = session.subscribe(self._on_parent_event)
 
     # -- the handle -------------------------------------------------------------------
     def subscribe(self, listener: SubagentListener) -> Callable[[], None]:
@@ -103,6 +106,7 @@ class SubagentEngine(Hooks):
                 log.info("removed %d leftover subagent worktree(s)", len(removed))
 
     async def aclose(self) -> None:
+        self._unfollow()
         for child in self.children.values():
             child.abort()
         for task in list(self._running):
@@ -110,6 +114,11 @@ class SubagentEngine(Hooks):
         await asyncio.gather(*self._running, return_exceptions=True)
 
     # -- hooks on the parent ----------------------------------------------------------
+    def _on_parent_event(self, event: events.Event) -> None:
+        if isinstance(event, events.SettingsChanged):
+            for child in self.children.values():
+                child.follow(self.session.config)
+
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         self._turn_id = turn.turn_id
 
@@ -127,7 +136,12 @@ class SubagentEngine(Hooks):
         return output
 
     # -- the task tool ----------------------------------------------------------------
-    async def run_task(self, args: TaskArgs) -> ToolOutput:
+    async def run_task(self, args: TaskArgs, abort: asyncio.Event) -> ToolOutput:
+        """Run the children to their results. `abort` (the parent's turn was aborted) stops
+        the running children as `memento/subagent/abort` does and returns at once the results
+        of those that had finished, the others marked aborted."""
+        if abort.is_set():
+            return ToolOutput(ABORTED, is_error=True)
         agents, problems = await asyncio.to_thread(load_agents, self.session.root, self.user_agents_dir)
         for problem in problems:
             log.warning("agent definition %s", problem)
@@ -147,16 +161,35 @@ class SubagentEngine(Hooks):
         current = asyncio.current_task()
         if current is not None:
             self._running.add(current)
+        stopper = asyncio.ensure_future(_abort_on(abort, children))
         failure: str | None = None
         try:
             await map_limited(children, run, self.semaphore)
         except ChildFailed as exc:
             failure = str(exc)
         finally:
+            stopper.cancel()
             self._running.discard(current) if current is not None else None
+            self._settle(children)
             self.tokens = sum(c.tokens for c in self.children.values())
             self.session.publish_context()
-        return _output(children, results, failure, bool(self.unverified))
+        stopped = abort.is_set() and any(child.state == "aborted" for child in children)
+        return _output(children, results, failure, stopped, self._note())
+
+    def _settle(self, children: list[Child]) -> None:
+        """A child the batch stopped before it ended (fail fast, or before it left the queue)
+        is listed as it is reported: aborted."""
+        for child in children:
+            if child.state in ("queued", "running") or (child.state == "aborted" and child.error is None):
+                child.state, child.error = "aborted", STOPPED
+                self._changed(child)
+
+    def _note(self) -> str | None:
+        if not self.unverified:
+            return None
+        if "bash" in {tool.spec.name for tool in self.session.offered_tools()}:
+            return "Merged changes are unverified: run the tests before relying on them."
+        return "Merged changes are unverified: no tests have run on them."
 
     def _child(self, item: TaskItem, agents: dict[str, AgentDefinition]) -> Child:
         name = item.agent or "worker"
@@ -242,30 +275,47 @@ def _ask_mode_check(name: str, agent: AgentDefinition, item: TaskItem) -> None:
         raise ToolError("ask mode runs subagents in the shared workspace only: use isolation 'none'")
 
 
+async def _abort_on(abort: asyncio.Event, children: list[Child]) -> None:
+    """The parent's turn was aborted: stop every child the way its own abort does (each ends
+    its turn, stores what it ran and leaves its worktree), so the batch returns what finished."""
+    await abort.wait()
+    for child in children:
+        child.abort()
+
+
 def _output(
-    children: list[Child], results: list[ChildResult | None], failure: str | None, unverified: bool
+    children: list[Child],
+    results: list[ChildResult | None],
+    failure: str | None,
+    stopped: bool,
+    note: str | None,
 ) -> ToolOutput:
     rows = [(result or _unfinished(child)).wire() for child, result in zip(children, results, strict=True)]
     body: dict[str, Any] = {"results": rows}
-    if failure is not None:
-        body["error"] = failure
-    if unverified:
-        body["note"] = "Merged changes are unverified: run the tests before relying on them."
-    return ToolOutput(json.dumps(body, ensure_ascii=False), is_error=failure is not None)
+    errors = [failure] if failure is not None else []
+    if stopped:
+        errors.append(f"{ABORTED}; the results of the subagents that had finished are kept")
+    if errors:
+        body["error"] = "; ".join(errors)
+    if note is not None:
+        body["note"] = note
+    return ToolOutput(json.dumps(body, ensure_ascii=False), is_error=bool(errors))
 
 
 def _unfinished(child: Child) -> ChildResult:
-    """A child the batch stopped before it gave a result (it failed, or a sibling did)."""
-    failed = child.state == "failed"
+    """A child the batch stopped before it gave a result (it failed, or a sibling did), as
+    `_settle` left it: the same state and reason as `memento/subagent/list` shows."""
     return ChildResult(
         id=child.id,
         agent=child.agent.name,
-        status="failed" if failed else "aborted",
-        error=child.error if failed else "stopped before it finished",
+        status="failed" if child.state == "failed" else "aborted",
+        error=child.error or STOPPED,
     )
 
 
 class TaskTool:
+    ends_on_abort: Literal[True] = True
+    """An abort stops the children and the call returns the finished ones' results."""
     spec = ToolSpec(
         name="task",
         description=(
@@ -292,4 +342,4 @@ class TaskTool:
         self.engine = engine
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        return await self.engine.run_task(TaskArgs.model_validate(args))
+        return await self.engine.run_task(TaskArgs.model_validate(args), ctx.abort)

@@ -61,7 +61,7 @@ async def _ask(session: HookContext, prompt: str) -> str:
     request = ModelRequest(
         system=SYSTEM,
         messages=messages,
-        tools=[tool.spec for tool in session.tools()],
+        tools=session.offered_specs(),
         max_tokens=min(session.config.provider.max_tokens, 4096),
     )
     parts: list[str] = []

@@ -220,6 +220,28 @@ describe("subagents under their task's card", () => {
     ]);
   });
 
+  it("an aborted turn's task result keeps the finished children and marks the stopped one", () => {
+    const aborted = JSON.stringify({ results: [
+      { id: "explore", agent: "explore", status: "completed", data: { files: ["parse.py"] } },
+      { id: "runner", agent: "runner", status: "aborted", error: "aborted" },
+    ], error: "aborted by the user; the results of the subagents that had finished are kept" });
+    const t = started();
+    t.apply(info("completed"));
+    t.apply({ kind: "subagent", id: "runner", agent: "runner", state: "running", prompt: "run it", isolation: "worktree", parentTurnId: "t", parentToolCallId: "c1" });
+    t.apply({ kind: "subagent", id: "runner", agent: "runner", state: "aborted", prompt: "run it", isolation: "worktree", parentTurnId: "t", parentToolCallId: "c1", error: "aborted" });
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "c1", toolName: "task", state: "finished", isError: true, output: aborted });
+    t.apply({ kind: "turn", turnId: "t", state: "aborted" });
+    const live = taskPart(t);
+    expect(live.status).toBe("error");
+    expect(live.children?.map((c) => [c.id, c.state, c.result !== undefined])).toEqual([["explore", "completed", true], ["runner", "aborted", false]]);
+    const rows = entriesToRows([
+      { id: "a", type: "message", message: { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "task", arguments: { tasks: [{ prompt: "find the parser" }, { prompt: "run it" }] } }] } },
+      { id: "r", type: "message", message: { role: "toolResult", toolCallId: "c1", isError: true, content: [{ type: "text", text: aborted }] } },
+    ]);
+    const part = rows[0]?.kind === "assistant" ? rows[0].parts[0] : undefined;
+    expect(part?.kind === "tool" && part.children?.map((c) => [c.id, c.state, c.error])).toEqual([["explore", "completed", undefined], ["runner", "aborted", "aborted"]]);
+  });
+
   it("a child heard before its task call is drawn gets a task card in its parent's turn", () => {
     const t = new Timeline(() => 0);
     t.apply({ kind: "turn", turnId: "t", state: "started" });

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from memento.config import DEFAULT_PROTECTED_PATHS
 from memento.core.provider import ToolSpec
@@ -57,3 +57,13 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run the tool. Raise `ToolError` for failures the model should see."""
         ...
+
+
+@runtime_checkable
+class EndsOnAbort(Protocol):
+    """A tool that, once `ToolContext.abort` is set, stops its work and returns what it had
+    finished (`task`: the results of the subagents that had ended). An abort lets it end
+    instead of cancelling it, for a while (`session/turn.py` `ABORT_GRACE_S`); its output is
+    stored as the call's result and the turn then ends aborted."""
+
+    ends_on_abort: Literal[True]

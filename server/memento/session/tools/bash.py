@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from memento.core.provider import ToolSpec
 from memento.security import secrets
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
-from memento.session.tools.permission import ask_user
+from memento.session.tools.permission import ask_user, denied_by_policy
 from memento.session.tools.workspace import parse_args
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -119,7 +119,7 @@ async def _spawn(
 
 async def _check_permission(command: str, ctx: ToolContext) -> None:
     if ctx.bash_policy == "deny":
-        raise ToolError("bash is disabled by the memento.tools.bash setting")
+        raise ToolError(denied_by_policy("bash"))
     if ctx.bash_policy == "allow" or command in ctx.allowed_commands:
         return
     decision = await ask_user(ctx, "Allow the agent to run a command?", command)

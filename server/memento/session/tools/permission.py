@@ -46,5 +46,10 @@ async def ask_user(ctx: ToolContext, title: str, detail: str) -> Decision:
     return Decision(False, reason=reason)
 
 
+def denied_by_policy(name: str) -> str:
+    """Why a tool the user's policy denies did not run (`ToolSettings.denied`)."""
+    return f"{name} is disabled by the memento.tools.{name} setting"
+
+
 def _first_line(text: str) -> str:
     return (text.splitlines() or [""])[0]
