@@ -255,6 +255,14 @@ class CheckpointFilePlan(Model):
     with `force`); `unchanged`: already as at the checkpoint; `unavailable`: cannot be put back."""
 
 
+class RewindChoiceItem(Model):
+    mode: RewindMode
+    force: bool = False
+    effect: str
+    """What this choice does, in words ("puts back a.py; the conversation stays as it is"):
+    editors show it after their own title for the mode."""
+
+
 class CheckpointPreviewResult(Model):
     checkpoint_id: str
     files: list[CheckpointFilePlan]
@@ -262,6 +270,8 @@ class CheckpointPreviewResult(Model):
     messages_dropped: int
     """Messages after the checkpoint on the active path (gone from the context after a
     conversation rewind; a branch summary says what they did)."""
+    choices: list[RewindChoiceItem]
+    """The rewinds that would change anything, `all` first, each with its effect."""
 
 
 class CheckpointFileParams(Model):
