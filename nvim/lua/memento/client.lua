@@ -120,8 +120,9 @@ local function client_config(root, cmd)
     handlers = handlers,
     commands = require('memento.actions').commands,
     on_init = function(client)
-      if next(settings) then
-        client.settings = { memento = vim.deepcopy(settings) }
+      -- The settings as they are now (a configure() before initialize included).
+      if next(config.options.settings or {}) then
+        client.settings = { memento = vim.deepcopy(config.options.settings) }
       end
       for _, callback in ipairs(ready_callbacks[client.id] or {}) do
         callback()

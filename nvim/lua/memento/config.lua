@@ -44,11 +44,12 @@ function M.set(opts)
   return M.options
 end
 
---- `text` split into words as a POSIX shell splits a simple command: blanks separate words;
---- single quotes keep everything literally; double quotes keep blanks, and a backslash in them
---- escapes `"`, `\`, `$` and `` ` `` (before anything else it stays); a backslash outside
---- quotes escapes the next character; a backslash before a newline joins the lines. Nothing
---- is expanded ($VAR, ~, globs). Returns the words, or nil and why.
+--- `text` split into words as a POSIX shell splits a simple command, as :help memento says
+--- (`cmd`): spaces, tabs and newlines outside quotes separate words; single quotes keep
+--- everything literally; double quotes keep spaces, and a backslash in them escapes `"`, `\`,
+--- `$` and `` ` `` (before anything else it stays); outside quotes a backslash escapes the
+--- next character; a backslash before a newline, outside quotes or in double quotes, joins
+--- the lines. Nothing is expanded ($VAR, ~, globs). Returns the words, or nil and why.
 function M.split(text)
   local words, word, quote, i = {}, nil, nil, 1
   while i <= #text do
@@ -68,7 +69,7 @@ function M.split(text)
       else
         word = word .. c
       end
-    elseif c:match('%s') then
+    elseif c == ' ' or c == '\t' or c == '\n' then
       if word then
         table.insert(words, word)
         word = nil

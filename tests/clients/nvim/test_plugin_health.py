@@ -107,6 +107,9 @@ def test_checkhealth_reports_the_server_its_version_and_the_settings_sources(
     configured = [line for line in observed["configured"] if line.startswith("- from ")]
     assert "- from didChangeConfiguration: compaction.estimator" in configured
     assert any(line.startswith("- from initializationOptions: provider.baseUrl,") for line in configured)
+    pulled = observed["pulled"]
+    assert pulled["provider"]["baseUrl"] == model_server.openai_base_url
+    assert pulled["compaction"] == {"estimator": "chars4"}
 
     missing = observed["missing"]
     assert (

@@ -149,15 +149,21 @@ async def test_touching_a_decisions_file_recalls_it(
     await bench.close()
 
 
-@pytest.mark.asyncio
-async def test_a_compaction_is_followed_by_a_fresh_digest(
-    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
-) -> None:
+async def _four_turns(workspace: Path, data_dir: Path, model_server: ScriptedModelServer) -> MemoryBench:
+    """A governed session of four turns in a workspace with memory."""
     seed_memory(workspace, count=3)
     bench = MemoryBench(workspace, data_dir, model_server, governed=True)
     for n in range(4):
         model_server.enqueue(Reply(Text(f"answer {n} " + "words " * 40)))
         await bench.turn(f"question {n} " + "detail " * 40)
+    return bench
+
+
+@pytest.mark.asyncio
+async def test_a_compaction_is_followed_by_a_fresh_digest(
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    bench = await _four_turns(workspace, data_dir, model_server)
     assert bench.governor is not None
     step = await bench.governor.relief.compact("threshold", no_model)
     assert isinstance(step, Step) and step.summarizer == "structured"
@@ -178,11 +184,7 @@ async def test_a_compaction_is_followed_by_a_fresh_digest(
 async def test_after_a_compaction_by_hand_the_digest_waits_for_the_next_turn(
     workspace: Path, data_dir: Path, model_server: ScriptedModelServer
 ) -> None:
-    seed_memory(workspace, count=3)
-    bench = MemoryBench(workspace, data_dir, model_server, governed=True)
-    for n in range(4):
-        model_server.enqueue(Reply(Text(f"answer {n} " + "words " * 40)))
-        await bench.turn(f"question {n} " + "detail " * 40)
+    bench = await _four_turns(workspace, data_dir, model_server)
     assert bench.governor is not None
     step = await bench.governor.relief.compact("manual", no_model)
     assert isinstance(step, Step)

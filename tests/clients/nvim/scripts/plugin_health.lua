@@ -49,4 +49,7 @@ t.run(function()
     return result.sources['compaction.estimator'] == 'didChangeConfiguration'
   end)
   t.observe('configured', report())
+  -- What Neovim answers if the server asks (workspace/configuration): setup()'s and configure()'s.
+  local answer = vim.lsp.handlers['workspace/configuration'](nil, { items = { { section = 'memento' } } }, { client_id = t.client.id })
+  t.observe('pulled', answer[1])
 end)
