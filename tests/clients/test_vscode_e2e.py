@@ -67,7 +67,10 @@ def settings(server: ScriptedModelServer, *, advisor: bool = True) -> dict[str, 
         "memento.provider.contextWindow": 100_000,
         "memento.provider.retry.attempts": 2,
         "memento.tools.bash": "deny",
-        "memento.compaction.keepRecentTokens": 100,
+        # Below the rewind's branch summary: Compact Context then summarises the whole first
+        # turn (with 100 it kept the long reply and would summarise only the 2-token prompt,
+        # which the server rightly refuses: the summary would be longer than that).
+        "memento.compaction.keepRecentTokens": 50,
         "memento.advisor.enabled": advisor,
         "memento.advisor.provider": provider | {"model": ADVISOR, "retry": {"attempts": 1}},
     }

@@ -98,7 +98,10 @@ try {
     for (const button of ["Conversation and Files", "Conversation Only", "Files Only"]) {
       if (!question.buttons.includes(button)) throw new Error(`no ${button} in ${JSON.stringify(question)}`);
     }
-    if (!question.detail.includes("Files that will change: app.py")) throw new Error(`detail: ${question.detail}`);
+    // Each button's line says what it does; Files Only keeps the conversation.
+    for (const line of ["Conversation and Files: puts back app.py", "Files Only: puts back app.py; the conversation stays as it is"]) {
+      if (!question.detail.includes(line)) throw new Error(`detail: ${question.detail}`);
+    }
     await wb.screenshot("rewind-confirmation");
     await wb.clickDialogButton("Conversation and Files");
     const restored = await wb.until("the file back in the editor", async () => {

@@ -13,13 +13,16 @@ export interface ContextParams {
 export type CompactionLevel = "prune" | "shake" | "compact";
 
 export interface CompactionParams {
-  phase: "started" | "finished" | "failed";
+  /** `skipped`: the step would not have made the context smaller; nothing changed. */
+  phase: "started" | "finished" | "failed" | "skipped";
   level: CompactionLevel;
   reason: "threshold" | "overflow" | "manual";
   tokensBefore: number;
   tokensAfter?: number;
   summarizer?: "model" | "structured";
   error?: string;
+  /** `skipped`: why, with the figures. */
+  why?: string;
 }
 
 export interface CompactionItem {
@@ -38,9 +41,14 @@ export interface CompactionListResult {
   compactions: CompactionItem[];
 }
 
+/** The meter's figures (the notifications and the Compactions view give the same). */
 export interface CompactResult {
   tokensBefore: number;
   tokensAfter: number;
+  /** A summary now stands for the older conversation. */
+  compacted: boolean;
+  /** Why nothing was compacted, with the figures. */
+  why?: string;
 }
 
 export interface CheckpointItem {
@@ -64,11 +72,20 @@ export interface CheckpointFilePlan {
   action: "restore" | "conflict" | "unchanged" | "unavailable";
 }
 
+/** A way back the server offers, with what it does in words. */
+export interface RewindChoiceItem {
+  mode: RewindMode;
+  force?: boolean;
+  effect: string;
+}
+
 export interface CheckpointPreviewResult {
   checkpointId: string;
   files: CheckpointFilePlan[];
   movesConversation: boolean;
   messagesDropped: number;
+  /** The rewinds that would change anything, `all` first. */
+  choices: RewindChoiceItem[];
 }
 
 export interface CheckpointRewindResult {

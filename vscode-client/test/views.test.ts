@@ -81,6 +81,16 @@ describe("the Compactions view", () => {
     expect(compactionNodes(state, NOW)[0].label).toBe("Pruning stale tool results…");
   });
 
+  it("shows a step that was not applied with the server's reason, and lists nothing new", () => {
+    const state = new CompactionState();
+    state.onCompaction({ phase: "started", level: "compact", reason: "manual", tokensBefore: 2_012 });
+    const why = "not compacted: a summary would not make the context smaller: the 312 tokens old enough to summarise would become a 405-token summary";
+    expect(state.onCompaction({ phase: "skipped", level: "compact", reason: "manual", tokensBefore: 2_012, why })).toBe(false);
+    expect(compactionNodes(state, NOW)).toEqual([
+      { id: "failure", label: "Not compacted", description: why, tooltip: why, icon: "info", contextValue: "failure" },
+    ]);
+  });
+
   it("opens a compaction as a markdown document with its summary", () => {
     const doc = summaryDocument({ ...COMPACTED, summarizer: "structured" });
     expect(doc).toContain("- Tokens: 52,000 → 9,400");

@@ -151,6 +151,17 @@ class CompactionFailed(BaseModel):
     error: str
 
 
+class CompactionSkipped(BaseModel):
+    """A relief step that would not have made the context smaller: nothing was recorded."""
+
+    kind: Literal["compaction_skipped"] = "compaction_skipped"
+    level: CompactionLevel
+    reason: CompactionReason
+    tokens_before: int
+    why: str
+    """Why it was not applied, with the figures."""
+
+
 class TtsrTriggered(BaseModel):
     kind: Literal["ttsr_triggered"] = "ttsr_triggered"
     turn_id: str
@@ -220,6 +231,7 @@ Event = Annotated[
     | CompactionProgress
     | CompactionFinished
     | CompactionFailed
+    | CompactionSkipped
     | TtsrTriggered
     | RulesChanged
     | AdvisorNote

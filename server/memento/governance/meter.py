@@ -103,9 +103,13 @@ class ContextMeter:
     async def count_path(self, path: Sequence[Entry]) -> int:
         """What `tokens` would read for a context made of `path` (counted off the event loop);
         a step records its result with it before the entry that makes it is appended."""
+        return (await self.measure_path(path))[0]
+
+    async def measure_path(self, path: Sequence[Entry]) -> tuple[int, int]:
+        """What `tokens` and `local_tokens` would read for a context made of `path`."""
         counter, stale, _leaf = await asyncio.to_thread(self._recount, path)
         local = counter.local_tokens + self.prefix_tokens
-        return local if stale else max(counter.estimate.tokens, local)
+        return (local if stale else max(counter.estimate.tokens, local)), local
 
     async def refresh(self, session: HookContext) -> None:
         """A full recount, tokenizing off the event loop."""

@@ -59,6 +59,10 @@ class HistoryResult(Model):
     entries: list[dict[str, Any]]
     next_cursor: str | None = None
     running_turn: RunningTurn | None = None
+    relief: dict[str, CompactionItem] = Field(default_factory=dict[str, "CompactionItem"])
+    """The relief steps among `entries`, by entry id, with the figures `memento/compaction`
+    and `memento/compaction/list` give (views draw their dividers from these, never from the
+    entries' own fields: a compaction entry's `tokensBefore` is pi's estimate)."""
 
 
 class SessionOpenParams(Model):
@@ -251,6 +255,14 @@ class CheckpointFilePlan(Model):
     with `force`); `unchanged`: already as at the checkpoint; `unavailable`: cannot be put back."""
 
 
+class RewindChoiceItem(Model):
+    mode: RewindMode
+    force: bool = False
+    effect: str
+    """What this choice does, in words ("puts back a.py; the conversation stays as it is"):
+    editors show it after their own title for the mode."""
+
+
 class CheckpointPreviewResult(Model):
     checkpoint_id: str
     files: list[CheckpointFilePlan]
@@ -258,6 +270,8 @@ class CheckpointPreviewResult(Model):
     messages_dropped: int
     """Messages after the checkpoint on the active path (gone from the context after a
     conversation rewind; a branch summary says what they did)."""
+    choices: list[RewindChoiceItem]
+    """The rewinds that would change anything, `all` first, each with its effect."""
 
 
 class CheckpointFileParams(Model):
@@ -282,20 +296,30 @@ class CompactParams(Model):
 
 
 class CompactResult(Model):
+    """The context before and after, as the meter counts it (and `memento/compaction` and
+    the history say it); the same figure twice when nothing changed."""
+
     tokens_before: int
     tokens_after: int
+    compacted: bool
+    """A summary now stands for the older conversation."""
+    why: str | None = None
+    """Why nothing was compacted, with the figures (absent when it was)."""
 
 
 class CompactionParams(Model):
-    """`memento/compaction`: one step of context relief started, finished or failed."""
+    """`memento/compaction`: one step of context relief started, then finished, failed, or
+    was skipped (it would not have made the context smaller: nothing changed)."""
 
-    phase: Literal["started", "finished", "failed"]
+    phase: Literal["started", "finished", "failed", "skipped"]
     level: Literal["prune", "shake", "compact"]
     reason: Literal["threshold", "overflow", "manual"]
     tokens_before: int
     tokens_after: int | None = None
     summarizer: Literal["model", "structured"] | None = None
     error: str | None = None
+    why: str | None = None
+    """`skipped`: why the step was not applied, with the figures."""
 
 
 class CompactionItem(Model):

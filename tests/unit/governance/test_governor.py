@@ -130,8 +130,9 @@ async def test_aggressive_manual_compaction_clears_what_the_summary_kept(
         await turn(session, f"read part {number} of a.py")
     session.config.compaction.keep_recent_tokens = 2500  # keep two of the three reads
     model_server.enqueue(Reply(Text("## Goal\nread a.py in parts")), Reply(Text("## Original Request\nread")))
-    before, after = await governor.compact_now("keep it short", aggressive=True)
-    assert before > after
+    done = await governor.compact_now("keep it short", aggressive=True)
+    before, after = done.tokens_before, done.tokens_after
+    assert before > after and done.compacted
     stored = session.branch_path()
     path = apply_edits(stored)
     assert sum(isinstance(e, CompactionEntry) for e in path) == 1

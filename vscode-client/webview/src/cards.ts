@@ -112,6 +112,8 @@ export function advisorCard(row: AdvisorRow): HTMLElement {
   );
 }
 
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function compactionDivider(row: CompactionRow): HTMLElement {
   const after = row.tokensAfter === undefined ? "…" : formatTokens(row.tokensAfter);
   const by = row.level !== "compact" ? row.level === "prune" ? "stale tool output pruned" : "bulky blocks shaken out"
@@ -119,6 +121,7 @@ export function compactionDivider(row: CompactionRow): HTMLElement {
   const text =
     row.phase === "started" ? `Compacting the context (${row.level})…`
     : row.phase === "failed" ? `Compaction failed: ${row.error ?? "unknown error"}`
+    : row.phase === "skipped" ? capitalized(row.why ?? `not applied: the ${row.level} would not make the context smaller`)
     : `${formatTokens(row.tokensBefore)} → ${after} tokens, ${by}`;
   const label = el("span", { class: "divider-label" }, text);
   if (row.summary === undefined || row.summary === "") {

@@ -71,12 +71,14 @@ export interface AdvisorRow extends RowBase {
 export interface CompactionRow extends RowBase {
   kind: "compaction";
   level: "prune" | "shake" | "compact";
-  phase: "started" | "finished" | "failed";
+  /** `skipped`: it would not have made the context smaller; nothing changed (`why`). */
+  phase: "started" | "finished" | "failed" | "skipped";
   tokensBefore: number;
   tokensAfter?: number;
   summarizer?: "model" | "structured";
   summary?: string;
   error?: string;
+  why?: string;
 }
 
 /** A summary the session keeps of something else (an abandoned branch after a rewind). */

@@ -288,6 +288,9 @@ function M.compaction_text(params)
   if params.phase == 'failed' then
     return ('── compaction failed: %s ──'):format(params.error or 'unknown error')
   end
+  if params.phase == 'skipped' then
+    return ('── %s ──'):format(params.why or ('not applied: ' .. (STARTED[params.level] or 'compacting') .. ' would not relieve the context'))
+  end
   local after = params.tokensAfter and format.tokens(params.tokensAfter) or '?'
   local by = ''
   if params.level == 'compact' then

@@ -1,6 +1,10 @@
 """Context governance in the editor: `memento/compact`, the `memento.compact` command,
 `memento/compaction` notifications and a work-done progress (`$/progress`) per step.
 
+Every figure is the governor's (the meter's count): the answer to `memento/compact`, the
+notifications, `memento/compaction/list` and the history's `relief` agree, and clients
+render them rather than count.
+
 The engine's governor is attached to the session at start; this module only maps its
 events to LSP messages and runs manual compactions between turns.
 """
@@ -85,6 +89,17 @@ class CompactionView:
                     )
                 )
                 self._end(f"failed: {event.error}")
+            case events.CompactionSkipped():
+                self._notify(
+                    p.CompactionParams(
+                        phase="skipped",
+                        level=event.level,
+                        reason=event.reason,
+                        tokens_before=event.tokens_before,
+                        why=event.why,
+                    )
+                )
+                self._end(event.why)
             case _:
                 pass
 
@@ -154,8 +169,13 @@ class CompactionFeature(LanguageFeature):
         if session.busy:
             raise p.request_failed("a turn is running; abort it or wait for it to finish before compacting")
         async with session.turn_lock:
-            before, after = await self._view.governor.compact_now(args.instructions, args.aggressive)
-        return p.CompactResult(tokens_before=before, tokens_after=after).wire()
+            done = await self._view.governor.compact_now(args.instructions, args.aggressive)
+        return p.CompactResult(
+            tokens_before=done.tokens_before,
+            tokens_after=done.tokens_after,
+            compacted=done.compacted,
+            why=done.why,
+        ).wire()
 
     def compaction_list(self, params: Any) -> dict[str, Any]:
         from memento.governance.history import relief_history
