@@ -298,7 +298,7 @@ export const fromPageSchema = tagged("type", {
   advisor: { action: lit("apply", "dismiss", "toRule"), noteId: str },
   rewind: { checkpointId: str, mode: lit(...rewindModes) },
   openDiff: { path: str, checkpointId: opt(str) },
-  openFile: { path: str, line: opt(num) },
+  openFile: { path: str, line: opt(num) }, // 1-based
   compact: {},
 });
 export type FromPage = Infer<typeof fromPageSchema>;

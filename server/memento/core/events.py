@@ -207,6 +207,16 @@ class CheckpointCreated(BaseModel):
     label: str
 
 
+class FilesRestore(BaseModel):
+    """A rewind puts workspace files back: `started` before the first is written, `finished`
+    after the last (also when it stopped midway). Whoever follows a file's text takes the
+    change for the agent's, not the user's (the advisor clears its notes on those lines)."""
+
+    kind: Literal["files_restore"] = "files_restore"
+    phase: Literal["started", "finished"]
+    paths: list[str]
+
+
 class Rewound(BaseModel):
     kind: Literal["rewound"] = "rewound"
     checkpoint_id: str
@@ -238,6 +248,7 @@ Event = Annotated[
     | AdvisorNotesCleared
     | AdvisorStatus
     | CheckpointCreated
+    | FilesRestore
     | Rewound,
     Field(discriminator="kind"),
 ]

@@ -180,6 +180,7 @@ class AdvisorParams(Model):
     channel: Literal["aside", "steer", "preserve"]
     path: str | None = None
     line: int | None = None
+    """1-based, as people count (the diagnostic's range starts at `line - 1`): what clients show."""
     end_line: int | None = None
 
 

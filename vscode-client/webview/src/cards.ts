@@ -88,7 +88,7 @@ const SEVERITY_LABEL = { nit: "Nit", concern: "Concern", blocker: "Blocker" } as
 const RESOLVED_LABEL = { apply: "applied", dismiss: "dismissed", toRule: "made a rule" } as const;
 
 export function advisorCard(row: AdvisorRow): HTMLElement {
-  const where = row.path === undefined ? undefined : `${row.path}${row.line === undefined ? "" : `:${row.line + 1}`}`;
+  const where = row.path === undefined ? undefined : `${row.path}${row.line === undefined ? "" : `:${row.line}`}`;
   const actions = el(
     "div",
     { class: "card-actions" },

@@ -64,6 +64,7 @@ export interface AdvisorRow extends RowBase {
   severity: "nit" | "concern" | "blocker";
   channel: string;
   path?: string;
+  /** 1-based, as the server says it (the line Problems shows). */
   line?: number;
   resolved?: "apply" | "dismiss" | "toRule";
 }
