@@ -118,6 +118,9 @@ class HistoryRewritten(BaseModel):
 
 CompactionLevel = Literal["prune", "shake", "compact"]
 CompactionReason = Literal["threshold", "overflow", "manual"]
+SummaryAuthor = Literal["model", "structured", "provider"]
+"""Who wrote a compaction's summary: the summary model, code (no model answered), or the
+session's provider itself (its own compaction)."""
 
 
 class CompactionStarted(BaseModel):
@@ -140,7 +143,7 @@ class CompactionFinished(BaseModel):
     reason: CompactionReason
     tokens_before: int
     tokens_after: int
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: SummaryAuthor | None = None
 
 
 class CompactionFailed(BaseModel):

@@ -294,7 +294,8 @@ class CompactionParams(Model):
     reason: Literal["threshold", "overflow", "manual"]
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    """Who wrote a compaction's summary: the summary model, code, or the provider itself."""
     error: str | None = None
 
 
@@ -308,7 +309,9 @@ class CompactionItem(Model):
     """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     summary: str | None = None
     entries: int | None = None
     """Entries a prune or shake rewrote."""
