@@ -190,7 +190,8 @@ const noticeShapes = {
     reason: lit("threshold", "overflow", "manual"),
     tokensBefore: num,
     tokensAfter: opt(num),
-    summarizer: opt(lit("model", "structured")),
+    summarizer: opt(lit("model", "structured", "provider")),
+    provider: opt(str),
     error: opt(str),
   },
   advisor: {

@@ -272,6 +272,7 @@ class Relief:
                 tokens_before=before,
                 tokens_after=after,
                 summarizer=summarizer,
+                provider=session.provider.name if summarizer == "provider" else None,
             )
         )
         publish(events.HistoryRewritten(reason="compaction"))

@@ -129,11 +129,13 @@ function addChildren(parts: readonly Part[]): void {
 function compactionRow(id: string, entry: Json): CompactionRow {
   const details = asObject(entry["details"]);
   const summarizer = entry["summarizer"] ?? details?.["summarizer"];
+  const provider = asString(details?.["provider"]);
   return {
     kind: "compaction", key: `entry:${id}`, version: 0, entryIds: [id], level: "compact", phase: "finished",
     tokensBefore: asNumber(entry["tokensBefore"]) ?? 0,
     tokensAfter: asNumber(entry["tokensAfter"]) ?? asNumber(details?.["tokensAfter"]),
-    summarizer: summarizer === "structured" ? "structured" : summarizer === "model" ? "model" : undefined,
+    summarizer: summarizer === "structured" || summarizer === "model" || summarizer === "provider" ? summarizer : undefined,
+    provider: summarizer === "provider" ? provider : undefined,
     summary: asString(entry["summary"]),
   };
 }

@@ -143,7 +143,9 @@ function M.render(transcript, entries, running, children)
         level = 'compact',
         tokensBefore = number(details.tokensBefore) or number(entry.tokensBefore) or 0,
         tokensAfter = number(entry.tokensAfter) or number(details.tokensAfter),
-        summarizer = details.summarizer == 'structured' and 'structured' or 'model',
+        summarizer = (details.summarizer == 'structured' or details.summarizer == 'provider') and details.summarizer
+          or 'model',
+        provider = details.summarizer == 'provider' and type(details.provider) == 'string' and details.provider or nil,
       })
     elseif kind == 'custom' and entry.customType == GOVERNANCE_RECORD then
       local data = type(entry.data) == 'table' and entry.data or {}

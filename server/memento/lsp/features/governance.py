@@ -72,6 +72,7 @@ class CompactionView:
                         tokens_before=event.tokens_before,
                         tokens_after=event.tokens_after,
                         summarizer=event.summarizer,
+                        provider=event.provider,
                     )
                 )
                 done = f"{event.tokens_before} → {event.tokens_after} tokens"
