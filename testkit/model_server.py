@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, cast
@@ -91,7 +92,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"_value": body}
         owner = self.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
-        owner._record(RecordedRequest(self.path, headers, body, self.command))
+        request = RecordedRequest(self.path, headers, body, self.command)
+        owner._record(request)
         wire = wire_for(self.path, str(body.get("model") or "scripted-model"))
         if wire is None:
             self._send_json(
@@ -103,7 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif (refused := wire.refusal(body)) is not None:
             self._send_json(400, wire.error_body(400, refused))
         else:
-            self._reply(wire, owner._next_reply(str(body.get("model") or "")))
+            self._reply(wire, owner._next_reply(str(body.get("model") or ""), request))
 
     def _reply(self, wire: Wire, reply: Reply | None) -> None:
         if reply is None:
@@ -278,6 +280,9 @@ class ScriptedModelServer:
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
+        """Answers a request when the script is empty: a reply decided from the request itself
+        (benchmarks whose requests depend on what the engine decides, e.g. a summary request)."""
         self.errors: list[BaseException] = []
         """Unexpected exceptions raised while handling requests (never printed)."""
 
@@ -400,12 +405,15 @@ class ScriptedModelServer:
             self._requests.append(request)
             self._cond.notify_all()
 
-    def _next_reply(self, model: str = "") -> Reply | None:
+    def _next_reply(self, model: str = "", request: RecordedRequest | None = None) -> Reply | None:
         with self._cond:
             own = self._model_scripts.get(model)
             if own:
                 return own.popleft()
-            return self._script.popleft() if self._script else None
+            if self._script:
+                return self._script.popleft()
+            responder = self.responder
+        return responder(request) if responder is not None and request is not None else None
 
     def _next_compaction(self) -> Reply:
         with self._cond:

@@ -10,7 +10,7 @@ context off the event loop and tells the listeners (`Compaction*` events,
 Compaction cannot fail the user: when the summary model is unreachable, errors or
 returns nothing usable, the summary is built by code (`summarizer.structured_summary`)
 and the entry is marked `summarizer: "structured"`. Where the provider's own compaction is
-the cheaper one (`remote.py`) it writes the summary (`summarizer: "provider"`); when it
+the one to use (`remote.py`) it writes the summary (`summarizer: "provider"`); when it
 fails, ours runs.
 """
 

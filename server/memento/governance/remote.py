@@ -1,15 +1,17 @@
-"""The provider's own compaction as the compact rung's summary, where it is the cheaper one.
+"""The provider's own compaction as the compact rung's summary, where it is the one to use.
 
 When it is used (`remote_compactor`): the user turned it on for the provider
 (`provider.compaction.remote`), the provider offers it (OpenAI Responses' compact endpoint,
 Anthropic's compaction), no separate summary model is configured (`compaction.summaryProvider`
 is the user's cheaper summariser), and the compaction carries no instructions of the user's
-(a manual `/compact focus on …`, which our summary prompt honours). Then it is cheaper than
-ours: the provider reads the conversation in its own format — the request shares its prefix
-with the turn before, so the provider's prompt cache holds it — and Memento sends no summary
-request of its own, which would send the whole conversation again as new text. Prune and
-shake still come first (they cost no request at all); if the provider's compaction fails,
-ours runs as before (the model's summary, else the one built by code).
+(a manual `/compact focus on …`, which our summary prompt honours). Then Memento sends no
+summary request of its own (which re-sends the conversation as new text, and for a split
+turn twice); the provider compacts the conversation as it already holds it. Anthropic's
+compaction request carries the turn's system prompt, tools and cache breakpoints, so the
+provider's cache reads its prefix; OpenAI's compact endpoint takes no tools, so its request
+shares less of the turn's cached prefix (`bench/governance.py` prints both, per turn). Prune
+and shake still come first (they cost no request at all); if the provider's compaction
+fails, ours runs as before (the model's summary, else the one built by code).
 
 What it changes (`remote_result`): the same cut as ours (`prepare_compaction`); what falls
 before it is compacted by the provider. The compaction entry keeps the provider's items in
