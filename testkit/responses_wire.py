@@ -44,6 +44,7 @@ from openai.types.responses.response_reasoning_summary_part_done_event import Pa
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from testkit.script import Compacted, NoUsage, Reply, Step, Text, Thinking, ToolCallStep, Usage
+from testkit.wire import OpenAIWire
 
 
 def _split(text: str, chunks: int) -> list[str]:
@@ -276,16 +277,7 @@ class ResponsesWire:
             )
         return [sse(event)]
 
-    @staticmethod
-    def error_body(status: int, message: str) -> dict[str, Any]:
-        kind = (
-            "rate_limit_error"
-            if status == 429
-            else "server_error"
-            if status >= 500
-            else "invalid_request_error"
-        )
-        return {"error": {"message": message, "type": kind, "code": None}}
+    error_body = staticmethod(OpenAIWire.error_body)  # the same error shape as chat completions
 
     def compacted(self, step: Compacted, usage: Usage) -> dict[str, Any]:
         """The compact endpoint's answer: one encrypted compaction item (`CompactedResponse`)."""
