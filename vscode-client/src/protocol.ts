@@ -1,6 +1,19 @@
 // The shapes of Memento's requests, results and notifications as the extension uses them
 // (camelCase on the wire; the models are in server/memento/lsp/protocol.py).
 
+/** Tokens a provider reported, for one request or all of its requests on the active path. */
+export interface UsageFigures {
+  provider: string;
+  /** Input tokens the prompt cache neither read nor wrote. */
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  requests: number;
+  /** Share of the prompt read from the provider's cache. */
+  cacheReadPercent: number;
+}
+
 export interface ContextParams {
   tokens: number;
   contextWindow: number;
@@ -8,7 +21,14 @@ export interface ContextParams {
   stablePrefixTokens: number;
   /** Governance relieves the context above this; absent when compaction is off. */
   thresholdTokens?: number;
+  /** What the provider reported for the newest request (absent: none yet). */
+  lastUsage?: UsageFigures;
+  /** Each provider's reported usage over the session's active path. */
+  usage?: UsageFigures[];
 }
+
+/** Who wrote a compaction's summary: the summary model, code, or the provider itself. */
+export type SummaryAuthor = "model" | "structured" | "provider";
 
 export type CompactionLevel = "prune" | "shake" | "compact";
 
@@ -19,7 +39,9 @@ export interface CompactionParams {
   reason: "threshold" | "overflow" | "manual";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: SummaryAuthor;
+  /** The provider that wrote the summary itself (`summarizer` "provider"). */
+  provider?: string;
   error?: string;
   /** `skipped`: why, with the figures. */
   why?: string;
@@ -32,7 +54,9 @@ export interface CompactionItem {
   reason?: string;
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: SummaryAuthor;
+  /** The provider that wrote the summary itself (`summarizer` "provider"). */
+  provider?: string;
   summary?: string;
   entries?: number;
 }

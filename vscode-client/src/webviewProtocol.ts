@@ -191,7 +191,8 @@ const noticeShapes = {
     reason: lit("threshold", "overflow", "manual"),
     tokensBefore: num,
     tokensAfter: opt(num),
-    summarizer: opt(lit("model", "structured")),
+    summarizer: opt(lit("model", "structured", "provider")),
+    provider: opt(str),
     error: opt(str),
     why: opt(str),
   },
@@ -233,7 +234,8 @@ const reliefStep = obj({
   reason: opt(str),
   tokensBefore: num,
   tokensAfter: opt(num),
-  summarizer: opt(lit("model", "structured")),
+  summarizer: opt(lit("model", "structured", "provider")),
+  provider: opt(str),
 });
 export type ReliefStep = Infer<typeof reliefStep>;
 

@@ -226,6 +226,8 @@ class Governor(Hooks):
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
+            last_usage=self.meter.tally.last,
+            usage_by_provider=self.meter.tally.by_provider,
         )
 
     def estimate_usage(self, session: HookContext, reply: AssistantMessage) -> Usage | None:

@@ -154,6 +154,20 @@ class ToolParams(ChildTagged):
 TOOL_OUTPUT_LIMIT = 16_000
 
 
+class UsageFigures(Model):
+    """Tokens a provider reported, for one request or all of its requests on the path."""
+
+    provider: str
+    input: int
+    """Input tokens the prompt cache neither read nor wrote."""
+    output: int
+    cache_read: int
+    cache_write: int
+    requests: int
+    cache_read_percent: float
+    """Share of the prompt read from the provider's cache."""
+
+
 class ContextParams(Model):
     tokens: int
     context_window: int
@@ -163,6 +177,10 @@ class ContextParams(Model):
     """Governance relieves the context above this (absent: compaction is off)."""
     subagent_tokens: int | None = None
     """Tokens the session's subagents used, all together: never part of `tokens`."""
+    last_usage: UsageFigures | None = None
+    """What the provider reported for the newest request (absent: none reported yet)."""
+    usage: list[UsageFigures] | None = None
+    """Each provider's reported usage over the session's active path."""
 
 
 class SessionParams(Model):
@@ -317,7 +335,10 @@ class CompactionParams(Model):
     reason: Literal["threshold", "overflow", "manual"]
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    """Who wrote a compaction's summary: the summary model, code, or the provider itself."""
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     error: str | None = None
     why: str | None = None
     """`skipped`: why the step was not applied, with the figures."""
@@ -333,7 +354,9 @@ class CompactionItem(Model):
     """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     summary: str | None = None
     entries: int | None = None
     """Entries a prune or shake rewrote."""

@@ -117,7 +117,8 @@ const capitalized = (text: string): string => text.charAt(0).toUpperCase() + tex
 export function compactionDivider(row: CompactionRow): HTMLElement {
   const after = row.tokensAfter === undefined ? "…" : formatTokens(row.tokensAfter);
   const by = row.level !== "compact" ? row.level === "prune" ? "stale tool output pruned" : "bulky blocks shaken out"
-    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model" : "summary";
+    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model"
+    : row.summarizer === "provider" ? `summary by the provider${row.provider ? ` (${row.provider})` : ""}` : "summary";
   const text =
     row.phase === "started" ? `Compacting the context (${row.level})…`
     : row.phase === "failed" ? `Compaction failed: ${row.error ?? "unknown error"}`

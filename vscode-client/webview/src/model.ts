@@ -312,7 +312,7 @@ export class Timeline {
       row = { kind: "compaction", key: `compaction:${this.liveCompaction++}`, version: 0, entryIds: [], level: notice.level, phase: notice.phase, tokensBefore: notice.tokensBefore };
       this.add(row);
     }
-    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, error: notice.error, why: notice.why });
+    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, provider: notice.provider, error: notice.error, why: notice.why });
     this.contextVersion += 1;
     this.touch(row);
   }

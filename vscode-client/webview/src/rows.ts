@@ -76,7 +76,9 @@ export interface CompactionRow extends RowBase {
   phase: "started" | "finished" | "failed" | "skipped";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: "model" | "structured" | "provider";
+  /** The provider that wrote the summary itself (`summarizer` "provider"), when known. */
+  provider?: string;
   summary?: string;
   error?: string;
   why?: string;

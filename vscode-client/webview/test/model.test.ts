@@ -38,6 +38,15 @@ describe("history → rows", () => {
     ]);
   });
 
+  it("says a compaction's summary came from the provider, naming it", () => {
+    const details = { summarizer: "provider", provider: "openai", tokensAfter: 900, remote: { items: [] } };
+    const [row] = entriesToRows(
+      [{ id: "c", type: "compaction", summary: "s", tokensBefore: 9_000, details }],
+      [{ id: "c", level: "compact", reason: "manual", tokensBefore: 9_000, tokensAfter: 900, summarizer: "provider", provider: "openai" }],
+    );
+    expect(row).toMatchObject({ kind: "compaction", summarizer: "provider", provider: "openai", tokensAfter: 900 });
+  });
+
   it("skips entries it cannot read instead of failing", () => {
     const rows = entriesToRows([{ type: "message" }, { id: "x", type: "message", message: "no" }, { id: "y", type: "weird" }]);
     expect(rows).toEqual([]);
