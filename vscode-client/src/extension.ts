@@ -32,7 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
   let deps: commands.Deps | undefined;
   // Quick fixes run server commands; two of them need the user's say first.
   const middleware: Middleware = { executeCommand: interceptCommand(() => deps) };
-  const client = new MementoClient(output, context.extension.packageJSON, middleware);
+  const client = new MementoClient(output, context.extension.packageJSON, middleware, context.extensionPath);
   deps = { server: client, ui };
   const live = deps;
   const compactions = new CompactionTree(client, ui, client.onProgress);
@@ -81,7 +81,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.actMode", () => commands.setMode(live, "act")),
     register("memento.trustWorkspace", () => commands.trustWorkspace(live)),
     register("memento.showSettings", () => commands.showSettings(live)),
-    register("memento.showServerLog", () => output.show(true)),
+    register("memento.showServerLog", () => {
+      output.info(client.describeServer());
+      output.show(true);
+    }),
     register("memento.restartServer", () => client.restart()),
     register("memento.openContextView", () => openContextView()),
     register("memento.checkpoints.refresh", () => checkpoints.refresh()),

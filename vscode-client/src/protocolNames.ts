@@ -43,3 +43,4 @@ export const CMD_OMFG = "memento.omfg";
 export const SUBAGENT_LIST = "memento/subagent/list";
 export const SUBAGENT_ABORT = "memento/subagent/abort";
 export const SUBAGENT_NOTIFICATION = "memento/subagent";
+export const MODEL_PREPARE = "memento/model/prepare";

@@ -207,6 +207,12 @@ def invalid_params(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=INVALID_PARAMS)
 
 
+PROTOCOL_VERSION = 1
+"""The version of the `memento/*` surface, in `initialize`'s result as
+`capabilities.experimental.memento.protocolVersion`: raised when a change would break a client
+built for the one before, so that an extension paired with another server build says so at
+once (vscode-client/src/serverVersion.ts holds the one it speaks)."""
+
 PROMPT = "memento/prompt"
 ABORT = "memento/abort"
 STEER = "memento/steer"
@@ -256,6 +262,8 @@ CMD_OMFG = "memento.omfg"
 SUBAGENT_LIST = "memento/subagent/list"
 SUBAGENT_ABORT = "memento/subagent/abort"
 SUBAGENT_NOTIFICATION = "memento/subagent"
+
+MODEL_PREPARE = "memento/model/prepare"
 
 
 def __getattr__(name: str) -> Any:

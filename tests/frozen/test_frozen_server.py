@@ -1,0 +1,130 @@
+"""The self-contained server (packaging/freeze.py's build) where no Memento is installed: no
+virtual environment on PATH, no PYTHONPATH. It reports the one version, speaks LSP with the
+protocol version the extension checks, runs a turn against the scripted model with a TTSR
+rule firing (hyperscan), and its tokenizer (tiktoken's offline encoding) and ast-grep give
+what the same commands give from the virtual environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from testkit import Hang, Reply, ScriptedModelServer, Text
+
+from memento.lsp.protocol import PROTOCOL_VERSION
+from tests.frozen.build import ROOT, frozen_program, without_memento
+from tests.lsp.harness import provider_options, running_editor, server_env
+
+pytestmark = pytest.mark.frozen
+
+NO_CONSOLE = '---\ncondition: "console\\\\.log\\\\("\n---\nUse the project logger, never console.log.\n'
+AST_EVAL = '---\nastCondition: "eval($$$)"\nscope: "tool:edit(*.js)"\n---\nNo eval.\n'
+
+
+def clean_env(tmp_path: Path) -> dict[str, str]:
+    return without_memento(server_env(tmp_path / "data")) | {"HOME": str(tmp_path / "home")}
+
+
+def run(program: list[str], *args: str, env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run([*program, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr  # `rules check` exits 1 when a rule would fire
+    return done.stdout
+
+
+def test_the_version_is_the_packages(tmp_path: Path) -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    done = subprocess.run(
+        [str(frozen_program()), "--version"],
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == f"memento {pyproject}" == f"memento {version('memento-lsp')}"
+
+
+@pytest.mark.asyncio
+async def test_a_turn_with_a_rule_firing(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / ".memento" / "rules").mkdir(parents=True)
+    (workspace / ".memento" / "rules" / "no-console.md").write_text(NO_CONSOLE)
+    model_server.enqueue(
+        Reply(Text("Call console.", chunks=2), Text("log(value) and", chunks=2), Hang()),
+        Reply(Text("Call logger.info(value).", chunks=2)),
+    )
+    options = provider_options(model_server.openai_base_url) | {"ttsr": {"builtinRules": False}}
+    async with running_editor(
+        workspace,
+        tmp_path / "data",
+        options=options,
+        env=clean_env(tmp_path),
+        program=[str(frozen_program())],
+    ) as editor:
+        turn_id = await editor.prompt("how do I print value?")
+        end = await editor.turn_end(turn_id)
+        context = await editor.request("memento/context")
+    assert end["state"] == "finished"
+    assert [t["rules"] for t in editor.turns if t["turnId"] == turn_id and t["state"] == "retrying"] == [
+        ["no-console"]
+    ]
+    assert context["tokens"] > 0
+
+
+@pytest.mark.asyncio
+async def test_initialize_names_the_version_and_the_protocol(tmp_path: Path) -> None:
+    from testkit.rawclient import RawClient
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    client = await RawClient.start(clean_env(tmp_path), program=[str(frozen_program())])
+    try:
+        answer = await client.initialize(workspace)
+    finally:
+        await client.close()
+    result = answer["result"]
+    assert result["serverInfo"] == {"name": "memento", "version": version("memento-lsp")}
+    assert result["capabilities"]["experimental"] == {"memento": {"protocolVersion": PROTOCOL_VERSION}}
+
+
+def test_tokens_and_ast_rules_count_as_from_the_virtual_environment(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / ".memento" / "rules").mkdir(parents=True)
+    (workspace / ".memento" / "rules" / "ast-eval.md").write_text(AST_EVAL)
+    (workspace / "b.js").write_text("function f(x) {\n  return eval(x);\n}\n")
+    session = (
+        ROOT / "tests" / "data" / "corpora" / "sessions" / "badlogic__pi-mono" / "before-compaction.jsonl"
+    )
+    frozen, venv = [str(frozen_program())], [sys.executable, "-m", "memento"]
+    venv_env = server_env(tmp_path / "data") | {"HOME": str(tmp_path / "home")}
+    for args in (
+        ["session", "inspect", "--estimator", "tiktoken", "--json", str(session)],
+        ["rules", "check", "-w", str(workspace)],
+    ):
+        ours = run(frozen, *args, env=clean_env(tmp_path), cwd=workspace)
+        theirs = run(venv, *args, env=venv_env, cwd=workspace)
+        assert ours == theirs
+        assert ours.strip()
+    inspected = json.loads(
+        run(
+            frozen,
+            "session",
+            "inspect",
+            "--estimator",
+            "tiktoken",
+            "--json",
+            str(session),
+            env=clean_env(tmp_path),
+            cwd=workspace,
+        )
+    )
+    assert inspected, "no estimate"
+    assert "ast-eval" in run(
+        frozen, "rules", "check", "-w", str(workspace), env=clean_env(tmp_path), cwd=workspace
+    )
+    assert os.access(frozen_program(), os.X_OK)
