@@ -15,8 +15,12 @@ import {
   type ProgressType,
   RevealOutputChannelOn,
   State,
+  WorkDoneProgress,
 } from "vscode-languageclient/node";
+import type { ProgressValue as ModelProgress } from "./modelSetup";
 import { errorMessage, type MementoServer } from "./ports";
+import type { ModelPrepareResult } from "./protocol";
+import * as names from "./protocolNames";
 import { bundledProgram, describe, findOnPath, type ImportStrategy, resolveServerCommand, type ServerCommand } from "./serverCommand";
 import { RestartPolicy, startFailure } from "./serverStart";
 import { describeServer, mismatch, type ServerIdentity, serverIdentity } from "./serverVersion";
@@ -178,7 +182,8 @@ export class MementoClient implements MementoServer, vscode.Disposable {
     this.client = client;
     client.progress.event((value) => this.progressEvents.fire(value));
     for (const method of this.handlers.keys()) this.attach(client, method);
-    this.output.info(`starting ${describe(command)}`);
+    const strategy = vscode.workspace.getConfiguration("memento").get<string>("server.importStrategy");
+    this.output.info(`starting ${describe(command)} (importStrategy ${strategy}${vscode.workspace.isTrusted ? "" : ", workspace not trusted"})`);
     try {
       await client.start();
     } catch (error) {
@@ -267,6 +272,19 @@ export class MementoClient implements MementoServer, vscode.Disposable {
 
   request<R>(method: string, params: object = {}): Promise<R> {
     return this.live().sendRequest<R>(method, params);
+  }
+
+  /** `memento/model/prepare` on a work-done token of ours: its `$/progress` values go to
+   * `onProgress`, and `cancel` sends `$/cancelRequest` (the server stops and keeps nothing). */
+  async prepareModel(params: { model: string }, onProgress: (value: ModelProgress) => void, cancel: vscode.CancellationToken): Promise<ModelPrepareResult> {
+    const client = this.live();
+    const token = `memento-model-${Date.now().toString(36)}`;
+    const listening = client.onProgress(WorkDoneProgress.type, token, (value) => onProgress(value));
+    try {
+      return await client.sendRequest<ModelPrepareResult>(names.MODEL_PREPARE, { ...params, workDoneToken: token }, cancel);
+    } finally {
+      listening.dispose();
+    }
   }
 
   execute<R>(command: string, argument: object = {}): Promise<R> {

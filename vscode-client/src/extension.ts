@@ -11,6 +11,7 @@ import { ContextMeter } from "./meter";
 import { registerChatPanel } from "./panel";
 import type { MementoServer } from "./ports";
 import * as names from "./protocolNames";
+import { setUpModel } from "./modelSetup";
 import { interceptCommand } from "./quickFixes";
 import { TEXT_SCHEME, TextDocuments, vscodeUi } from "./vscodeUi";
 
@@ -86,6 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
       output.show(true);
     }),
     register("memento.restartServer", () => client.restart()),
+    register("memento.setUpModel", () => setUpModel({ server: client, ui })),
     register("memento.openContextView", () => openContextView()),
     register("memento.checkpoints.refresh", () => checkpoints.refresh()),
     register("memento.checkpoints.rewindItem", (node: CheckpointNode) => commands.rewind(live, node.item.id)),

@@ -194,3 +194,16 @@ export interface TrustResult {
   /** Why it is not trusted, when it is not. */
   reason?: string;
 }
+
+export interface ModelPrepareResult {
+  model: string;
+  title: string;
+  path: string;
+  size: number;
+  sha256: string;
+  license: string;
+  /** Whether the runtime that serves the model is there. */
+  runtime: boolean;
+  /** When it is not: how to get it. */
+  runtimeHint?: string;
+}

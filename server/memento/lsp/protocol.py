@@ -99,6 +99,12 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
         Model as Model,
     )
     from memento.lsp.messages import (
+        ModelPrepareParams as ModelPrepareParams,
+    )
+    from memento.lsp.messages import (
+        ModelPrepareResult as ModelPrepareResult,
+    )
+    from memento.lsp.messages import (
         ModeParams as ModeParams,
     )
     from memento.lsp.messages import (
@@ -197,6 +203,10 @@ REQUEST_FAILED = -32803
 
 def request_failed(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=REQUEST_FAILED)
+
+
+def request_cancelled(message: str) -> JsonRpcException:
+    return JsonRpcException(message, code=REQUEST_CANCELLED)
 
 
 def not_initialized() -> JsonRpcException:

@@ -88,6 +88,7 @@ def default_features() -> list[type[LanguageFeature]]:
     from memento.lsp.features.governance import CompactionFeature
     from memento.lsp.features.lifecycle import LifecycleFeature
     from memento.lsp.features.memory import MemoryFeature
+    from memento.lsp.features.model import ModelFeature
     from memento.lsp.features.rules import RulesFeature
     from memento.lsp.features.session import SessionFeature
     from memento.lsp.features.settings import SettingsFeature
@@ -103,6 +104,7 @@ def default_features() -> list[type[LanguageFeature]]:
         RulesFeature,
         SettingsFeature,
         SubagentsFeature,
+        ModelFeature,
     ]
 
 
