@@ -37,6 +37,7 @@ from memento.core.provider import (
     UsageReport,
 )
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
+from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_object, get
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -107,8 +108,9 @@ class AnthropicProvider:
             aclosing(sse_events(response, self.name)) as events,
         ):
             state = _StreamState(self.name)
+            whole = WholeCharacters()
             async for event, data in events:
-                for item in state.feed(event, parse_data(data, self.name)):
+                for item in whole.feed(state.feed(event, parse_data(data, self.name))):
                     yield item
                 if state.done:
                     return
