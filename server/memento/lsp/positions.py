@@ -122,9 +122,9 @@ class TextPositions:
         ):
             # Neovim keeps the `\r` of a CRLF line inside the line when not every line of
             # the file ends in CRLF (neovim#15532), and its positions count it: one unit
-            # past such a line's end is between the `\r` and the `\n`. No other client
-            # sends that point (it is not one the specification knows), so this reads
-            # Neovim right and loses nothing for the others.
+            # past such a line's end is between the `\r` and the `\n` (as pygls reads it
+            # too). The specification would clamp it to the line's end, but a client that
+            # follows it (VS Code) never sends more than a line's length.
             return end + 1
         return start + index
 
