@@ -24,7 +24,7 @@ async def test_malformed_messages_get_error_responses(workspace: Path, data_dir:
         client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
         client.send_bytes(b'{"jsonrpc": "2.0", "id": 2, "method": ')
-        parse_error = await client.response(None)
+        parse_error = await client.response(2)  # its id, read from the start of the body
         assert parse_error["error"]["code"] == -32700
 
         client.send({"jsonrpc": "2.0", "id": 3, "method": "memento/nonsense", "params": {}})
