@@ -135,7 +135,7 @@ async def test_a_50_mb_steer_under_the_cap_is_refused_for_the_window_and_costs_l
 
 
 INVALID = [
-    ([body(1)], None),
+    ([body(1)], 1),  # a batch: each request in it is refused by its id
     ([], None),
     ("just a string", None),
     ({"jsonrpc": "1.0", "id": 21, "method": "memento/context"}, 21),

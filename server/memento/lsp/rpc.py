@@ -59,6 +59,9 @@ class MementoProtocol(OwnedDispatch):
             self.answer_error(item.request_id, item.code, item.reason)
             return
         message = item.message
+        if isinstance(message, list):
+            self._refuse_batch(message)  # pyright: ignore[reportUnknownArgumentType]
+            return
         invalid = envelope.check(message)
         if invalid is not None:
             self.bad_input.warning(f"invalid message from the client: {invalid.reason}")
@@ -79,6 +82,15 @@ class MementoProtocol(OwnedDispatch):
         if method == types.INITIALIZE:
             self._initialize_id = message["id"]
         self.handle_message(structured)
+
+    def _refuse_batch(self, batch: list[Any]) -> None:
+        """Each request of a batch refused by its own id; a batch with none, once (id null)."""
+        self.bad_input.warning(f"invalid message from the client: {envelope.BATCH_REFUSED}")
+        ids = envelope.batch_request_ids(batch)
+        for request_id in ids:
+            self.answer_error(request_id, INVALID_REQUEST, envelope.BATCH_REFUSED)
+        if not ids:
+            self.answer_error(None, INVALID_REQUEST, envelope.BATCH_REFUSED)
 
     def _refused(self, message: dict[str, Any], method: str) -> bool:
         """Answer (or drop) what this moment of the session does not allow; True if so."""
