@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import uuid
 from pathlib import Path
@@ -113,19 +111,16 @@ class LspEditor:
                 types.MessageActionItem(title=DENY),
             ],
         )
-        protocol = self.server.protocol
+        # A wait that ends without an answer (time limit, abort) forgets the request and
+        # withdraws the prompt (`OwnedDispatch.send_request`).
         try:
-            answer: Any = await protocol.send_request_async(
+            answer: Any = await self.server.protocol.send_request_async(
                 types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
             )
-        except asyncio.CancelledError:
-            # Forget the request (a late answer is then ignored) and withdraw the prompt.
-            protocol.forget(msg_id)
-            with contextlib.suppress(Exception):
-                protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            raise
-        except Exception:
-            log.warning("the editor answered the permission request with an error", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- the editor's error answer: a deny the model is told about
+            log.warning(
+                "the editor answered the permission request with an error: %s: %s", type(exc).__name__, exc
+            )
             return "invalid"
         if answer is None:
             return "dismissed"
