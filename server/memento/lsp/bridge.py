@@ -87,9 +87,10 @@ class LspEditor:
         except Exception as exc:  # noqa: BLE001 -- any failure of the editor's: the edit goes to disk instead
             log.warning("workspace/applyEdit failed for %s: %s", document.uri, exc)
             return False
-        if not result.applied:
-            log.warning("the editor refused the edit to %s: %s", document.uri, result.failure_reason)
-        return bool(result.applied)
+        applied, reason = _outcome(result)
+        if not applied:
+            log.warning("the editor refused the edit to %s: %s", document.uri, reason)
+        return applied
 
     def _encoding(self) -> str:
         try:
@@ -134,6 +135,16 @@ class LspEditor:
             log.warning("unreadable answer to a permission request: %r", answer)
             return "invalid"
         return permission
+
+
+def _outcome(result: Any) -> tuple[bool, str | None]:
+    """(applied, failure reason) of an applyEdit answer; one that does not fit its type (it is
+    handed over raw) is a refusal."""
+    if isinstance(result, types.ApplyWorkspaceEditResult):
+        return bool(result.applied), result.failure_reason
+    if isinstance(result, dict) and isinstance(applied := result.get("applied"), bool):  # pyright: ignore[reportUnknownMemberType]
+        return applied, None
+    return False, f"an answer that is no ApplyWorkspaceEditResult: {result!r:.100}"
 
 
 def uri_for(path: Path) -> str:
