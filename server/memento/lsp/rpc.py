@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import cattrs
 from lsprotocol import types
@@ -158,6 +159,9 @@ class MementoProtocol(OwnedDispatch):
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
         """pygls' handler with the buffer-truth bookkeeping around the update."""
         uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            self.bad_input.warning(f"textDocument/didChange for a document that is not open: {uri}")
+            return
         if self.buffers is not None:
             self.buffers.before_change(uri)
         for change in params.content_changes:
@@ -182,8 +186,19 @@ class MementoProtocol(OwnedDispatch):
                     body = json.dumps(json.loads(clean))
                 except ValueError:
                     log.error("a message could not be redacted; it was not sent")
+                    self._answer_unsent(body)
                     return
         super().write_body(body)
+
+    def _answer_unsent(self, body: str) -> None:
+        """An answer that could not be sent still ends its request: with an error, by its id."""
+        message: Any = json.loads(body)
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            error = {
+                "code": INTERNAL_ERROR,
+                "message": "the answer could not be redacted, so it was not sent",
+            }
+            super().write_body(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))
 
     def answer(self, msg_id: MsgId, future: AnyFuture) -> None:
         """pygls logs a traceback for every error a handler raises, invalid params included;
