@@ -5,6 +5,7 @@ aborted, never as a complete answer."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar, assert_never
@@ -135,25 +136,31 @@ class TurnRunner:
 
     async def _guard(self, step: Awaitable[T]) -> T:
         """Run one step as a child task so that abort cancels exactly that step."""
-        if self.aborted:
-            raise TurnAborted
-
-        async def wrapper() -> T:
-            return await step
-
-        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(wrapper())
-        self._step = task  # type: ignore[assignment]
         try:
-            return await task
-        except asyncio.CancelledError:
-            if self.aborted and task.cancelled():
-                raise TurnAborted from None
-            if (retry := self._pending_retry) is not None and task.cancelled():
-                self._pending_retry = None
-                raise retry from None
-            raise
+            if self.aborted:
+                raise TurnAborted
+
+            async def wrapper() -> T:
+                return await step
+
+            task: asyncio.Task[T] = asyncio.get_running_loop().create_task(wrapper())
+            self._step = task  # type: ignore[assignment]
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if self.aborted and task.cancelled():
+                    raise TurnAborted from None
+                if (retry := self._pending_retry) is not None and task.cancelled():
+                    self._pending_retry = None
+                    raise retry from None
+                raise
+            finally:
+                self._step = None
         finally:
-            self._step = None
+            # Aborted before the step began (an abort in a burst of messages comes that soon):
+            # its coroutine is closed, not left to warn that it was never awaited.
+            if inspect.iscoroutine(step) and inspect.getcoroutinestate(step) == inspect.CORO_CREATED:
+                step.close()
 
     async def _request_with_retries(self) -> AssistantMessage:  # noqa: C901 -- each retry cause once, in one loop
         session, turn = self.session, self.turn
