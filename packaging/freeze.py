@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,14 @@ def target() -> str:
     return f"{system}-{machine}"
 
 
+def runtime_requirements() -> list[str]:
+    """The distributions Memento needs at run time (its requirements without an extra)."""
+    from importlib.metadata import requires
+
+    names = [re.match(r"[A-Za-z0-9._-]+", r) for r in requires("memento-lsp") or [] if "extra ==" not in r]
+    return [found.group(0) for found in names if found]
+
+
 def freeze(dist: Path) -> Path:
     import PyInstaller.__main__
 
@@ -63,6 +72,8 @@ def freeze(dist: Path) -> Path:
     ]  # fmt: skip
     for module in EXCLUDED:
         arguments += ["--exclude-module", module]
+    for name in runtime_requirements():  # `memento doctor` reads their versions
+        arguments += ["--copy-metadata", name]
     PyInstaller.__main__.run(arguments)
     return dist / "memento"
 

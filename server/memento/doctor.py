@@ -31,6 +31,7 @@ from memento.layers import Resolved, SettingsLayers
 from memento.localmodel import locate
 from memento.localmodel.catalog import CATALOG
 from memento.security import secrets
+from memento.util.child import memento_command
 
 DISTRIBUTION = "memento-lsp"
 SERVER_START_TIMEOUT_S = 60.0
@@ -198,7 +199,7 @@ async def server_starts(root: Path) -> tuple[bool, str]:
     """Run `memento lsp` and send it `initialize`; whether it answered, and how fast."""
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "memento", "lsp",
+        *memento_command(), "lsp",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None

