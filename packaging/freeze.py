@@ -59,6 +59,9 @@ def freeze(dist: Path) -> Path:
     arguments = [
         str(Path(__file__).with_name("entry.py")),
         "--name", "memento", "--onedir", "--noconfirm", "--clean", "--log-level", "WARN", "--strip",
+        # Modules as .pyc files, not in the PYZ archive: Python's own path finder loads them, which
+        # starts the server faster than PyInstaller's importer reading the archive.
+        "--debug", "noarchive",
         "--distpath", str(dist), "--workpath", str(work), "--specpath", str(work),
         # Subcommands and LSP features are imported where they are used: take them all.
         "--collect-submodules", "memento",
