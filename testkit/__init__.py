@@ -7,8 +7,10 @@ Imports only `memento` and the standard library, so `bench/` uses it without rea
 
 from testkit.model_server import ScriptedModelServer
 from testkit.script import (
+    Answer,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     Hold,
@@ -25,8 +27,10 @@ from testkit.script import (
 )
 
 __all__ = [
+    "Answer",
     "Delay",
     "Disconnect",
+    "EmptyStream",
     "EndStream",
     "Hang",
     "Hold",

@@ -27,8 +27,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 from testkit.script import (
+    Answer,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     Hold,
@@ -37,7 +39,7 @@ from testkit.script import (
     RecordedRequest,
     Reply,
 )
-from testkit.wire import Wire, wire_for
+from testkit.wire import OpenAIWire, Wire, wire_for
 
 
 class _Gone(Exception):
@@ -84,13 +86,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"_value": body}
         owner = self.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
-        owner._record(RecordedRequest(self.path, headers, body, self.command))
+        recorded = RecordedRequest(self.path, headers, body, self.command)
         wire = wire_for(self.path, str(body.get("model") or "scripted-model"))
         if wire is None:
-            self._send_json(
-                404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
-            )
+            owner._record_other(recorded)
+            self._answer(owner._answers.get((self.command, self.path.split("?", 1)[0])))
             return
+        owner._record(recorded)
         reply = owner._next_reply(str(body.get("model") or ""))
         if reply is None:
             self._send_json(500, wire.error_body(500, "script exhausted"))
@@ -99,12 +101,36 @@ class _Handler(BaseHTTPRequestHandler):
             if body_out is None or isinstance(body_out, str):
                 body_out = wire.error_body(error.status, body_out or _phrase(error.status))
             self._send_json(error.status, body_out, error.headers or {})
+        elif body.get("stream") is False and isinstance(wire, OpenAIWire):
+            self._send_json(200, wire.complete(reply))
         else:
             try:
                 self._stream(wire, reply)
             except _Gone as gone:
                 if gone.early:
                     owner._disconnected()
+
+    def _answer(self, answer: Answer | None) -> None:
+        """An endpoint other than the model's: its scripted answer, else a 404."""
+        if answer is None:
+            self._send_json(
+                404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
+            )
+            return
+        if answer.delay:
+            _ChunkedWriter(self.connection, self.owner._stop).wait(answer.delay, ping=False)
+        if isinstance(answer.body, dict | list):
+            data = json.dumps(answer.body).encode()
+        else:
+            data = answer.body.encode() if isinstance(answer.body, str) else answer.body
+        self.send_response(answer.status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("connection", "close")
+        for name, value in (answer.headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
 
     def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -128,6 +154,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
         except OSError as exc:
             raise _Gone(early=True) from exc
+        if reply.steps and isinstance(empty := reply.steps[0], EmptyStream):
+            out.flush()
+            out.end() if empty.clean else out.abort()
+            return
         out.add(*wire.start(reply))
         for step in reply.steps:
             if isinstance(step, Delay):
@@ -245,6 +275,8 @@ class ScriptedModelServer:
         self._script: deque[Reply] = deque()
         self._model_scripts: dict[str, deque[Reply]] = {}
         self._requests: list[RecordedRequest] = []
+        self._other_requests: list[RecordedRequest] = []
+        self._answers: dict[tuple[str, str], Answer] = {}
         self._disconnects = 0
         self._acked = 0
         self._stop = threading.Event()
@@ -305,6 +337,18 @@ class ScriptedModelServer:
             else:
                 self._model_scripts.setdefault(model, deque()).extend(replies)
 
+    def answer(self, path: str, answer: Answer, method: str = "GET") -> None:
+        """Answer `method path` (an endpoint other than the model's: a server's own API, as
+        window discovery asks it) with `answer` from now on; unanswered ones get a 404."""
+        with self._cond:
+            self._answers[(method, path)] = answer
+
+    @property
+    def other_requests(self) -> list[RecordedRequest]:
+        """Requests to endpoints other than the model's (`requests` has the model's only)."""
+        with self._cond:
+            return list(self._other_requests)
+
     @property
     def pending(self) -> int:
         """Replies enqueued and not yet consumed."""
@@ -364,6 +408,11 @@ class ScriptedModelServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._cond:
             self._requests.append(request)
+            self._cond.notify_all()
+
+    def _record_other(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self._other_requests.append(request)
             self._cond.notify_all()
 
     def _next_reply(self, model: str = "") -> Reply | None:
