@@ -8,6 +8,10 @@ export interface ContextParams {
   stablePrefixTokens: number;
   /** Governance relieves the context above this; absent when compaction is off. */
   thresholdTokens?: number;
+  /** Where `contextWindow` came from: the settings, the server's own API, a refusal that named it, or the default. */
+  windowSource?: "settings" | "server" | "overflow" | "default";
+  /** The same in words ("server /props n_ctx", "learned from overflow", "catalog default"). */
+  windowOrigin?: string;
 }
 
 export type CompactionLevel = "prune" | "shake" | "compact";

@@ -54,6 +54,12 @@ describe("the context meter", () => {
     expect(tooltip).toContain("Stable prefix: 3000 tokens (25% of the context");
     expect(tooltip).toContain("Last compaction: 2 minutes ago: compaction (manual), 52k → 9.4k tokens, summary by the model");
   });
+
+  it("says where the window came from, as the server reports it", () => {
+    const learned = { ...context(3_100, 3_482), contextWindow: 4_096, windowSource: "overflow" as const, windowOrigin: "learned from overflow" };
+    expect(meterView(learned, undefined, false, NOW).tooltip).toContain("Window: 4,096 tokens, learned from overflow");
+    expect(meterView(context(3_100), undefined, false, NOW).tooltip).not.toContain("Window:");
+  });
 });
 
 describe("the Compactions view", () => {

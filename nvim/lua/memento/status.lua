@@ -84,7 +84,8 @@ function M.data(client_id)
   return vim.deepcopy(states[client_id] or {})
 end
 
---- "Memento 12.3k/128k (9.6%) · ask · compacting · working"
+--- "Memento 12.3k/128k (9.6%) · window: catalog default · ask · compacting · working" (the
+--- window's origin unless the user's settings gave it)
 function M.text(client_id)
   local state = states[client_id]
   if not state then
@@ -104,6 +105,10 @@ function M.text(client_id)
     )
   end
   local extra = {}
+  -- Where the window came from, as the server says it, unless it is the user's own setting.
+  if context and context.windowOrigin and context.windowSource ~= 'settings' then
+    table.insert(extra, 'window: ' .. context.windowOrigin)
+  end
   if state.mode == 'ask' then
     table.insert(extra, 'ask')
   end

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
 from memento.security import secrets
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,10 @@ class ContextUsage(BaseModel):
     stable_prefix_tokens: int
     threshold_tokens: int | None = None
     """Governance relieves the context above this many tokens (None: not governed)."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from (`core/window.py`)."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words: "settings", "server /props n_ctx", "learned from overflow"…"""
 
 
 class Error(BaseModel):

@@ -120,6 +120,7 @@ class MementoApp:
         )
         self._session.events.subscribe(self.on_event)
         self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
+        self._session.watch_window(self.tasks.spawn)
         for feature in self.features:
             feature.started()
         self._announce(resolved)
@@ -270,4 +271,6 @@ def context_params(usage: events.ContextUsage, mechanisms: Mechanisms | None = N
         stable_prefix_tokens=usage.stable_prefix_tokens,
         threshold_tokens=usage.threshold_tokens,
         subagent_tokens=children.tokens if children is not None and children.tokens else None,
+        window_source=usage.window_source,
+        window_origin=usage.window_origin,
     )

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pygls.exceptions import JsonRpcInvalidParams
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
+
 
 class Model(BaseModel):
     # defer_build: a model's validator is built on its first use, not at import, so the server
@@ -159,6 +161,12 @@ class ContextParams(Model):
     """Governance relieves the context above this (absent: compaction is off)."""
     subagent_tokens: int | None = None
     """Tokens the session's subagents used, all together: never part of `tokens`."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from: `settings`, `server` (its own API), `overflow` (named
+    by a refusal) or `default`."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words, for the meter: "settings", "server /props n_ctx", "learned from
+    overflow", "catalog default"."""
 
 
 class SessionParams(Model):
