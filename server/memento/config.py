@@ -87,6 +87,9 @@ class ProviderConfig(Settings):
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key (the key itself is never stored)."""
     context_window: int = Field(default=128_000, gt=0)
+    """The model's window in tokens. When not set: what the server says of itself (asked as a
+    session starts), else this default (the catalog default); a refusal naming a smaller
+    window overrides both (`session/window.py`)."""
     max_tokens: int = Field(default=8192, gt=0)
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=300.0, gt=0)
