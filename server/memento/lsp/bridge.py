@@ -14,6 +14,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from memento.lsp.buffers import BufferSync
+from memento.lsp.positions import Encoding, TextPositions, negotiated
 from memento.session.editor import Permission
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class LspEditor:
         new_text: str,
         edit_caps: types.WorkspaceEditClientCapabilities | None,
     ) -> bool:
-        edit = _minimal_edit(old_text, new_text, self._encoding())
+        edit = minimal_edit(old_text, new_text, negotiated(self.server))
         workspace_edit = types.WorkspaceEdit(changes={document.uri: [edit]})
         if edit_caps is not None and edit_caps.document_changes:
             identifier = types.OptionalVersionedTextDocumentIdentifier(
@@ -92,12 +93,6 @@ class LspEditor:
         if not result.applied:
             log.warning("the editor refused the edit to %s: %s", document.uri, result.failure_reason)
         return bool(result.applied)
-
-    def _encoding(self) -> str:
-        try:
-            return str(self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16)
-        except RuntimeError:
-            return types.PositionEncodingKind.Utf16
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
         """`window/showMessageRequest` with three actions. No answer (`null`) is `dismissed`;
@@ -145,22 +140,22 @@ def uri_for(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
-def units(text: str, encoding: str) -> int:
-    if encoding == types.PositionEncodingKind.Utf8:
-        return len(text.encode("utf-8"))
-    if encoding == types.PositionEncodingKind.Utf32:
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+def _pair_at(text: str, offset: int) -> bool:
+    """Whether `offset` falls between the `\\r` and the `\\n` of a line break."""
+    return 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n"
 
 
-def _position(text: str, offset: int, encoding: str) -> types.Position:
-    line = text.count("\n", 0, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    return types.Position(line=line, character=units(text[line_start:offset], encoding))
+def _break_before(text: str, offset: int) -> int:
+    """The length of the line break that ends right at `offset` (0 when none does)."""
+    if text.endswith("\r\n", 0, offset):
+        return 2
+    return 1 if offset > 0 and text[offset - 1] in "\r\n" else 0
 
 
-def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
-    """Replace only the changed middle, so the user's cursor and undo history stay sane."""
+def minimal_edit(old: str, new: str, encoding: Encoding) -> types.TextEdit:
+    """The one edit that turns `old` into `new`, replacing only the changed middle, so the
+    user's cursor and undo history stay sane. Its ends never split a `\\r\\n`: a client
+    reads a position there as the end of the line, before the `\\r`."""
     prefix = 0
     limit = min(len(old), len(new))
     while prefix < limit and old[prefix] == new[prefix]:
@@ -168,13 +163,18 @@ def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     suffix = 0
     while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
-    if prefix == len(old) and prefix and old[-1] == new[-1]:
-        # An insertion after the final newline starts on a line the buffer does not have;
-        # Neovim then adds an extra empty line. Start it before that newline instead.
-        prefix, suffix = prefix - 1, suffix + 1
+    if _pair_at(old, prefix):
+        prefix -= 1
+    if _pair_at(old, len(old) - suffix):
+        suffix -= 1
+    if prefix == len(old) and (size := _break_before(old, prefix)):
+        # An insertion after the final line break starts on a line the buffer does not
+        # have; Neovim then adds an extra empty line. Start it before that break instead,
+        # keeping the break at the end when the new text ends with it too.
+        prefix -= size
+        if new.endswith(old[prefix:]):
+            suffix += size
+    positions = TextPositions(old, encoding)
     return types.TextEdit(
-        range=types.Range(
-            start=_position(old, prefix, encoding), end=_position(old, len(old) - suffix, encoding)
-        ),
-        new_text=new[prefix : len(new) - suffix],
+        range=positions.range(prefix, len(old) - suffix), new_text=new[prefix : len(new) - suffix]
     )

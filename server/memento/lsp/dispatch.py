@@ -10,8 +10,8 @@ pygls' public methods only (`handle_message`, `send_request`, `notify`, `set_wri
   function), each in its own context;
 - the requests in flight both ways are ours (`incoming`, `outgoing`), so a cancelled wait can
   `forget` its request and `shutdown` cancels the rest;
-- every message out goes through `write_message`, which `rpc.MementoProtocol` extends with
-  the redaction step.
+- every message out goes through `write_message` (and `serialize`, which keeps it in whole
+  characters), which `rpc.MementoProtocol` extends with the redaction step.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from pygls.protocol.json_rpc import (
 
 from memento.lsp.badinput import RateLimitedLog
 from memento.lsp.protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, REQUEST_CANCELLED
+from memento.util.js import to_well_formed
 
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter, Writer
@@ -258,7 +259,10 @@ class OwnedDispatch(LanguageServerProtocol):
         self.write_message({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
     def serialize(self, message: Any) -> str:
-        return json.dumps(message, default=self._unstructure)
+        """The message as JSON, in whole characters: a lone surrogate (a session file written
+        by JavaScript may hold one) would go out as a `\\udXXX` escape, which JSON's grammar
+        allows but Neovim's decoder refuses, dropping the whole message; it is U+FFFD here."""
+        return to_well_formed(json.dumps(message, default=self._unstructure, ensure_ascii=False))
 
     def _unstructure(self, value: Any) -> Any:
         if hasattr(value, "__attrs_attrs__"):

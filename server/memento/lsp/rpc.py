@@ -28,6 +28,7 @@ from memento.lsp.badinput import quiet_pygls
 from memento.lsp.buffers import BufferSync
 from memento.lsp.dispatch import AnyFuture, OwnedDispatch
 from memento.lsp.framing import BadFrame, Frame
+from memento.lsp.positions import apply_change, negotiated
 from memento.lsp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, SERVER_NOT_INITIALIZED
 from memento.security import secrets
 
@@ -144,11 +145,20 @@ class MementoProtocol(OwnedDispatch):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
-        """pygls' handler with the buffer-truth bookkeeping around the update."""
+        """pygls' handler with the buffer-truth bookkeeping around the update, and each change's
+        range read as the specification and the editors read it (`positions`): pygls splits
+        lines where `str.splitlines` does (form feed, U+2028, ...) and clamps a character past
+        a line's end to a point inside or after its line break."""
         uri = params.text_document.uri
         if self.buffers is not None:
             self.buffers.before_change(uri)
+        encoding = negotiated(self)
         for change in params.content_changes:
+            document = self.workspace.text_documents.get(uri)
+            if document is not None:
+                change = types.TextDocumentContentChangeWholeDocument(
+                    text=apply_change(document.source, change, encoding)
+                )
             self.workspace.update_text_document(params.text_document, change)
         if self.buffers is not None:
             self.buffers.after_change(uri)
