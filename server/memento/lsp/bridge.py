@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import uuid
 from pathlib import Path
@@ -90,9 +88,10 @@ class LspEditor:
         except Exception as exc:  # noqa: BLE001 -- any failure of the editor's: the edit goes to disk instead
             log.warning("workspace/applyEdit failed for %s: %s", document.uri, exc)
             return False
-        if not result.applied:
-            log.warning("the editor refused the edit to %s: %s", document.uri, result.failure_reason)
-        return bool(result.applied)
+        applied, reason = _outcome(result)
+        if not applied:
+            log.warning("the editor refused the edit to %s: %s", document.uri, reason)
+        return applied
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
         """`window/showMessageRequest` with three actions. No answer (`null`) is `dismissed`;
@@ -108,19 +107,16 @@ class LspEditor:
                 types.MessageActionItem(title=DENY),
             ],
         )
-        protocol = self.server.protocol
+        # A wait that ends without an answer (time limit, abort) forgets the request and
+        # withdraws the prompt (`OwnedDispatch.send_request`).
         try:
-            answer: Any = await protocol.send_request_async(
+            answer: Any = await self.server.protocol.send_request_async(
                 types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
             )
-        except asyncio.CancelledError:
-            # Forget the request (a late answer is then ignored) and withdraw the prompt.
-            protocol.forget(msg_id)
-            with contextlib.suppress(Exception):
-                protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            raise
-        except Exception:
-            log.warning("the editor answered the permission request with an error", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- the editor's error answer: a deny the model is told about
+            log.warning(
+                "the editor answered the permission request with an error: %s: %s", type(exc).__name__, exc
+            )
             return "invalid"
         if answer is None:
             return "dismissed"
@@ -134,6 +130,16 @@ class LspEditor:
             log.warning("unreadable answer to a permission request: %r", answer)
             return "invalid"
         return permission
+
+
+def _outcome(result: Any) -> tuple[bool, str | None]:
+    """(applied, failure reason) of an applyEdit answer; one that does not fit its type (it is
+    handed over raw) is a refusal."""
+    if isinstance(result, types.ApplyWorkspaceEditResult):
+        return bool(result.applied), result.failure_reason
+    if isinstance(result, dict) and isinstance(applied := result.get("applied"), bool):  # pyright: ignore[reportUnknownMemberType]
+        return applied, None
+    return False, f"an answer that is no ApplyWorkspaceEditResult: {result!r:.100}"
 
 
 def uri_for(path: Path) -> str:

@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import cattrs
 from lsprotocol import types
@@ -60,6 +61,9 @@ class MementoProtocol(OwnedDispatch):
             self.answer_error(item.request_id, item.code, item.reason)
             return
         message = item.message
+        if isinstance(message, list):
+            self._refuse_batch(message)  # pyright: ignore[reportUnknownArgumentType]
+            return
         invalid = envelope.check(message)
         if invalid is not None:
             self.bad_input.warning(f"invalid message from the client: {invalid.reason}")
@@ -80,6 +84,15 @@ class MementoProtocol(OwnedDispatch):
         if method == types.INITIALIZE:
             self._initialize_id = message["id"]
         self.handle_message(structured)
+
+    def _refuse_batch(self, batch: list[Any]) -> None:
+        """Each request of a batch refused by its own id; a batch with none, once (id null)."""
+        self.bad_input.warning(f"invalid message from the client: {envelope.BATCH_REFUSED}")
+        ids = envelope.batch_request_ids(batch)
+        for request_id in ids:
+            self.answer_error(request_id, INVALID_REQUEST, envelope.BATCH_REFUSED)
+        if not ids:
+            self.answer_error(None, INVALID_REQUEST, envelope.BATCH_REFUSED)
 
     def _refused(self, message: dict[str, Any], method: str) -> bool:
         """Answer (or drop) what this moment of the session does not allow; True if so."""
@@ -150,6 +163,9 @@ class MementoProtocol(OwnedDispatch):
         lines where `str.splitlines` does (form feed, U+2028, ...) and clamps a character past
         a line's end to a point inside or after its line break."""
         uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            self.bad_input.warning(f"textDocument/didChange for a document that is not open: {uri}")
+            return
         if self.buffers is not None:
             self.buffers.before_change(uri)
         encoding = negotiated(self)
@@ -180,8 +196,19 @@ class MementoProtocol(OwnedDispatch):
                     body = json.dumps(json.loads(clean))
                 except ValueError:
                     log.error("a message could not be redacted; it was not sent")
+                    self._answer_unsent(body)
                     return
         super().write_body(body)
+
+    def _answer_unsent(self, body: str) -> None:
+        """An answer that could not be sent still ends its request: with an error, by its id."""
+        message: Any = json.loads(body)
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            error = {
+                "code": INTERNAL_ERROR,
+                "message": "the answer could not be redacted, so it was not sent",
+            }
+            super().write_body(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))
 
     def answer(self, msg_id: MsgId, future: AnyFuture) -> None:
         """pygls logs a traceback for every error a handler raises, invalid params included;

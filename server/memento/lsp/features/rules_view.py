@@ -145,8 +145,12 @@ class RulesView:
             await self.server.client_register_capability_async(
                 types.RegistrationParams(registrations=[registration])
             )
-        except Exception:
-            log.info("the client declined file watchers; rules reload on save only", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- declined (an error, no answer): rules reload on save only
+            log.info(
+                "the client declined file watchers (%s: %s); rules reload on save only",
+                type(exc).__name__,
+                exc,
+            )
 
     def files_changed(self, uris: list[str]) -> None:
         paths = [Path(path) for uri in uris if (path := to_fs_path(uri))]
