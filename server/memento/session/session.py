@@ -22,6 +22,7 @@ from memento.core.window import ContextWindow
 from memento.security.secrets import Secrets, activate, active
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.questions import QUESTION_NOTE
@@ -147,9 +148,7 @@ class Session:
         ctx.grep_timeout = config.tools.grep_timeout
         ctx.protected_paths = tuple(config.security.protected_paths)
         ctx.permission_timeout = config.security.permission_timeout
-        ctx.tolerant_edits = config.tools.tolerant_edits
-        ctx.syntax_guard = config.tools.syntax_guard
-        ctx.loss_guard = config.tools.loss_guard
+        ctx.harness = SmallModelHarness.of(config.tools)
 
     def set_mode(self, mode: SessionMode) -> None:
         """Switch between act and ask mode; it applies from the next model request on."""
