@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -220,3 +220,12 @@ def activate(secrets: Secrets) -> Secrets:
 
 def redact(text: str) -> str:
     return active().redact(text)
+
+
+def remember(values: tuple[str, ...] | list[str]) -> None:
+    """Treat `values` as secrets from now on (keys written in an MCP server's env or headers),
+    keeping the active patterns."""
+    current = active()
+    kept = tuple(v for v in values if len(v) >= MIN_SECRET_CHARS and v not in current.values)
+    if kept:
+        activate(replace(current, values=kept))

@@ -198,6 +198,10 @@ class HookContext:
         """Offer the model one more tool (a mechanism's own: `log_decision`, `task`…)."""
         self._session.tools[tool.spec.name] = tool
 
+    def remove_tool(self, name: str) -> None:
+        """Stop offering a tool a mechanism added (an MCP server's tool that went away)."""
+        self._session.tools.pop(name, None)
+
     def steer(self, text: str) -> bool:
         """Queue a user message for the running turn's next step; False when none runs."""
         return self._session.steer(text)
