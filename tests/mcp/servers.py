@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-EVERYTHING = HERE / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING = (
+    HERE / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
 
 
 def python_server(name: str) -> str | None:

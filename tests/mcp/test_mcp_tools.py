@@ -45,6 +45,96 @@ async def test_a_turn_calls_a_real_tool_and_its_result_reaches_the_model(
     started = next(t for t in editor.tools if t["toolCallId"] == "c1" and t["state"] == "started")
     assert (started["server"], started["serverTool"]) == ("time", "convert_time")
     [server] = listed["servers"]
-    assert (server["name"], server["source"], server["state"], server["trusted"]) == ("time", "memento", "running", True)
+    assert (server["name"], server["source"], server["state"], server["trusted"]) == (
+        "time",
+        "memento",
+        "running",
+        True,
+    )
     assert {t["name"] for t in server["tools"]} == {"get_current_time", "convert_time"}
     assert all(t["policy"] == "allow" for t in server["tools"])
+
+
+async def test_stop_cancels_a_long_running_call_and_the_server_lives_on(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    long_run = {"duration": 60, "steps": 60}
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "mcp__everything__trigger-long-running-operation", long_run)),
+        Reply(ToolCallStep("c2", "mcp__everything__echo", {"message": "still here"})),
+        Reply(Text("done")),
+    )
+    mcp = {"servers": {"everything": everything_server()}, "defaultPolicy": "allow"}
+    async with mcp_editor(workspace, data_dir, tmp_path, model_server.openai_base_url, mcp=mcp) as editor:
+        first = await editor.prompt("Run the long operation")
+        # It is running: the server reported progress for this very call.
+        await editor.until(lambda: any(p["toolCallId"] == "c1" for p in editor.tool_progress), timeout=60)
+        await editor.request("memento/abort")
+        assert (await editor.turn_end(first, timeout=20))["state"] == "aborted"
+        second = await editor.turn_end(await editor.prompt("Echo something"), timeout=60)
+        [server] = (await editor.request("memento/mcp/list", {"start": False}))["servers"]
+
+    assert second["state"] == "finished"
+    finished = {t["toolCallId"]: t for t in editor.tools if t["state"] == "finished"}
+    assert finished["c1"]["isError"] and "aborted" in finished["c1"]["output"]
+    assert finished["c2"]["output"] == "Echo: still here"
+    # The same process answered after the cancel: no restart.
+    assert (server["state"], server["restarts"]) == ("running", 0)
+    progress = [p for p in editor.tool_progress if p["toolCallId"] == "c1"]
+    assert progress[0]["total"] == 60 and progress[0]["progress"] >= 1
+
+
+def _pids_with(marker: str) -> list[int]:
+    """The processes whose environment carries `marker` (the server this test started)."""
+    found: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if f"MEMENTO_TEST_MARK={marker}".encode() in environ.split(b"\0"):
+            found.append(int(proc.name))
+    return found
+
+
+async def test_a_crashed_server_is_restarted_and_says_so(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    import os
+    import signal
+
+    marker = str(tmp_path)
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "mcp__time__get_current_time", {"timezone": "UTC"})),
+        Reply(Text("first")),
+        Reply(ToolCallStep("c2", "mcp__time__get_current_time", {"timezone": "Europe/Paris"})),
+        Reply(Text("second")),
+    )
+    server = time_server() | {"env": {"MEMENTO_TEST_MARK": marker}}
+    mcp = {"servers": {"time": server}, "defaultPolicy": "allow"}
+    async with mcp_editor(workspace, data_dir, tmp_path, model_server.openai_base_url, mcp=mcp) as editor:
+        assert (await editor.turn_end(await editor.prompt("time?"), timeout=60))["state"] == "finished"
+        [pid] = _pids_with(marker)
+        os.kill(pid, signal.SIGKILL)
+        said = await editor.until(
+            lambda: [m for m in editor.mcp_changes if "restarted" in (m.get("message") or "")], timeout=60
+        )
+        assert (await editor.turn_end(await editor.prompt("and in Paris?"), timeout=60))[
+            "state"
+        ] == "finished"
+        [listed] = (await editor.request("memento/mcp/list", {"start": False}))["servers"]
+        [new_pid] = _pids_with(marker)
+
+    assert new_pid != pid
+    assert _pids_with(marker) == []  # stopped with Memento
+    assert said[0]["message"] == "MCP server time restarted"
+    crash = next(
+        m["message"] for m in editor.mcp_changes if "stopped unexpectedly" in (m.get("message") or "")
+    )
+    assert crash.startswith("MCP server time stopped unexpectedly")
+    assert any("MCP server time restarted" in s.message for s in editor.shown)
+    assert (listed["state"], listed["restarts"]) == ("running", 1)
+    finished = {t["toolCallId"]: t for t in editor.tools if t["state"] == "finished"}
+    assert not finished["c2"]["isError"] and "Europe/Paris" in finished["c2"]["output"]

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from memento.config import McpPolicy, McpSettings
 from memento.core import events
+from memento.core.messages import ToolCall
 from memento.mcp.definitions import Definition, find
 from memento.mcp.errors import NotRunning
-from memento.mcp.names import RESOURCE_TOOL, model_name
+from memento.mcp.names import PREFIX, RESOURCE_TOOL, model_name
 from memento.mcp.policy import policy
 from memento.mcp.store import ResultStore
 from memento.mcp.trust import McpTrust
@@ -27,7 +28,7 @@ from memento.mcp.variables import Launch, Unresolved, resolve
 from memento.security.secrets import REDACTED, remember
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.tools.base import Tool, ToolContext, ToolError
+from memento.session.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from memento.session.tools.permission import ask_user
 
 if TYPE_CHECKING:  # the SDK loads on first use (a second of imports), not with the session
@@ -244,6 +245,20 @@ class McpEngine(Hooks):
                 self.session.add_tool(tool)
                 self._offered.add(tool.spec.name)
 
+    async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+        """A call to a tool the policy denies (never offered; the model named it anyway) is
+        refused with the reason, rather than as an unknown tool."""
+        if not call.name.startswith(PREFIX) or call.name in self._offered:
+            return None
+        for server in self.servers.values():
+            conn = server.connection
+            for tool in conn.listing.tools if conn is not None else []:
+                if model_name(server.name, tool.name) == call.name:
+                    if policy(self.settings, server.definition, tool.name) == "deny":
+                        return ToolOutput(denied(server.name, tool.name), is_error=True)
+                    return None
+        return None
+
     # -- calls --------------------------------------------------------------------------
     async def check_policy(self, server: str, tool: str, name: str, detail: str, ctx: ToolContext) -> None:
         entry = self.servers.get(server)
@@ -251,7 +266,7 @@ class McpEngine(Hooks):
             raise ToolError(f"MCP server {server} is not available ({entry.status if entry else 'removed'})")
         decided = policy(self.settings, entry.definition, tool)
         if decided == "deny":
-            raise ToolError(f"{server}/{tool} is denied by the MCP policy (mcp.policies)")
+            raise ToolError(denied(server, tool))
         if decided == "allow" or name in self.allowed:
             return
         where = f" (defined in {entry.definition.source.path})" if entry.definition.source.repository else ""
@@ -445,6 +460,10 @@ class McpEngine(Hooks):
     async def aclose(self) -> None:
         connections = [s.connection for s in self.servers.values() if s.connection is not None]
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+
+
+def denied(server: str, tool: str) -> str:
+    return f"{server}/{tool} is denied by the MCP policy (mcp.policies or the server's tools setting)"
 
 
 def prompt_arguments(prompt: mt.Prompt, rest: str) -> dict[str, str]:
