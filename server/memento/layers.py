@@ -335,7 +335,7 @@ class SettingsLayers:
         # trusted (memento.mcp); they never join the settings.
         workspace_values, ignored = _without(workspace.values, _is_mcp_servers), []
         if not trusted:
-            workspace_values, ignored = split_user_level(workspace.values)
+            workspace_values, ignored = split_user_level(workspace_values)
         initialization = Layer("initializationOptions", "initializationOptions", self.initialization)
         pushes = Layer("didChangeConfiguration", "workspace/didChangeConfiguration", self.pushes)
         layers = [
