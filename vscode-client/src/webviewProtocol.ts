@@ -167,6 +167,9 @@ const noticeShapes = {
     /** When finished: the result, maybe cut (`outputTruncated`; the history has it whole). */
     output: opt(str),
     outputTruncated: opt(bool),
+    /** An MCP tool: its server and its own name there (the card names both). */
+    server: opt(str),
+    serverTool: opt(str),
     ...childTag,
   },
   /** `memento/subagent`: a child was queued, started or ended (`parentToolCallId`: the

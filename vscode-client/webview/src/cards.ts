@@ -29,8 +29,8 @@ export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined)
   const isEdit = EDIT_TOOLS.has(part.name) && target !== undefined;
   const summary = el(
     "summary",
-    { "aria-label": `Tool ${part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
-    el("span", { class: "tool-name" }, part.name),
+    { "aria-label": `Tool ${part.label ?? part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
+    el("span", { class: "tool-name" }, part.label ?? part.name),
     target !== undefined ? el("span", { class: "tool-target", title: target }, target) : undefined,
     el("span", { class: `tool-status status-${part.status}` }, STATUS_TEXT[part.status]),
   );

@@ -189,6 +189,7 @@ export class Timeline {
         }
         if (part.kind === "tool") {
           part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
+          if (notice.server !== undefined) part.label = `${notice.server} › ${notice.serverTool ?? notice.toolName}`;
           const stored = row.orphans?.[part.id];
           if (stored !== undefined) part.output = stored.output;
           else if (notice.output !== undefined) [part.output, part.outputTruncated] = [notice.output, notice.outputTruncated];

@@ -7,6 +7,8 @@ export interface ToolPart {
   kind: "tool";
   id: string;
   name: string;
+  /** What the card calls it when not its name: an MCP tool's `server › tool`. */
+  label?: string;
   args: string;
   status: ToolStatus;
   output?: string;
