@@ -26,11 +26,18 @@ def mcp_editor(
     mcp: dict[str, Any] | None = None,
     client: str = "vscode",
     log_file: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ):
     """The editor on `workspace`, its model at `base_url`, Memento's `mcp` settings from the editor."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = env_with(data_dir, user_config(tmp_path), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    env = env_with(
+        data_dir,
+        user_config(tmp_path),
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        **(extra_env or {}),
+    )
     options = provider_options(base_url) | {"mcp": mcp or {}}
     return running_editor(workspace, data_dir, options=options, env=env, client=client, log_file=log_file)
 
