@@ -172,6 +172,15 @@ const noticeShapes = {
     serverTool: opt(str),
     ...childTag,
   },
+  /** `memento/tool/progress`: how far a running tool got (an MCP server's progress). */
+  toolProgress: {
+    turnId: str,
+    toolCallId: str,
+    progress: num,
+    total: opt(num),
+    message: opt(str),
+    ...childTag,
+  },
   /** `memento/subagent`: a child was queued, started or ended (`parentToolCallId`: the
    * `task` call whose card it nests under). */
   subagent: {

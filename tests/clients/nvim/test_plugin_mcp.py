@@ -54,5 +54,7 @@ def test_mcp_from_the_plugin(
     assert permission["prompt"].startswith("Allow the agent to call an MCP tool?")
     assert "repo-clock › get_current_time" in permission["prompt"]
     assert observed["turn"]["state"] == "finished"
+    # The chat's tool card names the server and its tool.
+    assert any(line.startswith("⚙ repo-clock › get_current_time") for line in observed["chat"])
     [result] = tool_results(data_dir)
     assert not result["isError"] and '"timezone": "UTC"' in result_text(result)

@@ -198,6 +198,14 @@ export class Timeline {
         if (notice.state === "finished") row.stepStart = row.parts.length;
         return this.touch(row);
       }
+      case "toolProgress": {
+        const row = this.liveTurn(notice.turnId);
+        const part = row.parts.find((p) => p.kind === "tool" && p.id === notice.toolCallId);
+        if (part?.kind !== "tool" || part.status !== "running") return;
+        const done = notice.total !== undefined ? `${notice.progress}/${notice.total}` : `${notice.progress}`;
+        part.progress = notice.message ? `${done} · ${notice.message}` : done;
+        return this.touch(row);
+      }
       case "reminder": {
         const row = this.liveTurn(notice.turnId);
         const mark = row.marks.findLast((m) => m.rules.some((r) => notice.rules.includes(r)));

@@ -43,6 +43,8 @@ describe("Timeline", () => {
     const row = t.rows[0];
     if (row?.kind !== "assistant") throw new Error("no row");
     expect(row.parts.map((p) => (p.kind === "tool" ? p.label ?? p.name : p.kind))).toEqual(["time › convert_time", "read"]);
+    t.apply({ kind: "toolProgress", turnId: "t", toolCallId: "c", progress: 3, total: 10, message: "converting" });
+    expect(row.parts[0]).toMatchObject({ progress: "3/10 · converting" });
   });
 
   it("an older page goes on top; a tail sync keeps the older rows the reader loaded", () => {

@@ -18,6 +18,7 @@ t.run(function()
     end
   end)
   t.plugin_open(p.file)
+  local chat = t.plugin_chat()
   vim.cmd('MementoMcp')
   t.wait('the MCP list', 60000, function()
     return vim.fn.bufnr('memento://mcp') ~= -1
@@ -35,6 +36,7 @@ t.run(function()
   vim.cmd('MementoPrompt ' .. p.prompt)
   t.observe('turn', t.wait_event('MementoTurnFinished', 60000))
   t.observe('selects', t.selects)
+  t.observe('chat', t.lines(chat.buf))
   t.observe('messages', vim.tbl_map(function(m)
     return m.message
   end, t.messages))
