@@ -138,3 +138,26 @@ async def test_a_crashed_server_is_restarted_and_says_so(
     assert (listed["state"], listed["restarts"]) == ("running", 1)
     finished = {t["toolCallId"]: t for t in editor.tools if t["state"] == "finished"}
     assert not finished["c2"]["isError"] and "Europe/Paris" in finished["c2"]["output"]
+
+
+async def test_ttsr_rules_see_an_mcp_calls_arguments(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    rule = workspace / ".memento" / "rules" / "no-tokyo.md"
+    rule.parent.mkdir(parents=True)
+    rule.write_text('---\ncondition: "Asia/Tokyo"\nscope: tool\n---\nAsk before converting to Tokyo time.\n')
+    to_tokyo = {"source_timezone": "UTC", "time": "12:30", "target_timezone": "Asia/Tokyo"}
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "mcp__time__convert_time", to_tokyo)),
+        Reply(Text("Which city do you mean?")),
+    )
+    mcp = {"servers": {"time": time_server()}, "defaultPolicy": "allow"}
+    async with mcp_editor(workspace, data_dir, tmp_path, model_server.openai_base_url, mcp=mcp) as editor:
+        turn = await editor.prompt("Convert 12:30 UTC")
+        assert (await editor.turn_end(turn, timeout=60))["state"] == "finished"
+
+    retried = [t for t in editor.turns if t["turnId"] == turn and t["state"] == "retrying"]
+    assert retried and retried[0]["rules"] == ["no-tokyo"]
+    assert not [t for t in editor.tools if t["toolCallId"] == "c1"]  # never ran
+    retry = json.dumps(model_server.requests[1].body)
+    assert "Ask before converting to Tokyo time." in retry
