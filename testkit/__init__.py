@@ -3,10 +3,12 @@
 raw JSON-RPC client for the server's stdio (`rawclient`) and fast session files (`sessions`).
 
 Imports only `memento` and the standard library, so `bench/` uses it without reaching into
-`tests/`."""
+`tests/`, except where a wire is built from the official `openai` / `anthropic` SDKs' types
+(the `dev` extra): the Responses stream, compaction answers and `sdk_types`."""
 
 from testkit.model_server import ScriptedModelServer
 from testkit.script import (
+    Compacted,
     Delay,
     Disconnect,
     EndStream,
@@ -25,6 +27,7 @@ from testkit.script import (
 )
 
 __all__ = [
+    "Compacted",
     "Delay",
     "Disconnect",
     "EndStream",

@@ -2,8 +2,11 @@
 
 A real HTTP server on 127.0.0.1 (random port, background threads) that answers each
 request with the next scripted `Reply`, streamed in the wire format of the endpoint hit:
-OpenAI chat completions (`POST /v1/chat/completions`) or Anthropic Messages
-(`POST /v1/messages`). Usable from sync tests, async tests and other processes.
+OpenAI chat completions (`POST /v1/chat/completions`), OpenAI Responses
+(`POST /v1/responses`, and the compact endpoint `POST /v1/responses/compact`) or Anthropic
+Messages (`POST /v1/messages`, a compaction when the body sets `compaction`). Like the real
+APIs, it refuses (HTTP 400) a compaction or reasoning item it did not issue, or a
+compaction block moved or changed. Usable from sync tests, async tests and other processes.
 
     with ScriptedModelServer() as srv:
         srv.enqueue(Reply(Text("hello", chunks=3)), Reply(HttpError(429, headers={"retry-after": "0"})))
@@ -22,11 +25,13 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from testkit.script import (
+    Compacted,
     Delay,
     Disconnect,
     EndStream,
@@ -37,7 +42,10 @@ from testkit.script import (
     RecordedRequest,
     Reply,
 )
-from testkit.wire import Wire, wire_for
+from testkit.wire import OpenAIWire, is_compaction, wire_for
+
+if TYPE_CHECKING:
+    from testkit.wire import Wire
 
 
 class _Gone(Exception):
@@ -84,27 +92,48 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"_value": body}
         owner = self.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
-        owner._record(RecordedRequest(self.path, headers, body, self.command))
+        request = RecordedRequest(self.path, headers, body, self.command)
+        owner._record(request)
         wire = wire_for(self.path, str(body.get("model") or "scripted-model"))
         if wire is None:
             self._send_json(
                 404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
             )
             return
-        reply = owner._next_reply(str(body.get("model") or ""))
+        if is_compaction(self.path, body):
+            self._compaction(wire, owner._next_compaction())
+        elif (refused := wire.refusal(body)) is not None:
+            self._send_json(400, wire.error_body(400, refused))
+        else:
+            self._reply(wire, owner._next_reply(str(body.get("model") or ""), request))
+
+    def _reply(self, wire: Wire, reply: Reply | None) -> None:
         if reply is None:
             self._send_json(500, wire.error_body(500, "script exhausted"))
         elif reply.steps and isinstance(error := reply.steps[0], HttpError):
-            body_out = error.body
-            if body_out is None or isinstance(body_out, str):
-                body_out = wire.error_body(error.status, body_out or _phrase(error.status))
-            self._send_json(error.status, body_out, error.headers or {})
+            self._send_error(wire, error)
         else:
             try:
                 self._stream(wire, reply)
             except _Gone as gone:
                 if gone.early:
-                    owner._disconnected()
+                    self.owner._disconnected()
+
+    def _send_error(self, wire: Wire, error: HttpError) -> None:
+        body_out = error.body
+        if body_out is None or isinstance(body_out, str):
+            body_out = wire.error_body(error.status, body_out or _phrase(error.status))
+        self._send_json(error.status, body_out, error.headers or {})
+
+    def _compaction(self, wire: Wire, reply: Reply) -> None:
+        """A compaction request's JSON answer (or its scripted HTTP error)."""
+        first = reply.steps[0] if reply.steps else Compacted()
+        if isinstance(first, HttpError):
+            self._send_error(wire, first)
+        elif isinstance(wire, OpenAIWire) or not isinstance(first, Compacted):
+            self._send_json(404, wire.error_body(404, "no compaction here"))
+        else:
+            self._send_json(200, wire.compacted(first, reply.usage))
 
     def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -244,12 +273,16 @@ class ScriptedModelServer:
         self._cond = threading.Condition()
         self._script: deque[Reply] = deque()
         self._model_scripts: dict[str, deque[Reply]] = {}
+        self._compactions: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._disconnects = 0
         self._acked = 0
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
+        """Answers a request when the script is empty: a reply decided from the request itself
+        (benchmarks whose requests depend on what the engine decides, e.g. a summary request)."""
         self.errors: list[BaseException] = []
         """Unexpected exceptions raised while handling requests (never printed)."""
 
@@ -304,6 +337,12 @@ class ScriptedModelServer:
                 self._script.extend(replies)
             else:
                 self._model_scripts.setdefault(model, deque()).extend(replies)
+
+    def enqueue_compaction(self, *replies: Reply) -> None:
+        """Script the answers to compaction requests (`Reply(Compacted(...))` or an
+        `HttpError`); without a script they get `Compacted()`'s default summary."""
+        with self._cond:
+            self._compactions.extend(replies)
 
     @property
     def pending(self) -> int:
@@ -366,12 +405,19 @@ class ScriptedModelServer:
             self._requests.append(request)
             self._cond.notify_all()
 
-    def _next_reply(self, model: str = "") -> Reply | None:
+    def _next_reply(self, model: str = "", request: RecordedRequest | None = None) -> Reply | None:
         with self._cond:
             own = self._model_scripts.get(model)
             if own:
                 return own.popleft()
-            return self._script.popleft() if self._script else None
+            if self._script:
+                return self._script.popleft()
+            responder = self.responder
+        return responder(request) if responder is not None and request is not None else None
+
+    def _next_compaction(self) -> Reply:
+        with self._cond:
+            return self._compactions.popleft() if self._compactions else Reply(Compacted())
 
     def _disconnected(self) -> None:
         with self._cond:

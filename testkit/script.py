@@ -50,6 +50,16 @@ class NoUsage:
 
 
 @dataclass(frozen=True)
+class Compacted:
+    """The answer to a compaction request (OpenAI's `POST /responses/compact`, Anthropic's
+    `compaction` parameter): the provider's summary, which OpenAI returns encrypted and
+    Anthropic as readable text with a signature. Compaction requests take their replies from
+    `ScriptedModelServer.enqueue_compaction`, else this default."""
+
+    summary: str = "The conversation so far, compacted by the provider."
+
+
+@dataclass(frozen=True)
 class Delay:
     seconds: float
 
@@ -95,6 +105,7 @@ class HttpError:
 Step = (
     Text
     | Thinking
+    | Compacted
     | ToolCallStep
     | Usage
     | NoUsage

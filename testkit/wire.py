@@ -1,12 +1,17 @@
-"""The two wire formats a scripted `Reply` is streamed in: OpenAI chat completions and
-Anthropic Messages, both as server-sent events."""
+"""The wire formats a scripted `Reply` is streamed in: OpenAI chat completions, Anthropic
+Messages (both as server-sent events) and OpenAI Responses (`responses_wire`), and the
+answers to compaction requests, which are built from the official SDKs' own types."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from testkit.script import NoUsage, Reply, Step, Text, Thinking, ToolCallStep
+from testkit.script import Compacted, NoUsage, Reply, Step, Text, Thinking, ToolCallStep, Usage
+
+if TYPE_CHECKING:
+    from testkit.responses_wire import ResponsesWire
 
 
 def _split(text: str, chunks: int) -> list[str]:
@@ -82,6 +87,10 @@ class OpenAIWire:
         return [self._chunk({}, finish), _sse(self._base() | {"choices": [], "usage": usage}), _sse("[DONE]")]
 
     @staticmethod
+    def refusal(body: dict[str, Any]) -> str | None:
+        return None
+
+    @staticmethod
     def error_body(status: int, message: str) -> dict[str, Any]:
         kind = (
             "rate_limit_error"
@@ -147,8 +156,55 @@ class AnthropicWire:
         kind = _ANTHROPIC_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
+    def compacted(self, step: Compacted, usage: Usage) -> dict[str, Any]:
+        """The answer to a `compaction` request: the `compaction` block alone, its summary
+        signed, `stop_reason` "compaction" (`anthropic.types.beta.BetaMessage`)."""
+        from anthropic.types.beta import BetaCompactionBlock, BetaMessage, BetaUsage
 
-Wire = OpenAIWire | AnthropicWire
+        block = BetaCompactionBlock(
+            type="compaction", content=step.summary, signature=signature(step.summary)
+        )
+        message = BetaMessage(
+            id="msg_compacted",
+            content=[block],
+            model=self.model,
+            role="assistant",
+            type="message",
+            stop_reason="compaction",
+            stop_sequence=None,
+            usage=BetaUsage(
+                input_tokens=usage.input,
+                output_tokens=usage.output,
+                cache_read_input_tokens=usage.cache_read,
+                cache_creation_input_tokens=usage.cache_write,
+            ),
+        )
+        return json.loads(message.model_dump_json())
+
+    @staticmethod
+    def refusal(body: dict[str, Any]) -> str | None:
+        """What the API would refuse in a request carrying a compaction block: one that is not
+        the conversation's first block, or whose summary no longer matches its signature."""
+        first = True
+        for message in body.get("messages") or []:
+            for block in message.get("content") or [] if isinstance(message.get("content"), list) else []:
+                if isinstance(block, dict) and block.get("type") == "compaction":
+                    if not first:
+                        return "compaction_block_misplaced: the compaction block is not the first block"
+                    if block.get("signature") != signature(str(block.get("content"))):
+                        return (
+                            "compaction_signature_invalid: the compaction block's signature does not verify"
+                        )
+                first = False
+        return None
+
+
+def signature(text: str) -> str:
+    return "sig:" + hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+if TYPE_CHECKING:
+    Wire = OpenAIWire | AnthropicWire | ResponsesWire
 
 
 def wire_for(path: str, model: str) -> Wire | None:
@@ -157,4 +213,14 @@ def wire_for(path: str, model: str) -> Wire | None:
         return OpenAIWire(model)
     if path.endswith("/messages"):
         return AnthropicWire(model)
+    if path.endswith(("/responses", "/responses/compact")):
+        from testkit.responses_wire import ResponsesWire  # the openai SDK: only for this wire
+
+        return ResponsesWire(model)
     return None
+
+
+def is_compaction(path: str, body: dict[str, Any]) -> bool:
+    """A compaction request: the compact endpoint, or Messages with `compaction` set."""
+    path = path.split("?", 1)[0].rstrip("/")
+    return path.endswith("/responses/compact") or (path.endswith("/messages") and "compaction" in body)

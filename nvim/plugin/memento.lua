@@ -4,8 +4,8 @@ if vim.g.loaded_memento then
 end
 vim.g.loaded_memento = true
 
-if vim.fn.has('nvim-0.10') ~= 1 then
-  vim.notify('Memento needs Neovim 0.10 or newer', vim.log.levels.ERROR)
+if vim.fn.has('nvim-0.11') ~= 1 then
+  vim.notify('Memento needs Neovim 0.11 (the version it is tested with)', vim.log.levels.ERROR)
   return
 end
 

@@ -103,7 +103,9 @@ def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chat = sub.add_parser("chat", help="chat with the agent in the terminal (one prompt, or interactive)")
     chat.add_argument("prompt", nargs="?", help="run this one prompt and exit (for scripts)")
     chat.add_argument("-w", "--workspace", default=".", help="workspace root (default: current directory)")
-    chat.add_argument("--provider", choices=["openai", "anthropic", "local"], help="provider kind")
+    chat.add_argument(
+        "--provider", choices=["openai", "openai-responses", "anthropic", "local"], help="provider kind"
+    )
     chat.add_argument("--provider-url", help="base URL of the model server (implies --provider openai)")
     chat.add_argument("--model", help="model id (for the local provider: qwen2.5-coder-1.5b or -0.5b)")
     chat.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")

@@ -68,8 +68,19 @@ class JsonActionSettings(Settings):
     (session/mentions.py); 0: none."""
 
 
+class ProviderCompactionSettings(Settings):
+    """What the provider may do to the context itself."""
+
+    remote: bool = False
+    """Let the provider write the compaction summary (OpenAI Responses' compact endpoint,
+    Anthropic's compaction) instead of a summary request of Memento's, where the provider
+    offers one; when it is used is `governance/remote.py`."""
+
+
 class ProviderConfig(Settings):
-    kind: Literal["openai", "anthropic", "local"] = "local"
+    kind: Literal["openai", "openai-responses", "anthropic", "local"] = "local"
+    """`openai`: chat completions (any OpenAI-compatible server); `openai-responses`: OpenAI's
+    Responses API; `anthropic`: Messages; `local`: the embedded model."""
     base_url: str = "http://127.0.0.1:11434/v1"
     """OpenAI-compatible servers take the `/v1` root; Anthropic the API root."""
     model: str = ""
@@ -86,6 +97,7 @@ class ProviderConfig(Settings):
     `json` for the local model, `native` otherwise."""
     json_action: JsonActionSettings = Field(default_factory=JsonActionSettings)
     local: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    compaction: ProviderCompactionSettings = Field(default_factory=ProviderCompactionSettings)
 
     @model_validator(mode="after")
     def _local_defaults(self) -> ProviderConfig:
@@ -95,7 +107,7 @@ class ProviderConfig(Settings):
                 self.context_window = self.local.n_ctx
             if "max_tokens" not in self.model_fields_set:
                 self.max_tokens = 1024
-        if self.kind == "anthropic" and self.tool_calling == "json":
+        if self.kind in ("anthropic", "openai-responses") and self.tool_calling == "json":
             raise ValueError(
                 'toolCalling "json" needs an OpenAI-compatible server (kind "openai" or "local")'
             )

@@ -56,3 +56,18 @@ def test_the_plain_renderer_draws_the_recap_as_it_drew_the_turns(capsys: pytest.
         "[tool] edit path=a.py",
         "[tool] edit failed: oldText not found",
     ]
+
+
+def test_a_compaction_memento_recorded_is_drawn_with_the_figures_every_view_gives() -> None:
+    # pi's own tokensBefore (the messages alone) is not what the meter, the editors and the
+    # notification said: the meter's counts in `details` are.
+    entries = _entries()
+    entries[8] = CompactionEntry(
+        id="c",
+        parent_id="e7",
+        summary="…",
+        first_kept_entry_id="e6",
+        tokens_before=446,
+        details={"tokensBefore": 2012, "tokensAfter": 1530, "summarizer": "model"},
+    )
+    assert PastNote("context compacted here: 2k → 1.5k tokens") in recap(entries)

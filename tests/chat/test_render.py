@@ -74,6 +74,12 @@ def test_the_status_line_shows_a_relief_step_only_while_it_runs() -> None:
     # Rounding would say "1.8k → 1.8k": the exact figures say what changed.
     done = events.CompactionFinished(level="shake", reason="manual", tokens_before=1830, tokens_after=1790)
     assert compaction_text(done) == "shake: 1,830 → 1,790 tokens (-40)"
+    # A step that would not have relieved anything ends the live state and says why, no figure.
+    status.update(events.CompactionStarted(level="compact", reason="manual", tokens_before=1830))
+    why = "not compacted: a summary would not make the context smaller: …"
+    skipped = events.CompactionSkipped(level="compact", reason="manual", tokens_before=1830, why=why)
+    assert status.update(skipped) and "compacting" not in status.line()
+    assert compaction_text(skipped) == why
 
 
 def test_a_failed_or_stopped_turn_says_so(capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,7 +50,7 @@ def script(server: ScriptedModelServer) -> None:
     server.enqueue(
         Reply(Text("")),  # nothing to say about the first turn
         Reply(
-            ToolCallStep("a1", "advise", {"note": NOTE, "severity": "concern", "path": "app.py", "line": 1})
+            ToolCallStep("a1", "advise", {"note": NOTE, "severity": "concern", "path": "app.py", "line": 2})
         ),
         *[Reply(Text(""))] * 6,
         model=ADVISOR,
@@ -67,7 +67,10 @@ def settings(server: ScriptedModelServer, *, advisor: bool = True) -> dict[str, 
         "memento.provider.contextWindow": 100_000,
         "memento.provider.retry.attempts": 2,
         "memento.tools.bash": "deny",
-        "memento.compaction.keepRecentTokens": 100,
+        # Below the rewind's branch summary: Compact Context then summarises the whole first
+        # turn (with 100 it kept the long reply and would summarise only the 2-token prompt,
+        # which the server rightly refuses: the summary would be longer than that).
+        "memento.compaction.keepRecentTokens": 50,
         "memento.advisor.enabled": advisor,
         "memento.advisor.provider": provider | {"model": ADVISOR, "retry": {"attempts": 1}},
     }
@@ -86,11 +89,15 @@ def fresh(folder: Path) -> Path:
     return folder
 
 
+APP = '# greeting\nprint("hello")\n'
+"""The walk's file; the advisor's note is on its line 2, which the agent's edit changes."""
+
+
 def test_the_extension_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
     shots = fresh(OUTPUT / "shots")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    (workspace / "app.py").write_text('print("hello")\n')
+    (workspace / "app.py").write_text(APP)
     env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
     with ScriptedModelServer() as model:
         script(model)
@@ -103,8 +110,8 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
     (OUTPUT / "walk.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
-    assert "9 passed, 0 failed" in walk.stdout
-    assert (workspace / "app.py").read_text() == 'print("hello")\n'
+    assert "10 passed, 0 failed" in walk.stdout
+    assert (workspace / "app.py").read_text() == APP
     assert not model.errors
 
 
@@ -157,20 +164,45 @@ def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
     assert not model.errors
 
 
-def test_a_server_that_cannot_start_is_reported_with_a_way_to_fix_it(tmp_path: Path, vsix: Path) -> None:
+def without_memento(env: dict[str, str]) -> dict[str, str]:
+    """`env` as on a machine where memento is not installed where VS Code looks: no `memento`
+    on PATH (this environment's bin folder left out) and no PYTHONPATH, so `python3 -m memento`
+    finds no such module."""
+    folders = env.get("PATH", "").split(os.pathsep)
+    kept = [f for f in folders if f and not (Path(f) / "memento").exists()]
+    assert shutil.which("node", path=os.pathsep.join(kept)), "node must stay on PATH for code-server"
+    return {k: v for k, v in env.items() if k != "PYTHONPATH"} | {"PATH": os.pathsep.join(kept)}
+
+
+def test_a_server_that_cannot_start_is_reported_once_with_the_setting_to_set(
+    tmp_path: Path, vsix: Path
+) -> None:
     shots = fresh(OUTPUT / "no-server")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    missing = {"memento.server.command": str(tmp_path / "no-such-program")}
-    with code_server(tmp_path / "code-server", workspace, vsix, missing, dict(os.environ)) as url:
-        walk = subprocess.run(
-            ["node", str(CLIENT / "e2e" / "no-server.mjs")],
-            env=dict(os.environ) | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots)},
-            capture_output=True, text=True, timeout=200,
-        )  # fmt: skip
+    env = without_memento(dict(os.environ)) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
+    python = shutil.which("python3", path=env["PATH"])
+    assert python is not None
+    probe = subprocess.run([python, "-c", "import memento"], env=env, capture_output=True, timeout=60)
+    assert probe.returncode != 0, f"{python} imports memento: the test needs one that does not"
+    home = tmp_path / "code-server"
+    with ScriptedModelServer() as model:
+        # No `memento.server.command`: the extension looks on PATH, then tries python3.
+        user = {k: v for k, v in settings(model, advisor=False).items() if k != "memento.server.command"}
+        with code_server(home, workspace, vsix, user, env) as url:
+            walk = subprocess.run(
+                ["node", str(CLIENT / "e2e" / "no-server.mjs")],
+                env=env | {
+                    "MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots),
+                    "MEMENTO_E2E_SERVER": str(Path(sys.executable).with_name("memento")),
+                },
+                capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+    (OUTPUT / "no-server.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots: {shots})"
-    assert "2 passed, 0 failed" in walk.stdout
+    assert "4 passed, 0 failed" in walk.stdout
+    assert not model.errors
 
 
 @pytest.mark.mcp_servers
@@ -200,3 +232,4 @@ def test_the_mcp_servers_view_in_a_real_vscode(tmp_path: Path, vsix: Path) -> No
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
     assert "4 passed, 0 failed" in walk.stdout
     assert list(shots.glob("*-mcp-servers.png"))
+    assert not model.errors

@@ -319,3 +319,45 @@ async def test_rewind_is_offered_once_a_checkpoint_precedes_the_criticised_work(
         result = await editor.execute("memento.checkpoint.rewind", {"checkpointId": checkpoint["id"]})
         assert result["restored"] == ["src/app.py"] and app.read_text() == APP
         await editor.until(lambda: not advisor_diagnostics(editor, uri))
+
+
+TWO_FUNCTIONS = "def poll():\n    while True:\n        wait()\n\n\ndef stop():\n    return None\n"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("open_in_editor", [True, False], ids=["open", "closed"])
+async def test_a_files_only_rewind_clears_the_notes_on_the_code_it_put_back(
+    open_in_editor: bool, model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    """The conversation goes on, so notes stay where their code is unchanged (at the same
+    line); a note on a line the rewind restored was about the agent's code, which is gone."""
+    app = workspace / "app.py"
+    app.write_text(TWO_FUNCTIONS)
+    edit = {"path": "app.py", "oldText": "while True:", "newText": "while not done():"}
+    model_server.enqueue(Reply(ToolCallStep("e1", "edit", edit)), Reply(Text("Bounded.")), model=MAIN)
+    model_server.enqueue(
+        advise(
+            {"note": "done() is not defined anywhere", "severity": "concern", "path": "app.py", "line": 2},
+            {"note": "stop() returns nothing", "severity": "nit", "path": "app.py", "line": 7},
+        ),
+        *[Reply(Text(""))] * 4,
+        model=ADVISOR,
+    )
+    opts = options(model_server, maxNotesPerUpdate=2)
+    async with running_editor(workspace, data_dir, options=opts) as editor:
+        editor.change_after_reply = True  # the didChange comes after the edit's answer, as VS Code
+        uri = editor.open("app.py", TWO_FUNCTIONS) if open_in_editor else app.as_uri()
+        await editor.turn_end(await editor.prompt("Bound the loop"))
+        await editor.until(lambda: len(advisor_diagnostics(editor, uri)) == 2)
+        [checkpoint] = (await editor.request("memento/checkpoint/list"))["checkpoints"]
+
+        rewound = await editor.execute(
+            "memento.checkpoint.rewind", {"checkpointId": checkpoint["id"], "mode": "files"}
+        )
+        assert rewound["restored"] == ["app.py"]
+        assert (editor.buffers[uri][1] if open_in_editor else app.read_text()) == TWO_FUNCTIONS
+        [kept] = await editor.until(
+            lambda: len(advisor_diagnostics(editor, uri)) == 1 and advisor_diagnostics(editor, uri)
+        )
+        assert (kept.message, kept.range.start.line) == ("stop() returns nothing", 6)
+        assert await _turns_settled(editor)

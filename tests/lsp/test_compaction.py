@@ -5,6 +5,7 @@ superseded reads — editor → LSP → session → scripted model over HTTP →
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,15 @@ async def test_crossing_the_threshold_compacts_with_progress_and_keeps_the_tail(
         assert listed["tokensAfter"] == finished[0]["tokensAfter"] < listed["tokensBefore"]
         assert listed["tokensBefore"] == finished[0]["tokensBefore"]  # what the notification said
         assert "MODEL-SUMMARY" in listed["summary"] and listed["at"].endswith("Z")
+        # A chat drawn from the history gets the same figures, by entry id, from the server.
+        history = await editor.request("memento/history", {})
+        [entry] = [e for e in history["entries"] if e["type"] == "compaction"]
+        relief = history["relief"][entry["id"]]
+        assert (relief["level"], relief["tokensBefore"], relief["tokensAfter"]) == (
+            "compact",
+            finished[0]["tokensBefore"],
+            finished[0]["tokensAfter"],
+        )
 
         assert (await _finished(editor, "And now?"))["state"] == "finished"
 
@@ -220,7 +230,8 @@ async def test_a_superseded_read_becomes_a_notice_but_protected_reads_stay(
         # By hand, through the command: the summary carries the user's instructions.
         model_server.enqueue(Reply(Text(SUMMARY)))
         result = await editor.execute("memento.compact", {"instructions": "Focus on the loader"})
-        assert result["tokensBefore"] > result["tokensAfter"]
+        assert result["tokensBefore"] > result["tokensAfter"] and result["compacted"] is True
+        assert "why" not in result
         assert [(c["phase"], c["level"], c["reason"]) for c in editor.compactions] == [
             ("started", "compact", "manual"),
             ("finished", "compact", "manual"),
@@ -232,7 +243,15 @@ async def test_a_superseded_read_becomes_a_notice_but_protected_reads_stay(
         assert [(c["level"], c["reason"]) for c in listed] == [("compact", "manual"), ("prune", "turn")]
         assert listed[1]["entries"] == 1 and listed[1]["tokensAfter"] < listed[1]["tokensBefore"]
         # The count the notification gave (a chat drawn from the history shows the same divider).
-        assert listed[0]["tokensBefore"] == result["tokensBefore"]
+        assert (listed[0]["tokensBefore"], listed[0]["tokensAfter"]) == (
+            result["tokensBefore"],
+            result["tokensAfter"],
+        )
+        finished = editor.compactions[-1]
+        assert (finished["tokensBefore"], finished["tokensAfter"]) == (
+            result["tokensBefore"],
+            result["tokensAfter"],
+        )
         assert "summary" not in listed[1] and listed[0]["summary"].strip()
 
     # Within the turn nothing was rewritten (the cache stays warm)…
@@ -282,3 +301,47 @@ async def test_settings_that_can_never_free_space_are_reported_at_start(
         turn_id = await editor.prompt("hello")
         assert (await editor.turn_end(turn_id))["state"] == "finished"
         assert len([m for m in editor.shown if "can never free space" in m.message]) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_compaction_that_would_not_shrink_the_context_is_not_applied_and_says_why(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("Hello.")), Reply(Text("Noted.")))
+    async with running_editor(workspace, data_dir, options=_options(model_server)) as editor:
+        assert (await _finished(editor, "hi"))["state"] == "finished"
+        # Nothing before the kept tail yet: nothing to summarise, and the answer says why.
+        result = await editor.request("memento/compact", {})
+        assert result["compacted"] is False and result["tokensBefore"] == result["tokensAfter"]
+        assert result["why"].startswith("nothing old enough to summarise: the conversation so far is ")
+        assert not editor.compactions and len(model_server.requests) == 1
+
+        # A short first exchange before a long prompt: a summary of it is longer than it is.
+        assert (await _finished(editor, _long_prompt("the plan")))["state"] == "finished"
+        context = (await editor.request("memento/context"))["tokens"]
+        model_server.enqueue(Reply(Text(SUMMARY * 4)))
+        result = await editor.request("memento/compact", {})
+        assert len(model_server.requests) == 3  # the summary was written, then set aside
+        assert result["compacted"] is False
+        assert result["tokensBefore"] == result["tokensAfter"] == context
+        why = result["why"]
+        found = re.search(r"the ([\d,]+) tokens old enough to summarise would become a ([\d,]+)-token", why)
+        assert found and int(found[1].replace(",", "")) < int(found[2].replace(",", "")), why
+        assert why.startswith("not compacted: a summary would not make the context smaller: ")
+        assert "compaction.keepRecentTokens = 200" in why
+        # The notification ends the step it started with the same words, and no "after".
+        assert [(c["phase"], c["level"], c["reason"]) for c in editor.compactions] == [
+            ("started", "compact", "manual"),
+            ("skipped", "compact", "manual"),
+        ]
+        skipped = editor.compactions[1]
+        assert skipped["why"] == why and skipped["tokensBefore"] == context and "tokensAfter" not in skipped
+        await editor.until(lambda: any(value["kind"] == "end" for _, value in editor.progress))
+        assert [v.get("message") for _, v in editor.progress if v["kind"] == "end"] == [why]
+        # Nothing was applied: no compaction to list, none in the history, the context as it was.
+        assert (await editor.request("memento/compaction/list"))["compactions"] == []
+        history = await editor.request("memento/history", {})
+        assert history["relief"] == {} and not [e for e in history["entries"] if e["type"] == "compaction"]
+        assert (await editor.request("memento/context"))["tokens"] == context
+
+    assert not [e for e in _entries(data_dir) if e["type"] == "compaction"]

@@ -58,6 +58,14 @@ async def test_files_only_and_conversation_only_rewinds_each_undo_in_their_mode(
         assert preview["files"] == [{"path": "a.txt", "action": "restore"}]
         assert preview["movesConversation"] is True and preview["messagesDropped"] == 4
         assert target.read_text() == "two\n"  # a preview changes nothing
+        # Each way back says what it does, for every editor alike: only the conversation
+        # modes move the conversation, only the file modes touch a file.
+        back = "the conversation goes back to that point: 4 messages after it leave the context"
+        assert [(c["mode"], c["force"], c["effect"]) for c in preview["choices"]] == [
+            ("all", False, f"puts back a.txt; {back} (a summary says what they did)"),
+            ("conversation", False, f"{back} (a summary says what they did); the files stay as they are"),
+            ("files", False, "puts back a.txt; the conversation stays as it is"),
+        ]
 
         # The checkpoint's content of a file, for a diff against the workspace.
         shown = await editor.request("memento/checkpoint/file", {"checkpointId": auto["id"], "path": "a.txt"})
@@ -107,6 +115,16 @@ async def test_a_full_rewind_lists_conflicts_in_the_preview_and_a_new_session_is
         (workspace / "a.txt").write_text("two\nthe user's line\n")
         preview = await editor.request("memento/checkpoint/preview", {"checkpointId": auto["id"]})
         assert preview["files"] == [{"path": "a.txt", "action": "conflict"}]
+        # Files only would change nothing (the one file is the user's too): not offered.
+        assert [(c["mode"], c["force"]) for c in preview["choices"]] == [
+            ("all", False),
+            ("conversation", False),
+            ("all", True),
+        ]
+        assert preview["choices"][0]["effect"].startswith("leaves a.txt as you changed it; the conversation")
+        assert preview["choices"][2]["effect"].startswith(
+            "puts back a.txt, overwriting your edits to a.txt; the conversation goes back"
+        )
         forced = await execute(
             editor, "memento.checkpoint.rewind", {"checkpointId": auto["id"], "force": True}
         )

@@ -67,7 +67,7 @@ try {
       return found.some((r) => r.includes("goodbye has no test")) && found;
     });
     const fixes = await wb.until("the quick fixes", async () => {
-      const offered = await wb.quickFixes(1);
+      const offered = await wb.quickFixes(2); // the note is on line 2 (the scripted advise call)
       return offered.some((f) => f.includes("Advisor: apply")) && offered;
     });
     await wb.screenshot("quick-fixes");
@@ -75,7 +75,27 @@ try {
     for (const wanted of ["Advisor: apply", "Advisor: dismiss", "Advisor: make a rule"]) {
       if (!fixes.some((f) => f.includes(wanted))) throw new Error(`no quick fix ${wanted}: ${JSON.stringify(fixes)}`);
     }
-    return { problems: rows.filter((r) => r.includes("goodbye")), fixes };
+    const note = rows.filter((r) => r.includes("goodbye has no test"));
+    if (!note.some((r) => /\b(Ln 2|line 2)\b/.test(r))) throw new Error(`the note in Problems is not on line 2: ${JSON.stringify(note)}`);
+    return { problems: note, fixes };
+  });
+
+  await step("the panel's advisor card names the line Problems shows and opens it", async () => {
+    await wb.openContainer("memento");
+    const panel = await wb.webview(".advisor-card");
+    // The meter's click left the panel on its context view: back to the conversation.
+    if (await panel.locator("#context:not([hidden])").count()) await panel.locator("#toggle-context").click();
+    const link = panel.locator(".advisor-card [data-action=open-file]").first();
+    const where = (await link.innerText()).trim();
+    if (where !== "app.py:2") throw new Error(`the card says ${JSON.stringify(where)}, Problems says line 2`);
+    await wb.page.locator(".part.editor .editor-instance .monaco-editor .view-lines .view-line").first().click({ position: { x: 2, y: 5 } });
+    await wb.until("the cursor on line 1", async () => (await wb.statusBarItem("status.editor.selection"))?.startsWith("Ln 1,"));
+    await link.click();
+    const cursor = await wb.until("the cursor on the note's line", async () => {
+      const at = await wb.statusBarItem("status.editor.selection");
+      return at?.startsWith("Ln 2,") && at;
+    });
+    return { card: where, cursor };
   });
 
   await step("a checkpoint's file opens as a diff against the workspace", async () => {
@@ -90,7 +110,7 @@ try {
     return { title: await wb.activeEditorTitle(), ...sides };
   });
 
-  await step("Rewind to Checkpoint restores the file in the editor", async () => {
+  await step("Rewind to Checkpoint (files only) restores the file and clears the note on it", async () => {
     await wb.openFile("app.py");
     await wb.runCommand("Memento: Rewind to Checkpoint…");
     await wb.pickRow(/before the edit/);
@@ -98,13 +118,18 @@ try {
     for (const button of ["Conversation and Files", "Conversation Only", "Files Only"]) {
       if (!question.buttons.includes(button)) throw new Error(`no ${button} in ${JSON.stringify(question)}`);
     }
-    if (!question.detail.includes("Files that will change: app.py")) throw new Error(`detail: ${question.detail}`);
+    // Each button's line says what it does; Files Only keeps the conversation.
+    for (const line of ["Conversation and Files: puts back app.py", "Files Only: puts back app.py; the conversation stays as it is"]) {
+      if (!question.detail.includes(line)) throw new Error(`detail: ${question.detail}`);
+    }
     await wb.screenshot("rewind-confirmation");
-    await wb.clickDialogButton("Conversation and Files");
+    await wb.clickDialogButton("Files Only");
     const restored = await wb.until("the file back in the editor", async () => {
       const now = await wb.editorText();
       return now.includes('print("hello")') && now;
     });
+    // The note was about the agent's line, which the rewind put back: it goes from Problems.
+    await wb.until("the note gone from Problems", async () => !(await wb.problems()).some((r) => r.includes("goodbye has no test")));
     return { question: question.message, restored };
   });
 

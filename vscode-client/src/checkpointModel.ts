@@ -51,29 +51,19 @@ export interface RewindQuestion {
   choices: RewindChoice[];
 }
 
-/** The confirmation: what would change, and the rewinds that would change anything. */
+/** The confirmation: the server's ways back, each with what it really does (a line of the
+ * detail per button: "Files Only: puts back a.py; the conversation stays as it is."). */
 export function rewindQuestion(item: CheckpointItem, preview: CheckpointPreviewResult, now: Date): RewindQuestion {
-  const by = (action: string) => preview.files.filter((f) => f.action === action).map((f) => f.path);
-  const restore = by("restore");
-  const conflicts = by("conflict");
-  const unavailable = by("unavailable");
-  const lines: string[] = [];
-  lines.push(restore.length ? `Files that will change: ${restore.join(", ")}.` : "No file will change.");
-  if (conflicts.length) lines.push(`Changed by you too, left as they are: ${conflicts.join(", ")}.`);
-  if (unavailable.length) lines.push(`Cannot be put back: ${unavailable.join(", ")}.`);
-  lines.push(
-    preview.movesConversation
-      ? `The conversation goes back to that point: ${plural(preview.messagesDropped, "message")} after it leave the context (a summary says what they did).`
-      : "The conversation is already at that point.",
-  );
-  const choices: RewindChoice[] = [{ title: CHOICES.all, mode: "all", force: false }];
-  if (preview.movesConversation) choices.push({ title: CHOICES.conversation, mode: "conversation", force: false });
-  if (restore.length || conflicts.length) choices.push({ title: CHOICES.files, mode: "files", force: false });
-  if (conflicts.length) choices.push({ title: CHOICES.overwrite, mode: "all", force: true });
+  const choices = preview.choices.map((c) => ({
+    title: c.force ? CHOICES.overwrite : CHOICES[c.mode],
+    mode: c.mode,
+    force: c.force ?? false,
+    effect: c.effect,
+  }));
   return {
     message: `Rewind to “${checkpointLabel(item)}” (${relativeTime(item.createdAt, now)})?`,
-    detail: lines.join("\n"),
-    choices,
+    detail: choices.map((c) => `${c.title}: ${c.effect}.`).join("\n"),
+    choices: choices.map(({ title, mode, force }) => ({ title, mode, force })),
   };
 }
 

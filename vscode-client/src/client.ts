@@ -5,7 +5,9 @@
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import {
+  CloseAction,
   DidChangeConfigurationNotification,
+  type ErrorHandler,
   ExecuteCommandRequest,
   LanguageClient,
   type LanguageClientOptions,
@@ -16,6 +18,7 @@ import {
 } from "vscode-languageclient/node";
 import { errorMessage, type MementoServer } from "./ports";
 import { describe, findOnPath, resolveServerCommand, type ServerCommand } from "./serverCommand";
+import { RestartPolicy, startFailure } from "./serverStart";
 import { contributedSettings, explicitSettings, type SettingInfo } from "./settings";
 
 export interface ProgressValue {
@@ -27,6 +30,14 @@ export interface ProgressValue {
  * built-in progress notification keeps working; the Compactions view shows the same steps). */
 class MementoLanguageClient extends LanguageClient {
   readonly progress = new vscode.EventEmitter<ProgressValue>();
+  /** The server has answered `initialize`. Until then the client's own notices ("couldn't
+   * create connection", "initialization failed") only go to the log: a failed start is one
+   * message of ours, which says what to set. */
+  ran = false;
+
+  override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+    super.error(message, data, this.ran ? showNotification : false);
+  }
 
   override onProgress<P>(type: ProgressType<P>, token: string | number, handler: NotificationHandler<P>): vscode.Disposable {
     return super.onProgress(type, token, (value: P) => {
@@ -93,6 +104,17 @@ export class MementoClient implements MementoServer, vscode.Disposable {
   async start(): Promise<boolean> {
     const command = this.serverCommand();
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const restarts = new RestartPolicy();
+    let crashes: ErrorHandler | undefined;
+    const errorHandler: ErrorHandler = {
+      // Errors on a live connection: as vscode-languageclient handles them.
+      error: (error, message, count) => (crashes ??= client.createDefaultErrorHandler()).error(error, message, count),
+      closed: () => {
+        const decision = restarts.closed(client.ran);
+        if (decision.restart) return { action: CloseAction.Restart, handled: true };
+        return { action: CloseAction.DoNotRestart, message: decision.message, handled: decision.message === undefined };
+      },
+    };
     const client = new MementoLanguageClient(
       "memento",
       "Memento",
@@ -101,6 +123,8 @@ export class MementoClient implements MementoServer, vscode.Disposable {
         documentSelector: [{ scheme: "file" }],
         outputChannel: this.output,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
+        errorHandler,
+        initializationFailedHandler: () => false, // no retry: the failure is reported once, below
         initializationOptions: () => ({ memento: this.serverSettings(), workspaceTrusted: vscode.workspace.isTrusted }),
         middleware: {
           ...this.middleware,
@@ -124,19 +148,21 @@ export class MementoClient implements MementoServer, vscode.Disposable {
       this.startError = `${describe(command)}: ${errorMessage(error)}`;
       this.output.error(`the server did not start: ${this.startError}`);
       this.running.fire(false);
+      const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
+      // A machine-scoped setting is a Remote setting where extensions run on another machine:
+      // the user settings' value is not used there.
+      const remote = vscode.env.remoteName !== undefined;
       void vscode.window
-        .showErrorMessage(
-          `Memento: the language server did not start (${describe(command)}): ${errorMessage(error)}. Set "memento.server.command" to the program that runs \`memento lsp\`.`,
-          OPEN_SETTINGS,
-          SHOW_LOG,
-        )
+        .showErrorMessage(startFailure(command, { message: errorMessage(error), code }, remote), OPEN_SETTINGS, SHOW_LOG)
         .then((action) => {
-          if (action === OPEN_SETTINGS) void vscode.commands.executeCommand("workbench.action.openSettings", "memento.server");
+          if (action === OPEN_SETTINGS && remote) void vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: "memento.server" });
+          else if (action === OPEN_SETTINGS) void vscode.commands.executeCommand("workbench.action.openSettings", "memento.server");
           if (action === SHOW_LOG) this.output.show(true);
         });
       return false;
     }
     this.startError = undefined;
+    client.ran = true;
     client.onDidChangeState((change) => this.running.fire(change.newState === State.Running));
     this.running.fire(true);
     return true;

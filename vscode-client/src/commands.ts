@@ -2,7 +2,8 @@
 // flows (quick pick → preview → confirmation → command → report) are unit tested.
 
 import { rewindPickItems, rewindQuestion, rewindReport } from "./checkpointModel";
-import { relativeTime, tokens } from "./format";
+import { compactReport } from "./compactionModel";
+import { relativeTime } from "./format";
 import { errorMessage, type MementoServer, type Ui } from "./ports";
 import type {
   AbortResult,
@@ -126,9 +127,7 @@ export async function compactContext(deps: Deps, instructions?: string): Promise
   const result = await guarded(deps, "cannot compact", () =>
     deps.server.request<CompactResult>(names.COMPACT, instructions ? { instructions } : {}),
   );
-  if (result) {
-    void deps.ui.info(`Memento: context compacted, ${tokens(result.tokensBefore)} → ${tokens(result.tokensAfter)} tokens.`);
-  }
+  if (result) void deps.ui.info(compactReport(result));
   return result;
 }
 

@@ -1,8 +1,8 @@
 // What the Compactions view shows: the step running now (from `memento/compaction` and its
 // work-done progress), the last failure, and the session's compactions, newest first.
 
-import { relativeTime, tokens } from "./format";
-import type { CompactionItem, CompactionParams } from "./protocol";
+import { relativeTime, summaryBy, tokens } from "./format";
+import type { CompactionItem, CompactionParams, CompactResult } from "./protocol";
 
 export interface LivePhase {
   level: CompactionParams["level"];
@@ -30,10 +30,24 @@ const RUNNING: Record<CompactionParams["level"], string> = {
 };
 
 const DONE: Record<CompactionParams["level"], string> = { prune: "Pruned", shake: "Shook", compact: "Compacted" };
+const NOT_DONE: Record<CompactionParams["level"], string> = {
+  prune: "Not pruned",
+  shake: "Not shaken",
+  compact: "Not compacted",
+};
+
+/** What Compact Context says: the server's figures, or its reason for compacting nothing. */
+export function compactReport(result: CompactResult): string {
+  const change = `${tokens(result.tokensBefore)} → ${tokens(result.tokensAfter)} tokens`;
+  if (result.compacted) return `Memento: context compacted, ${change}.`;
+  const why = `Memento: ${result.why ?? "nothing was compacted"}.`;
+  return result.tokensAfter !== result.tokensBefore ? `${why} Context ${change}.` : why;
+}
 
 export class CompactionState {
   live: LivePhase | undefined;
-  failure: { level: CompactionParams["level"]; error: string } | undefined;
+  /** The last step that failed, or was not applied (`skipped`), and why. */
+  failure: { level: CompactionParams["level"]; error: string; skipped?: boolean } | undefined;
   items: CompactionItem[] = [];
 
   /** Applies a `memento/compaction` notification; true when the list should be fetched again. */
@@ -45,6 +59,10 @@ export class CompactionState {
     }
     this.live = undefined;
     if (params.phase === "failed") this.failure = { level: params.level, error: params.error ?? "unknown error" };
+    if (params.phase === "skipped") {
+      this.failure = { level: params.level, error: params.why ?? "it would not have made the context smaller", skipped: true };
+      return false; // nothing was recorded: the list is as it was
+    }
     return true;
   }
 
@@ -63,7 +81,7 @@ export function itemNode(item: CompactionItem, now: Date): TreeNode {
   const after = item.tokensAfter === undefined ? "?" : tokens(item.tokensAfter);
   const parts = [relativeTime(item.at, now)];
   if (item.reason) parts.push(item.reason);
-  if (item.level === "compact") parts.push(item.summarizer === "structured" ? "summary by code" : "summary by the model");
+  if (item.level === "compact") parts.push(summaryBy(item));
   else if (item.entries !== undefined) parts.push(`${item.entries} entr${item.entries === 1 ? "y" : "ies"}`);
   return {
     id: `compaction:${item.id}`,
@@ -89,12 +107,13 @@ export function compactionNodes(state: CompactionState, now: Date): TreeNode[] {
       contextValue: "live",
     });
   } else if (state.failure !== undefined) {
+    const { failure } = state;
     nodes.push({
       id: "failure",
-      label: `${DONE[state.failure.level]} failed`,
-      description: state.failure.error,
-      tooltip: state.failure.error,
-      icon: "error",
+      label: failure.skipped ? NOT_DONE[failure.level] : `${DONE[failure.level]} failed`,
+      description: failure.error,
+      tooltip: failure.error,
+      icon: failure.skipped ? "info" : "error",
       contextValue: "failure",
     });
   }
@@ -111,7 +130,13 @@ export function summaryDocument(item: CompactionItem): string {
     `- Reason: ${item.reason ?? "unknown"}`,
   ];
   if (item.level === "compact") {
-    head.push(`- Summary: ${item.summarizer === "structured" ? "built by code (no model answered)" : "by the model"}`);
+    const by =
+      item.summarizer === "structured"
+        ? "built by code (no model answered)"
+        : item.summarizer === "provider"
+          ? `by the provider${item.provider ? ` (${item.provider})` : ""}, its own compaction`
+          : "by the model";
+    head.push(`- Summary: ${by}`);
     return [...head, "", "---", "", item.summary ?? "(no summary text)", ""].join("\n");
   }
   const what =

@@ -1,6 +1,19 @@
 // The shapes of Memento's requests, results and notifications as the extension uses them
 // (camelCase on the wire; the models are in server/memento/lsp/protocol.py).
 
+/** Tokens a provider reported, for one request or all of its requests on the active path. */
+export interface UsageFigures {
+  provider: string;
+  /** Input tokens the prompt cache neither read nor wrote. */
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  requests: number;
+  /** Share of the prompt read from the provider's cache. */
+  cacheReadPercent: number;
+}
+
 export interface ContextParams {
   tokens: number;
   contextWindow: number;
@@ -8,18 +21,30 @@ export interface ContextParams {
   stablePrefixTokens: number;
   /** Governance relieves the context above this; absent when compaction is off. */
   thresholdTokens?: number;
+  /** What the provider reported for the newest request (absent: none yet). */
+  lastUsage?: UsageFigures;
+  /** Each provider's reported usage over the session's active path. */
+  usage?: UsageFigures[];
 }
+
+/** Who wrote a compaction's summary: the summary model, code, or the provider itself. */
+export type SummaryAuthor = "model" | "structured" | "provider";
 
 export type CompactionLevel = "prune" | "shake" | "compact";
 
 export interface CompactionParams {
-  phase: "started" | "finished" | "failed";
+  /** `skipped`: the step would not have made the context smaller; nothing changed. */
+  phase: "started" | "finished" | "failed" | "skipped";
   level: CompactionLevel;
   reason: "threshold" | "overflow" | "manual";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: SummaryAuthor;
+  /** The provider that wrote the summary itself (`summarizer` "provider"). */
+  provider?: string;
   error?: string;
+  /** `skipped`: why, with the figures. */
+  why?: string;
 }
 
 export interface CompactionItem {
@@ -29,7 +54,9 @@ export interface CompactionItem {
   reason?: string;
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: SummaryAuthor;
+  /** The provider that wrote the summary itself (`summarizer` "provider"). */
+  provider?: string;
   summary?: string;
   entries?: number;
 }
@@ -38,9 +65,14 @@ export interface CompactionListResult {
   compactions: CompactionItem[];
 }
 
+/** The meter's figures (the notifications and the Compactions view give the same). */
 export interface CompactResult {
   tokensBefore: number;
   tokensAfter: number;
+  /** A summary now stands for the older conversation. */
+  compacted: boolean;
+  /** Why nothing was compacted, with the figures. */
+  why?: string;
 }
 
 export interface CheckpointItem {
@@ -64,11 +96,20 @@ export interface CheckpointFilePlan {
   action: "restore" | "conflict" | "unchanged" | "unavailable";
 }
 
+/** A way back the server offers, with what it does in words. */
+export interface RewindChoiceItem {
+  mode: RewindMode;
+  force?: boolean;
+  effect: string;
+}
+
 export interface CheckpointPreviewResult {
   checkpointId: string;
   files: CheckpointFilePlan[];
   movesConversation: boolean;
   messagesDropped: number;
+  /** The rewinds that would change anything, `all` first. */
+  choices: RewindChoiceItem[];
 }
 
 export interface CheckpointRewindResult {

@@ -6,6 +6,8 @@ import * as path from "node:path";
 export interface ServerCommand {
   command: string;
   args: string[];
+  /** Where it came from: the user's setting, `memento` on PATH, or the `python3 -m` guess. */
+  source: "setting" | "path" | "python";
 }
 
 export interface CommandSetting {
@@ -38,11 +40,11 @@ export function resolveServerCommand(
 ): ServerCommand {
   const args = setting.args.length ? setting.args : ["lsp"];
   const configured = setting.command.trim();
-  if (configured) return { command: configured, args: setting.args };
+  if (configured) return { command: configured, args: setting.args, source: "setting" };
   const memento = which("memento");
-  if (memento) return { command: memento, args };
+  if (memento) return { command: memento, args, source: "path" };
   const python = platform === "win32" ? "python" : "python3";
-  return { command: which(python) ?? python, args: ["-m", "memento", ...args] };
+  return { command: which(python) ?? python, args: ["-m", "memento", ...args], source: "python" };
 }
 
 export function describe(command: ServerCommand): string {

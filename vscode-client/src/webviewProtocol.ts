@@ -196,14 +196,17 @@ const noticeShapes = {
     error: opt(str),
   },
   context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num },
+  /** `skipped`: the step would not have made the context smaller (`why`); nothing changed. */
   compaction: {
-    phase: lit("started", "finished", "failed"),
+    phase: lit("started", "finished", "failed", "skipped"),
     level: lit("prune", "shake", "compact"),
     reason: lit("threshold", "overflow", "manual"),
     tokensBefore: num,
     tokensAfter: opt(num),
-    summarizer: opt(lit("model", "structured")),
+    summarizer: opt(lit("model", "structured", "provider")),
+    provider: opt(str),
     error: opt(str),
+    why: opt(str),
   },
   advisor: {
     noteId: str,
@@ -234,6 +237,20 @@ export function childNotice(notice: Notice): ChildNotice | undefined {
 const runningTurn = obj({ turnId: str, entryId: opt(str), notices: arr(noticeSchema) });
 export type RunningTurn = Infer<typeof runningTurn>;
 
+/** A relief step of a history page with the server's figures (`memento/history`'s `relief`,
+ * by entry `id`): dividers drawn from the history show these, as the live ones showed the
+ * notification's, never the entries' own fields. */
+const reliefStep = obj({
+  id: str,
+  level: lit("prune", "shake", "compact"),
+  reason: opt(str),
+  tokensBefore: num,
+  tokensAfter: opt(num),
+  summarizer: opt(lit("model", "structured", "provider")),
+  provider: opt(str),
+});
+export type ReliefStep = Infer<typeof reliefStep>;
+
 /** Session entries as one JSON text: a single string crosses into the webview in one copy,
  * where thousands of nested objects are cloned one by one (twice, in VS Code's relay). */
 const entriesSchema = arr(record);
@@ -262,6 +279,7 @@ export const toPageSchema = tagged("type", {
     nextCursor: opt(str),
     tail: bool,
     running: opt(runningTurn),
+    relief: opt(arr(reliefStep)),
   },
   sessions: { requestId: num, sessions: arr(session), current: opt(str) },
   /** The session changed (new, opened, or rewound): the page drops its timeline. */
@@ -294,7 +312,7 @@ export const fromPageSchema = tagged("type", {
   advisor: { action: lit("apply", "dismiss", "toRule"), noteId: str },
   rewind: { checkpointId: str, mode: lit(...rewindModes) },
   openDiff: { path: str, checkpointId: opt(str) },
-  openFile: { path: str, line: opt(num) },
+  openFile: { path: str, line: opt(num) }, // 1-based
   compact: {},
 });
 export type FromPage = Infer<typeof fromPageSchema>;

@@ -11,8 +11,15 @@ const CHECKPOINTS: CheckpointItem[] = [
   { id: "c1", label: "before the edit", createdAt: "2026-12-01T09:00:00Z", files: ["a.txt", "b.py"], kind: "manual" },
 ];
 
-function preview(files: CheckpointPreviewResult["files"], movesConversation = true): CheckpointPreviewResult {
-  return { checkpointId: "c1", files, movesConversation, messagesDropped: 4 };
+const BACK = "the conversation goes back to that point: 4 messages after it leave the context (a summary says what they did)";
+
+/** A preview as the server words it (its choices: the rewinds that would change anything). */
+function preview(
+  files: CheckpointPreviewResult["files"],
+  choices: CheckpointPreviewResult["choices"],
+  movesConversation = true,
+): CheckpointPreviewResult {
+  return { checkpointId: "c1", files, movesConversation, messagesDropped: 4, choices };
 }
 
 function deps(server: FakeServer, ui: FakeUi) {
@@ -23,7 +30,18 @@ describe("Rewind to Checkpoint…", () => {
   it("picks a checkpoint, names the files that will change and rewinds in the mode chosen", async () => {
     const server = new FakeServer()
       .answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS })
-      .answer(names.CHECKPOINT_PREVIEW, preview([{ path: "a.txt", action: "restore" }, { path: "b.py", action: "conflict" }]))
+      .answer(
+        names.CHECKPOINT_PREVIEW,
+        preview(
+          [{ path: "a.txt", action: "restore" }, { path: "b.py", action: "conflict" }],
+          [
+            { mode: "all", force: false, effect: `puts back a.txt; leaves b.py as you changed it; ${BACK}` },
+            { mode: "conversation", force: false, effect: `${BACK}; the files stay as they are` },
+            { mode: "files", force: false, effect: "puts back a.txt; leaves b.py as you changed it; the conversation stays as it is" },
+            { mode: "all", force: true, effect: `puts back a.txt and b.py, overwriting your edits to b.py; ${BACK}` },
+          ],
+        ),
+      )
       .answer(names.CMD_CHECKPOINT_REWIND, { restored: ["a.txt"], conflicts: [], mode: "files" });
     const ui = new FakeUi("before the edit", CHOICES.files);
     const result = await commands.rewind(deps(server, ui));
@@ -35,9 +53,14 @@ describe("Rewind to Checkpoint…", () => {
     ]);
     const [question] = ui.questions;
     expect(question.message).toBe("Rewind to “before the edit” (1 hour ago)?");
-    expect(question.detail).toContain("Files that will change: a.txt.");
-    expect(question.detail).toContain("Changed by you too, left as they are: b.py.");
-    expect(question.detail).toContain("4 messages after it leave the context");
+    // Each button's line says what that rewind does, in the server's words: Files Only keeps
+    // the conversation, Conversation Only the files.
+    expect(question.detail.split("\n")).toEqual([
+      `${CHOICES.all}: puts back a.txt; leaves b.py as you changed it; ${BACK}.`,
+      `${CHOICES.conversation}: ${BACK}; the files stay as they are.`,
+      `${CHOICES.files}: puts back a.txt; leaves b.py as you changed it; the conversation stays as it is.`,
+      `${CHOICES.overwrite}: puts back a.txt and b.py, overwriting your edits to b.py; ${BACK}.`,
+    ]);
     expect(question.buttons).toEqual([CHOICES.all, CHOICES.conversation, CHOICES.files, CHOICES.overwrite]);
     expect(server.named(names.CHECKPOINT_PREVIEW)[0].params).toEqual({ checkpointId: "c1" });
     expect(server.named(names.CMD_CHECKPOINT_REWIND)[0].params).toEqual({ checkpointId: "c1", mode: "files", force: false });
@@ -48,19 +71,36 @@ describe("Rewind to Checkpoint…", () => {
   it("offers only the rewinds that change something, and overwriting only when the user edited too", async () => {
     const server = new FakeServer()
       .answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS })
-      .answer(names.CHECKPOINT_PREVIEW, preview([{ path: "a.txt", action: "unchanged" }], false));
+      .answer(
+        names.CHECKPOINT_PREVIEW,
+        preview(
+          [{ path: "a.txt", action: "unchanged" }],
+          [{ mode: "all", force: false, effect: "no file changes; the conversation is already at that point" }],
+          false,
+        ),
+      );
     const ui = new FakeUi(undefined); // the user cancels
     expect(await commands.rewind(deps(server, ui), "c2")).toBeUndefined();
     expect(ui.picks).toEqual([]); // the tree's inline action gave the checkpoint
     expect(ui.questions[0].buttons).toEqual([CHOICES.all]);
-    expect(ui.questions[0].detail).toContain("No file will change.");
+    expect(ui.questions[0].detail).toBe(`${CHOICES.all}: no file changes; the conversation is already at that point.`);
     expect(server.named(names.CMD_CHECKPOINT_REWIND)).toEqual([]);
   });
 
   it("overwrites the user's edits only when asked, and Undo from the report undoes", async () => {
     const server = new FakeServer()
       .answer(names.CHECKPOINT_LIST, { checkpoints: CHECKPOINTS })
-      .answer(names.CHECKPOINT_PREVIEW, preview([{ path: "b.py", action: "conflict" }]))
+      .answer(
+        names.CHECKPOINT_PREVIEW,
+        preview(
+          [{ path: "b.py", action: "conflict" }],
+          [
+            { mode: "all", force: false, effect: `leaves b.py as you changed it; ${BACK}` },
+            { mode: "conversation", force: false, effect: `${BACK}; the files stay as they are` },
+            { mode: "all", force: true, effect: `puts back b.py, overwriting your edits to b.py; ${BACK}` },
+          ],
+        ),
+      )
       .answer(names.CMD_CHECKPOINT_REWIND, { restored: ["b.py"], conflicts: [] })
       .answer(names.CMD_CHECKPOINT_UNDO_REWIND, { restored: ["b.py"], conflicts: [], mode: "all" });
     const ui = new FakeUi(CHOICES.overwrite);
@@ -102,7 +142,7 @@ describe("the other palette commands", () => {
 
   it("Compact Context and Stop report what happened", async () => {
     const server = new FakeServer()
-      .answer(names.COMPACT, { tokensBefore: 52_000, tokensAfter: 9_400 })
+      .answer(names.COMPACT, { tokensBefore: 52_000, tokensAfter: 9_400, compacted: true })
       .answer(names.ABORT, { aborted: false });
     const ui = new FakeUi();
     await commands.compactContext(deps(server, ui));
@@ -111,6 +151,14 @@ describe("the other palette commands", () => {
       "Memento: context compacted, 52k → 9.4k tokens.",
       "Memento: no turn is running.",
     ]);
+  });
+
+  it("Compact Context that compacted nothing says the server's reason, with no before → after", async () => {
+    const why = "not compacted: a summary would not make the context smaller: the 312 tokens old enough to summarise would become a 405-token summary";
+    const server = new FakeServer().answer(names.COMPACT, { tokensBefore: 2_012, tokensAfter: 2_012, compacted: false, why });
+    const ui = new FakeUi();
+    await commands.compactContext(deps(server, ui));
+    expect(ui.messages.map((m) => m.message)).toEqual([`Memento: ${why}.`]);
   });
 
   it("Ask Mode and Act Mode set the server's mode and say what it means; a refusal is shown", async () => {

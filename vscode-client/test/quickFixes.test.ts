@@ -10,7 +10,17 @@ describe("the advisor's quick fixes", () => {
   it("ask before rewinding instead of rewinding at once", async () => {
     const server = new FakeServer()
       .answer(names.CHECKPOINT_LIST, { checkpoints: [checkpoint] })
-      .answer(names.CHECKPOINT_PREVIEW, { checkpointId: "c1", files: [{ path: "a.txt", action: "restore" }], movesConversation: true, messagesDropped: 2 })
+      .answer(names.CHECKPOINT_PREVIEW, {
+        checkpointId: "c1",
+        files: [{ path: "a.txt", action: "restore" }],
+        movesConversation: true,
+        messagesDropped: 2,
+        choices: [
+          { mode: "all", force: false, effect: "puts back a.txt; the conversation goes back" },
+          { mode: "conversation", force: false, effect: "the conversation goes back; the files stay as they are" },
+          { mode: "files", force: false, effect: "puts back a.txt; the conversation stays as it is" },
+        ],
+      })
       .answer(names.CMD_CHECKPOINT_REWIND, { restored: ["a.txt"], conflicts: [] });
     const ui = new FakeUi(CHOICES.conversation);
     const sent: string[] = [];

@@ -41,10 +41,10 @@ describe("the server command", () => {
   const which = (found: Record<string, string>) => (name: string) => found[name];
 
   it("is the setting, else memento on PATH, else python3 -m memento", () => {
-    expect(resolveServerCommand({ command: "/opt/venv/bin/memento", args: ["lsp"] }, which({}))).toEqual({ command: "/opt/venv/bin/memento", args: ["lsp"] });
-    expect(resolveServerCommand({ command: "", args: ["lsp"] }, which({ memento: "/usr/bin/memento" }))).toEqual({ command: "/usr/bin/memento", args: ["lsp"] });
+    expect(resolveServerCommand({ command: "/opt/venv/bin/memento", args: ["lsp"] }, which({}))).toEqual({ command: "/opt/venv/bin/memento", args: ["lsp"], source: "setting" });
+    expect(resolveServerCommand({ command: "", args: ["lsp"] }, which({ memento: "/usr/bin/memento" }))).toEqual({ command: "/usr/bin/memento", args: ["lsp"], source: "path" });
     expect(resolveServerCommand({ command: "", args: [] }, which({ python3: "/usr/bin/python3" }), "linux")).toEqual({
-      command: "/usr/bin/python3", args: ["-m", "memento", "lsp"],
+      command: "/usr/bin/python3", args: ["-m", "memento", "lsp"], source: "python",
     });
   });
 

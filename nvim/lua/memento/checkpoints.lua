@@ -1,5 +1,5 @@
 -- :MementoCheckpoint, :MementoRewind (a vim.ui.select over the checkpoints, then a
--- confirmation naming the files and the ways back), :MementoUndoRewind. Buffers the rewind
+-- confirmation: the ways back the server offers, each with what it does), :MementoUndoRewind. Buffers the rewind
 -- restored reload; the chat is redrawn when the conversation moved.
 local async = require('memento.async')
 local client_mod = require('memento.client')
@@ -35,41 +35,27 @@ function M.describe(item, now)
   return ('%s — %s · %s — %s'):format(M.label(item), when, kind, changed)
 end
 
---- The confirmation: what would change, and the rewinds that would change anything.
+--- The title of a way back the server offers (`memento/checkpoint/preview` choices).
+function M.title(choice)
+  if choice.force then
+    return M.CHOICES.overwrite
+  end
+  return M.CHOICES[choice.mode] or choice.mode
+end
+
+--- The confirmation: the question, and the server's ways back, each saying what it does
+--- ("Files only: puts back a.py; the conversation stays as it is").
 function M.question(item, preview, now)
-  local by = {}
-  for _, file in ipairs(preview.files or {}) do
-    by[file.action] = by[file.action] or {}
-    table.insert(by[file.action], file.path)
+  local question = ('Rewind to “%s” (%s)?'):format(M.label(item), format.relative_time(item.createdAt, now))
+  local choices = {}
+  for _, choice in ipairs(preview.choices or {}) do
+    table.insert(choices, {
+      title = ('%s: %s'):format(M.title(choice), choice.effect),
+      mode = choice.mode,
+      force = choice.force == true,
+    })
   end
-  local restore, conflicts, unavailable = by.restore or {}, by.conflict or {}, by.unavailable or {}
-  local lines = { ('Rewind to “%s” (%s)?'):format(M.label(item), format.relative_time(item.createdAt, now)) }
-  table.insert(lines, #restore > 0 and ('Files that will change: %s.'):format(table.concat(restore, ', ')) or 'No file will change.')
-  if #conflicts > 0 then
-    table.insert(lines, ('Changed by you too, left as they are: %s.'):format(table.concat(conflicts, ', ')))
-  end
-  if #unavailable > 0 then
-    table.insert(lines, ('Cannot be put back: %s.'):format(table.concat(unavailable, ', ')))
-  end
-  table.insert(
-    lines,
-    preview.movesConversation
-        and ('The conversation goes back to that point: %s after it leave the context (a summary says what they did).'):format(
-          format.plural(preview.messagesDropped or 0, 'message')
-        )
-      or 'The conversation is already at that point.'
-  )
-  local choices = { { title = M.CHOICES.all, mode = 'all', force = false } }
-  if preview.movesConversation then
-    table.insert(choices, { title = M.CHOICES.conversation, mode = 'conversation', force = false })
-  end
-  if #restore > 0 or #conflicts > 0 then
-    table.insert(choices, { title = M.CHOICES.files, mode = 'files', force = false })
-  end
-  if #conflicts > 0 then
-    table.insert(choices, { title = M.CHOICES.overwrite, mode = 'all', force = true })
-  end
-  return table.concat(lines, '\n'), choices
+  return question, choices
 end
 
 function M.report(result, mode)

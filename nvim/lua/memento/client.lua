@@ -7,7 +7,6 @@ local config = require('memento.config')
 local M = {}
 
 M.NAME = 'memento'
-local has11 = vim.fn.has('nvim-0.11') == 1
 
 --- root → client id, for clients still initializing (vim.lsp.get_clients skips those).
 local started = {}
@@ -19,12 +18,9 @@ M.handlers = {}
 --- Called with (client) after initialize, and (client_id, code) when a server exits.
 M.on_ready, M.on_exit = nil, nil
 
---- Call a client method on 0.10 (`client.request(...)`) and 0.11+ (`client:request(...)`).
+--- Call a client method (`client:request(...)`).
 function M.call(client, method, ...)
-  if has11 then
-    return client[method](client, ...)
-  end
-  return client[method](...)
+  return client[method](client, ...)
 end
 
 local function normalize(path)
@@ -54,15 +50,30 @@ function M.root_for(bufnr)
   end
 end
 
+--- Clients asked to stop: until they exit, vim.lsp still lists them as running.
+local stopping = {}
+
 local function alive(id)
   local client = id and vim.lsp.get_client_by_id(id)
-  if client and not M.call(client, 'is_stopped') then
+  if client and not stopping[client.id] and not M.call(client, 'is_stopped') then
     return client
   end
 end
 
 function M.for_root(root)
   return alive(started[root])
+end
+
+--- Stop a server and forget it at once: a buffer opened while it shuts down starts a new
+--- one instead of attaching to it.
+function M.stop(client)
+  stopping[client.id] = true
+  for key, id in pairs(started) do
+    if id == client.id then
+      started[key] = nil
+    end
+  end
+  M.call(client, 'stop')
 end
 
 --- Every running Memento client.
@@ -77,10 +88,19 @@ function M.all()
   return found
 end
 
-local function client_config(root)
+--- `workspace/applyEdit` as stock Neovim applies it, without its `print('Workspace edit',
+--- label)`: the server labels each edit for editors with a labelled undo stack (VS Code),
+--- and Neovim would echo it on every agent edit, rewind and undo.
+local function apply_edit(_, params, ctx)
+  local client = assert(vim.lsp.get_client_by_id(ctx.client_id))
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client.offset_encoding)
+  return { applied = ok, failureReason = not ok and tostring(err) or nil }
+end
+
+local function client_config(root, cmd)
   local opts = config.options
   local settings = opts.settings or {}
-  local handlers = {}
+  local handlers = { ['workspace/applyEdit'] = apply_edit }
   for method, handler in pairs(M.handlers) do
     handlers[method] = function(_, params, ctx)
       handler(params, ctx.client_id)
@@ -88,18 +108,22 @@ local function client_config(root)
   end
   return {
     name = M.NAME,
-    cmd = config.command(),
+    cmd = cmd,
     root_dir = root,
     init_options = {
       memento = next(settings) and vim.deepcopy(settings) or vim.empty_dict(),
       workspaceTrusted = opts.workspace_trusted,
     },
-    -- Neovim sends these in a didChangeConfiguration after initialize and answers
-    -- workspace/configuration from them; the server merges the push over the same values.
-    settings = next(settings) and { memento = vim.deepcopy(settings) } or nil,
+    -- No `settings` here: Neovim would push them again in a didChangeConfiguration right
+    -- after initialize, and the server would say they came from there. They are the
+    -- client's settings from on_init on (for workspace/configuration answers).
     handlers = handlers,
     commands = require('memento.actions').commands,
     on_init = function(client)
+      -- The settings as they are now (a configure() before initialize included).
+      if next(config.options.settings or {}) then
+        client.settings = { memento = vim.deepcopy(config.options.settings) }
+      end
       for _, callback in ipairs(ready_callbacks[client.id] or {}) do
         callback()
       end
@@ -109,6 +133,7 @@ local function client_config(root)
       end
     end,
     on_exit = function(code, _, client_id)
+      stopping[client_id] = nil
       for key, id in pairs(started) do
         if id == client_id then
           started[key] = nil
@@ -124,10 +149,16 @@ local function client_config(root)
 end
 
 local function reuse(client, conf)
-  return client.name == M.NAME and client.root_dir ~= nil and normalize(client.root_dir) == conf.root_dir
+  return client.name == M.NAME
+    and alive(client.id) ~= nil
+    and client.root_dir ~= nil
+    and normalize(client.root_dir) == conf.root_dir
 end
 
---- The client for `root`, started when there is none; attaches `bufnr` when given.
+local told = {}
+
+--- The client for `root`, started when there is none; attaches `bufnr` when given. Nil when
+--- the `cmd` option cannot be used (said once).
 function M.start(root, bufnr)
   local existing = M.for_root(root)
   if existing then
@@ -136,14 +167,20 @@ function M.start(root, bufnr)
     end
     return existing
   end
-  local conf = client_config(root)
+  local cmd, why = config.command()
+  if not cmd then
+    if not told[why] then
+      told[why] = true
+      vim.notify('Memento: ' .. why, vim.log.levels.ERROR)
+    end
+    return nil
+  end
+  local conf = client_config(root, cmd)
   local id
   if bufnr then
     id = vim.lsp.start(conf, { bufnr = bufnr, reuse_client = reuse })
-  elseif has11 then
-    id = vim.lsp.start(conf, { attach = false })
   else
-    id = vim.lsp.start_client(conf)
+    id = vim.lsp.start(conf, { attach = false })
   end
   if id then
     started[root] = id
@@ -181,9 +218,10 @@ function M.current(start)
   if owner then
     return owner
   end
-  local attached = vim.lsp.get_clients({ bufnr = bufnr, name = M.NAME })[1]
-  if attached then
-    return attached
+  for _, attached in ipairs(vim.lsp.get_clients({ bufnr = bufnr, name = M.NAME })) do
+    if alive(attached.id) then
+      return attached
+    end
   end
   local root = M.root_for(bufnr)
   local found = root and M.for_root(root) or M.all()[1]

@@ -92,9 +92,7 @@ M.list = {
       async.run(function()
         local instructions = vim.trim(args.args)
         local result = ask('memento/compact', instructions ~= '' and { instructions = instructions } or nil, 'cannot compact')
-        vim.notify(
-          ('Memento: context compacted, %s → %s tokens.'):format(format.tokens(result.tokensBefore), format.tokens(result.tokensAfter))
-        )
+        vim.notify(M.compact_report(result))
       end)
     end,
   },
@@ -195,6 +193,16 @@ M.list = {
     end,
   },
 }
+
+--- What :MementoCompact says: the server's figures, or its reason for compacting nothing.
+function M.compact_report(result)
+  local change = ('%s → %s tokens'):format(format.tokens(result.tokensBefore), format.tokens(result.tokensAfter))
+  if result.compacted then
+    return ('Memento: context compacted, %s.'):format(change)
+  end
+  local why = ('Memento: %s.'):format(result.why or 'nothing was compacted')
+  return result.tokensAfter ~= result.tokensBefore and ('%s Context %s.'):format(why, change) or why
+end
 
 --- /omfg: a complaint becomes a candidate rule; you read it and save it, or not.
 function M.omfg(complaint)
@@ -316,7 +324,7 @@ end
 function M.restart()
   local clients = client_mod.all()
   for _, server in ipairs(clients) do
-    client_mod.call(server, 'stop')
+    client_mod.stop(server)
   end
   local tries = 0
   local function again()

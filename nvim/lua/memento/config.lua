@@ -2,7 +2,8 @@
 local M = {}
 
 M.defaults = {
-  --- The server command; nil: `memento lsp` when `memento` is on $PATH, else `python3 -m memento lsp`.
+  --- The server command: a list of words, or a string split into words as a shell would
+  --- (`M.split`); nil: `memento lsp` when `memento` is on $PATH, else `python3 -m memento lsp`.
   cmd = nil,
   --- The `memento` settings (the keys of .memento/config.toml, camelCase or snake_case): sent as
   --- initializationOptions and again in a didChangeConfiguration (a push refines, never resets).
@@ -43,14 +44,79 @@ function M.set(opts)
   return M.options
 end
 
---- The server command from the options.
+--- `text` split into words as a POSIX shell splits a simple command, as :help memento says
+--- (`cmd`): spaces, tabs and newlines outside quotes separate words; single quotes keep
+--- everything literally; double quotes keep spaces, and a backslash in them escapes `"`, `\`,
+--- `$` and `` ` `` (before anything else it stays); outside quotes a backslash escapes the
+--- next character; a backslash before a newline, outside quotes or in double quotes, joins
+--- the lines. Nothing is expanded ($VAR, ~, globs). Returns the words, or nil and why.
+function M.split(text)
+  local words, word, quote, i = {}, nil, nil, 1
+  while i <= #text do
+    local c = text:sub(i, i)
+    if quote == "'" then
+      if c == "'" then
+        quote = nil
+      else
+        word = word .. c
+      end
+    elseif quote == '"' then
+      local n = text:sub(i + 1, i + 1)
+      if c == '"' then
+        quote = nil
+      elseif c == '\\' and n ~= '' and ('"\\$`\n'):find(n, 1, true) then
+        word, i = word .. (n == '\n' and '' or n), i + 1
+      else
+        word = word .. c
+      end
+    elseif c == ' ' or c == '\t' or c == '\n' then
+      if word then
+        table.insert(words, word)
+        word = nil
+      end
+    elseif c == "'" or c == '"' then
+      word, quote = word or '', c
+    elseif c == '\\' then
+      if i == #text then
+        return nil, 'a backslash ends it'
+      end
+      local n = text:sub(i + 1, i + 1)
+      if n ~= '\n' then -- a backslash before a newline joins the lines
+        word = (word or '') .. n
+      end
+      i = i + 1
+    else
+      word = (word or '') .. c
+    end
+    i = i + 1
+  end
+  if quote then
+    return nil, ('a %s quote is not closed'):format(quote == "'" and 'single' or 'double')
+  end
+  if word then
+    table.insert(words, word)
+  end
+  if #words == 0 then
+    return nil, 'it is empty'
+  end
+  return words
+end
+
+--- The server command from the options, as a list; nil and why when `cmd` cannot be used.
 function M.command()
   local cmd = M.options.cmd
   if type(cmd) == 'string' then
-    return { cmd }
+    local words, why = M.split(cmd)
+    if not words then
+      return nil, ('setup({ cmd = %q }): %s'):format(cmd, why)
+    end
+    return words
   end
-  if cmd then
+  if type(cmd) == 'table' and #cmd > 0 then
     return cmd
+  end
+  if cmd ~= nil then
+    return nil, ('setup({ cmd = %s }): a command is a string or a list of strings'):format(vim.inspect(cmd))
   end
   if vim.fn.executable('memento') == 1 then
     return { 'memento', 'lsp' }

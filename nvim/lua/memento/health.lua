@@ -72,10 +72,10 @@ function M.check()
   health.start('memento')
   local version = vim.version()
   local text = ('%d.%d.%d'):format(version.major, version.minor, version.patch)
-  if vim.fn.has('nvim-0.10') == 1 then
+  if vim.fn.has('nvim-0.11') == 1 then
     health.ok('Neovim ' .. text)
   else
-    health.error('Neovim ' .. text .. ': Memento needs 0.10 or newer')
+    health.error('Neovim ' .. text .. ': Memento needs 0.11 (the version it is tested with)')
   end
   if require('memento').did_setup then
     health.ok('setup() was called')
@@ -85,8 +85,14 @@ function M.check()
   health.info('permission prompts (bash) use vim.ui.select, through Neovim\'s own window/showMessageRequest handler')
 
   health.start('memento: server')
-  local cmd = config.command()
-  local shown = table.concat(cmd, ' ')
+  local cmd, why = config.command()
+  if not cmd then
+    health.error('server command: ' .. why, { 'setup({ cmd = "memento lsp" }) or setup({ cmd = { "memento", "lsp" } })' })
+    return
+  end
+  local shown = table.concat(vim.tbl_map(function(word)
+    return word:find('[%s\'"\\]') and vim.fn.shellescape(word) or word
+  end, cmd), ' ')
   if vim.fn.executable(cmd[1]) ~= 1 then
     health.error(('server command: %s: %s is not an executable'):format(shown, cmd[1]), {
       'pip install memento-lsp, or set setup({ cmd = { … } })',
@@ -122,7 +128,7 @@ function M.check()
   )
   report_settings(server)
   if temporary then
-    client_mod.call(server, 'stop')
+    client_mod.stop(server)
   end
 end
 

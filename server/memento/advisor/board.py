@@ -2,7 +2,8 @@
 
 A note's lines follow its text: when a document changes, the old and new texts are diffed
 line by line; notes below a change shift, notes on lines the user edited stay (clamped),
-notes on lines the agent rewrote are cleared (their advice is about code that is gone).
+notes on lines the agent rewrote (or a rewind put back) are cleared: their advice is about code
+that is gone.
 Lines here are 0-based and inclusive; the `advise` tool's are 1-based.
 """
 

@@ -226,8 +226,12 @@ class AdvisorEngine(Hooks):
         self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
     ) -> ToolOutput:
         path = self._edited_path(call)
-        if path is None or path not in self.board.agent_editing:
-            return output
+        if path is not None and path in self.board.agent_editing:
+            await self._follow_agent_edit(path)
+        return output
+
+    async def _follow_agent_edit(self, path: str) -> None:
+        """The agent (or a rewind) is done changing `path`: clear the notes on lines it rewrote."""
         try:
             absolute = self.session.root / path
             text = self.session.editor.open_document_text(absolute)
@@ -237,7 +241,11 @@ class AdvisorEngine(Hooks):
                 self.clear_rewritten(path, text, by_agent=True)
         finally:
             self.board.agent_editing.discard(path)
-        return output
+
+    async def _follow_restore(self, paths: list[str]) -> None:
+        for path in paths:
+            if path in self.board.agent_editing:
+                await self._follow_agent_edit(path)
 
     async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         self.router.turn_open = False
@@ -269,6 +277,12 @@ class AdvisorEngine(Hooks):
                     self.runtime.reset(reason)
             case events.SessionChanged():
                 self._new_conversation("session")
+            # A files-only rewind keeps the conversation, so its notes stay, but a note on
+            # lines the rewind put back was about code that is gone: like the agent's rewrite.
+            case events.FilesRestore(phase="started", paths=paths):
+                self.board.agent_editing.update(p for p in paths if self.board.tracks(p))
+            case events.FilesRestore(phase="finished", paths=paths):
+                self._spawn(self._follow_restore(paths), "advisor-follow-restore")
             case _:
                 pass
 

@@ -149,23 +149,25 @@ class Commands:
         instructions = rest.removeprefix("--aggressive").strip() or None
         if not self.idle("/compact"):
             return
-        steps: list[events.CompactionFinished] = []
-        stop = self.app.session.events.subscribe(
-            lambda e: steps.append(e) if isinstance(e, events.CompactionFinished) else None
-        )
+        # The steps draw their own lines (with why one was skipped); this says the rest.
+        steps: list[events.CompactionFinished | events.CompactionSkipped] = []
+
+        def ended(event: events.Event) -> None:
+            if isinstance(event, events.CompactionFinished | events.CompactionSkipped):
+                steps.append(event)
+
+        stop = self.app.session.events.subscribe(ended)
         self.app.renderer.busy("compacting")
         try:
             async with self.app.session.turn_lock:
-                before, after = await governor.compact_now(instructions, aggressive)
-                compacted = any(step.level == "compact" for step in steps)
-                why = None if compacted else await governor.why_not_compacted()
+                done = await governor.compact_now(instructions, aggressive)
         finally:
             stop()
             self.app.renderer.idle()
-        if why is not None:
-            self.say(why)
-        if steps or after != before:
-            self.say(f"context: {change(before, after)}")
+        if done.why is not None and not any(step.level == "compact" for step in steps):
+            self.say(done.why)
+        if len(steps) > 1 or (done.tokens_after != done.tokens_before and not steps):
+            self.say(f"context: {change(done.tokens_before, done.tokens_after)}")
         self.app.session.publish_context()
 
     async def checkpoint(self, rest: str) -> None:

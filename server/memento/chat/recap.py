@@ -8,8 +8,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memento.chat.status import change
 from memento.core.entries import CompactionEntry, Entry, MessageEntry
 from memento.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from memento.governance.history import relief_history
 
 RECAP_TURNS = 3
 REPLY_CHARS = 4000
@@ -65,7 +67,11 @@ def recap(entries: Sequence[Entry], turns: int = RECAP_TURNS) -> list[RecapItem]
 
 def _items(entry: Entry, results: dict[str, ToolResultMessage]) -> list[RecapItem]:
     if isinstance(entry, CompactionEntry):
-        return [PastNote(f"context compacted here ({entry.tokens_before:,} tokens before)")]
+        # The figures every view gives (the meter's), not the entry's own pi estimate.
+        [step] = relief_history([entry])
+        if step.tokens_after is None:
+            return [PastNote(f"context compacted here ({step.tokens_before:,} tokens before)")]
+        return [PastNote(f"context compacted here: {change(step.tokens_before, step.tokens_after)}")]
     if (prompt := _user(entry)) is not None:
         return [PastPrompt(prompt)]
     if not isinstance(entry, MessageEntry) or not isinstance(entry.message, AssistantMessage):

@@ -197,7 +197,7 @@ class Renderer:
             case events.CompactionStarted(level=level):
                 self.line("compaction", compaction_text(event))
                 self.phase(f"compacting ({level})")
-            case events.CompactionFinished() | events.CompactionFailed():
+            case events.CompactionFinished() | events.CompactionFailed() | events.CompactionSkipped():
                 self.line("compaction", compaction_text(event))
                 self.phase(None)
             case events.ModeChanged(mode=mode):

@@ -42,7 +42,7 @@ class Status:
                 self.compaction = compaction_text(event)
             case events.CompactionProgress(level=level, message=message, percent=percent):
                 self.compaction = f"{level}: {message}" + (f" {percent}%" if percent is not None else "")
-            case events.CompactionFinished() | events.CompactionFailed():
+            case events.CompactionFinished() | events.CompactionFailed() | events.CompactionSkipped():
                 self.compaction = ""
             case _:
                 return False
@@ -63,7 +63,10 @@ class Status:
 
 
 def compaction_text(
-    event: events.CompactionStarted | events.CompactionFinished | events.CompactionFailed,
+    event: events.CompactionStarted
+    | events.CompactionFinished
+    | events.CompactionFailed
+    | events.CompactionSkipped,
 ) -> str:
     """One relief step as a transcript line."""
     match event:
@@ -74,3 +77,5 @@ def compaction_text(
             return f"{event.level}: {change(event.tokens_before, event.tokens_after)}{how}"
         case events.CompactionFailed(level=level, error=error):
             return f"{level} failed: {error}"
+        case events.CompactionSkipped(why=why):
+            return why

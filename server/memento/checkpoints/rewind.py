@@ -142,7 +142,13 @@ async def rewind(
         undo, _tree = await engine.create_locked(label, "rewind", old_leaf, extra)
         result = RewindResult(checkpoint_id, undo.checkpoint_id, mode)
         if mode != "conversation":
-            await _restore_files(engine, await _plan_files(engine, history), result, force)
+            steps = await _plan_files(engine, history)
+            written = [s.path for s in steps if s.action == "restore" or (s.action == "conflict" and force)]
+            session.publish(events.FilesRestore(phase="started", paths=written))
+            try:
+                await _restore_files(engine, steps, result, force)
+            finally:
+                session.publish(events.FilesRestore(phase="finished", paths=written))
         if mode != "files" and old_leaf != target.entry_id:
             _move_conversation(engine, target, result)
     if mode != "files":

@@ -95,6 +95,27 @@ class TurnFinished(BaseModel):
     error: str | None = None
 
 
+class ProviderUsage(BaseModel):
+    """Tokens a provider reported: for one request, or all of its requests on the active path."""
+
+    provider: str
+    input: int = 0
+    """Input tokens the prompt cache neither read nor wrote."""
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    requests: int = 1
+
+    @property
+    def prompt(self) -> int:
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def cache_read_percent(self) -> float:
+        """Share of the prompt read from the provider's cache."""
+        return round(100 * self.cache_read / self.prompt, 1) if self.prompt else 0.0
+
+
 class ContextUsage(BaseModel):
     kind: Literal["context_usage"] = "context_usage"
     tokens: int
@@ -103,6 +124,10 @@ class ContextUsage(BaseModel):
     stable_prefix_tokens: int
     threshold_tokens: int | None = None
     """Governance relieves the context above this many tokens (None: not governed)."""
+    last_usage: ProviderUsage | None = None
+    """What the provider reported for the newest request on the active path."""
+    usage_by_provider: list[ProviderUsage] = Field(default_factory=list[ProviderUsage])
+    """Each provider's reported usage over the active path."""
 
 
 class Error(BaseModel):
@@ -143,6 +168,9 @@ class HistoryRewritten(BaseModel):
 
 CompactionLevel = Literal["prune", "shake", "compact"]
 CompactionReason = Literal["threshold", "overflow", "manual"]
+SummaryAuthor = Literal["model", "structured", "provider"]
+"""Who wrote a compaction's summary: the summary model, code (no model answered), or the
+session's provider itself (its own compaction)."""
 
 
 class CompactionStarted(BaseModel):
@@ -165,7 +193,9 @@ class CompactionFinished(BaseModel):
     reason: CompactionReason
     tokens_before: int
     tokens_after: int
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: SummaryAuthor | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
 
 
 class CompactionFailed(BaseModel):
@@ -174,6 +204,17 @@ class CompactionFailed(BaseModel):
     reason: CompactionReason
     tokens_before: int
     error: str
+
+
+class CompactionSkipped(BaseModel):
+    """A relief step that would not have made the context smaller: nothing was recorded."""
+
+    kind: Literal["compaction_skipped"] = "compaction_skipped"
+    level: CompactionLevel
+    reason: CompactionReason
+    tokens_before: int
+    why: str
+    """Why it was not applied, with the figures."""
 
 
 class TtsrTriggered(BaseModel):
@@ -221,6 +262,16 @@ class CheckpointCreated(BaseModel):
     label: str
 
 
+class FilesRestore(BaseModel):
+    """A rewind puts workspace files back: `started` before the first is written, `finished`
+    after the last (also when it stopped midway). Whoever follows a file's text takes the
+    change for the agent's, not the user's (the advisor clears its notes on those lines)."""
+
+    kind: Literal["files_restore"] = "files_restore"
+    phase: Literal["started", "finished"]
+    paths: list[str]
+
+
 class Rewound(BaseModel):
     kind: Literal["rewound"] = "rewound"
     checkpoint_id: str
@@ -247,12 +298,14 @@ Event = Annotated[
     | CompactionProgress
     | CompactionFinished
     | CompactionFailed
+    | CompactionSkipped
     | TtsrTriggered
     | RulesChanged
     | AdvisorNote
     | AdvisorNotesCleared
     | AdvisorStatus
     | CheckpointCreated
+    | FilesRestore
     | Rewound,
     Field(discriminator="kind"),
 ]

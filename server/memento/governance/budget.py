@@ -115,3 +115,16 @@ def why_nothing_compacted(path: Sequence[Entry], settings: CompactionSettings, e
         f"(compaction.keepRecentTokens) and the {recent:,} tokens {since} start in the turn they "
         "reach into, which cannot be cut"
     )
+
+
+def why_not_smaller(before: int, after: int, summary: int, settings: CompactionSettings) -> str:
+    """Why a compaction that was summarised is not applied: with its `summary` the context
+    would count `after` tokens, no fewer than the `before` it counts now (local counts; the
+    text gives the parts, not these totals, which the meter may state otherwise)."""
+    replaced = before - after + summary
+    return (
+        "not compacted: a summary would not make the context smaller: "
+        f"the {replaced:,} tokens old enough to summarise would become a {summary:,}-token summary, "
+        f"and the other {before - replaced:,} tokens (the system prompt, the tools and the newest "
+        f"messages, up to compaction.keepRecentTokens = {settings.keep_recent_tokens:,}) stay as they are"
+    )

@@ -37,7 +37,7 @@ from memento.governance.append_only import AppendOnlyContext
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
 from memento.governance.overflow import is_context_overflow, is_recoverable_length
-from memento.governance.relief import Relief, Step
+from memento.governance.relief import Relief, Skipped, Step
 from memento.governance.summarizer import ModelSummarizer
 from memento.governance.tokens import (
     Estimator,
@@ -65,6 +65,22 @@ DEAD_END = (
     "until the context shrinks or you compact by hand."
 )
 LENGTH_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
+
+
+@dataclass(frozen=True)
+class ManualCompaction:
+    """What a manual compaction did, in the meter's figures."""
+
+    tokens_before: int
+    tokens_after: int
+    compacted: bool
+    """A summary now stands for the older conversation."""
+    why: str | None = None
+    """Why nothing was compacted, with the figures (None when it was)."""
+
+
+def _applied(step: Step | Skipped | None) -> bool:
+    return isinstance(step, Step)
 
 
 @dataclass
@@ -210,6 +226,8 @@ class Governor(Hooks):
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
+            last_usage=self.meter.tally.last,
+            usage_by_provider=self.meter.tally.by_provider,
         )
 
     def estimate_usage(self, session: HookContext, reply: AssistantMessage) -> Usage | None:
@@ -252,35 +270,42 @@ class Governor(Hooks):
         changed = False
         for rung in (self.relief.prune, self.relief.shake):
             step = await rung(reason)
-            if step is not None:
+            if isinstance(step, Step):
                 changed = True
                 if step.tokens_after <= target:
                     return True
         step = await self.relief.compact(reason, self.summarizer())
-        changed = changed or step is not None
+        changed = changed or _applied(step)
         if self.meter.tokens > threshold:
             # Compaction could not bring it down (a huge recent turn): elide what can be.
             rescue = await self.relief.shake(reason, aggressive=True)
-            changed = changed or rescue is not None
+            changed = changed or _applied(rescue)
             if self.meter.tokens > threshold:
                 self._paused = True
                 self.session.publish(events.Error(message=f"Memento: {DEAD_END}"))
         return changed
 
-    async def compact_now(self, instructions: str | None = None, aggressive: bool = False) -> tuple[int, int]:
+    async def compact_now(
+        self, instructions: str | None = None, aggressive: bool = False
+    ) -> ManualCompaction:
         """Manual compaction (`memento/compact`): summarize now; `aggressive` then clears every
-        stale result and heavy block that can be cleared. Returns tokens (before, after)."""
+        stale result and heavy block that can be cleared. The figures are the meter's, as
+        the `memento/compaction` notifications and the history give them."""
         async with self._lock:
             before = await self._measure()
-            await self.relief.compact("manual", self.summarizer(), instructions)
+            step = await self.relief.compact("manual", self.summarizer(), instructions)
             if aggressive:
                 await self.relief.prune("manual", aggressive=True)
                 await self.relief.shake("manual", aggressive=True)
             self._paused = False
-            return before, await self._measure()
+            after = await self._measure()
+            if isinstance(step, Step):
+                return ManualCompaction(before, after, compacted=True)
+            why = step.why if step is not None else await self._why_nothing()
+            return ManualCompaction(before, after, compacted=False, why=why)
 
-    async def why_not_compacted(self) -> str:
-        """Why a manual compaction summarised nothing, with the numbers."""
+    async def _why_nothing(self) -> str:
+        """Why a compaction would summarise nothing, with the numbers."""
         path = self.session.branch_path()
         return await asyncio.to_thread(why_nothing_compacted, path, self.settings, self.estimator)
 
@@ -351,10 +376,10 @@ class Governor(Hooks):
 
     async def _relieve_overflow(self) -> bool:
         async with self._lock:
-            step: Step | None = await self.relief.compact("overflow", self.summarizer())
-            if step is None:
+            step = await self.relief.compact("overflow", self.summarizer())
+            if not _applied(step):
                 step = await self.relief.shake("overflow", aggressive=True)
-            if step is None:
+            if not _applied(step):
                 self.session.publish(
                     events.CompactionFailed(
                         level="compact",
@@ -363,7 +388,7 @@ class Governor(Hooks):
                         error="the context overflowed and there is nothing left to compact",
                     )
                 )
-            return step is not None
+            return _applied(step)
 
     async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         recovered = turn.state(_TurnState).overflow_recovered_step == turn.step

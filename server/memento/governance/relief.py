@@ -7,9 +7,16 @@ appending — prune and shake one `memento-governance` record of their edits, co
 context off the event loop and tells the listeners (`Compaction*` events,
 `HistoryRewritten`, the meter).
 
+A step that would not make the context smaller (a summary longer than the little it would
+replace) appends nothing: it ends in `CompactionSkipped`, which says why with the figures.
+Whether it shrinks is judged on the local count before and after, like with like (the
+meter's figure before may rest on the provider's reported usage).
+
 Compaction cannot fail the user: when the summary model is unreachable, errors or
 returns nothing usable, the summary is built by code (`summarizer.structured_summary`)
-and the entry is marked `summarizer: "structured"`.
+and the entry is marked `summarizer: "structured"`. Where the provider's own compaction is
+the one to use (`remote.py`) it writes the summary (`summarizer: "provider"`); when it
+fails, ours runs.
 """
 
 from __future__ import annotations
@@ -25,9 +32,9 @@ from typing import TYPE_CHECKING, Literal
 from memento.config import CompactionSettings
 from memento.core import events
 from memento.core.entries import CompactionEntry, CustomEntry, Entry, now_ms
-from memento.core.events import CompactionLevel, CompactionReason
-from memento.governance import pruning, shake
-from memento.governance.budget import window_settings
+from memento.core.events import CompactionLevel, CompactionReason, SummaryAuthor
+from memento.governance import pruning, remote, shake
+from memento.governance.budget import why_not_smaller, window_settings
 from memento.governance.compaction import (
     CompactionPreparation,
     CompactionResult,
@@ -40,6 +47,7 @@ from memento.governance.file_ops import compute_file_lists, format_file_operatio
 from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
+from memento.session.projection import entry_messages
 from memento.session.session import off_loop_work
 
 if TYPE_CHECKING:
@@ -47,7 +55,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SummarizerKind = Literal["model", "structured"]
+SummarizerKind = SummaryAuthor
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,18 @@ class Step:
     tokens_before: int
     tokens_after: int
     summarizer: SummarizerKind | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A step that would not have made the context smaller: nothing was appended."""
+
+    level: CompactionLevel
+    tokens_before: int
+    why: str
+
+
+VERBS: dict[CompactionLevel, str] = {"prune": "pruning", "shake": "shaking", "compact": "compacting"}
 
 
 def keep_boundary_id(path: list[Entry]) -> str | None:
@@ -93,15 +113,21 @@ class Relief:
         edits: list[ContextEdit],
         level: CompactionLevel,
         reason: CompactionReason | Literal["turn"],
-    ) -> tuple[int, int]:
-        """Append the record of a pass (the file only grows); returns (tokens before, after)."""
+    ) -> tuple[int, int] | str:
+        """Append the record of a pass (the file only grows); returns (tokens before, after),
+        or why nothing was appended (the pass would not make the context smaller)."""
         session = self.session
         self.meter.update(session)
-        before = self.meter.tokens
+        before, local_before = self.meter.tokens, self.meter.local_tokens
         record = session.draft(
             CustomEntry, custom_type=EDIT_RECORD, data=record_data(level, reason, edits, before, now_ms())
         )
         after = await self.meter.count_path([*session.branch_path(), record])
+        if after >= local_before:
+            return (
+                f"not applied: {VERBS[level]} would not make the context smaller "
+                f"({local_before:,} → {after:,} tokens)"
+            )
         record.data = {**record.data, "tokensAfter": after}
         session.append(record)
         self.meter.invalidate()
@@ -122,7 +148,8 @@ class Relief:
         outcome = await asyncio.to_thread(off_loop_work, lambda: self._stale(after_idle_only))
         if outcome is None or not outcome.pruned:
             return 0
-        await self._record(outcome.edits, "prune", "turn")
+        if isinstance(await self._record(outcome.edits, "prune", "turn"), str):
+            return 0
         self.session.publish_context()
         return outcome.pruned
 
@@ -138,7 +165,7 @@ class Relief:
             path, self._tokens, prune, keep_boundary_id=keep_boundary_id(path), idle=idle
         )
 
-    async def prune(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
+    async def prune(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | Skipped | None:
         if not self.session.started:
             return None
         path = self._path()
@@ -153,7 +180,7 @@ class Relief:
             return None
         return await self._announced("prune", reason, lambda: self._record(outcome.edits, "prune", reason))
 
-    async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | None:
+    async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | Skipped | None:
         settings = self.settings.shake
         if (not settings.enabled and not aggressive) or not self.session.started:
             return None
@@ -175,7 +202,7 @@ class Relief:
         if not regions:
             return None
 
-        async def run() -> tuple[int, int]:
+        async def run() -> tuple[int, int] | str:
             artifact = await self._save_artifact(shake.render_artifact(regions))
             texts = [shake.placeholder(r, n, artifact) for n, r in enumerate(regions, 1)]
             return await self._record(shake.region_edits(regions, texts), "shake", reason)
@@ -202,23 +229,37 @@ class Relief:
         return artifact_id
 
     async def _announced(
-        self, level: CompactionLevel, reason: CompactionReason, work: Callable[[], Awaitable[tuple[int, int]]]
-    ) -> Step:
+        self,
+        level: CompactionLevel,
+        reason: CompactionReason,
+        work: Callable[[], Awaitable[tuple[int, int] | str]],
+    ) -> Step | Skipped:
         publish = self.session.publish
         self.meter.update(self.session)
-        publish(events.CompactionStarted(level=level, reason=reason, tokens_before=self.meter.tokens))
-        before, after = await work()
+        started = self.meter.tokens
+        publish(events.CompactionStarted(level=level, reason=reason, tokens_before=started))
+        outcome = await work()
+        if isinstance(outcome, str):
+            return self._skipped(level, reason, started, outcome)
+        before, after = outcome
         publish(
             events.CompactionFinished(level=level, reason=reason, tokens_before=before, tokens_after=after)
         )
         self.session.publish_context()
         return Step(level, before, after)
 
+    def _skipped(self, level: CompactionLevel, reason: CompactionReason, before: int, why: str) -> Skipped:
+        self.session.publish(
+            events.CompactionSkipped(level=level, reason=reason, tokens_before=before, why=why)
+        )
+        return Skipped(level, before, why)
+
     # -- compaction ---------------------------------------------------------------------
     async def compact(
         self, reason: CompactionReason, summarize: Summarizer, instructions: str | None = None
-    ) -> Step | None:
-        """Summarize everything before the cut point; None when there is nothing to compact."""
+    ) -> Step | Skipped | None:
+        """Summarize everything before the cut point; None when there is nothing to compact,
+        `Skipped` when the summary would not make the context smaller."""
         session, settings = self.session, self.settings
         if not session.started:
             return None
@@ -234,24 +275,37 @@ class Relief:
             events.CompactionProgress(level="compact", message="Summarizing the conversation", percent=10)
         )
         summarizer: SummarizerKind = "model"
-        try:
-            result = await compact(preparation, summarize, instructions)
-        except Exception as exc:  # noqa: BLE001 -- the model failed in any way: code writes the summary
-            log.warning("compaction summary failed, building it without a model: %s", exc)
-            summarizer = "structured"
-            publish(
-                events.CompactionProgress(level="compact", message="Summarizing without a model", percent=60)
-            )
-            result = self._structured(preparation, path, str(exc))
-        details = {**result.details, "summarizer": summarizer, "reason": reason}
+        remote = await self._by_provider(preparation, path, instructions)
+        if remote is not None:
+            (result, extras), summarizer = remote, "provider"
+        else:
+            extras = {}
+            try:
+                result = await compact(preparation, summarize, instructions)
+            except Exception as exc:  # noqa: BLE001 -- the model failed in any way: code writes the summary
+                log.warning("compaction summary failed, building it without a model: %s", exc)
+                summarizer = "structured"
+                publish(
+                    events.CompactionProgress(
+                        level="compact", message="Summarizing without a model", percent=60
+                    )
+                )
+                result = self._structured(preparation, path, str(exc))
+        details = {**result.details, **extras, "summarizer": summarizer, "reason": reason}
         entry = session.draft(CompactionEntry, **compaction_fields(result))
         entry.details = details
+        local_before = self.meter.local_tokens
+        tokens_after, local_after = await self.meter.measure_path([*session.branch_path(), entry])
+        if local_after >= local_before:
+            summary = sum(self.meter.estimator.message_tokens(m) for m in entry_messages(entry))
+            why = why_not_smaller(local_before, local_after, summary, settings)
+            return self._skipped("compact", reason, before, why)
         entry.details = {
             **details,
             # The meter's counts, as `memento/compaction` says them (the entry's own
             # tokensBefore is pi's estimate, which a history view would contradict).
             "tokensBefore": before,
-            "tokensAfter": await self.meter.count_path([*session.branch_path(), entry]),
+            "tokensAfter": tokens_after,
         }
         session.append(entry)
         await self.meter.refresh(session)
@@ -263,11 +317,28 @@ class Relief:
                 tokens_before=before,
                 tokens_after=after,
                 summarizer=summarizer,
+                provider=session.provider.name if summarizer == "provider" else None,
             )
         )
         publish(events.HistoryRewritten(reason="compaction"))
         session.publish_context()
         return Step("compact", before, after, summarizer)
+
+    async def _by_provider(
+        self, preparation: CompactionPreparation, path: list[Entry], instructions: str | None
+    ) -> tuple[CompactionResult, dict[str, object]] | None:
+        """The provider's own compaction, where it is the one to use (`remote.py`); None: ours."""
+        compactor = remote.remote_compactor(self.session, instructions)
+        if compactor is None:
+            return None
+        self.session.publish(
+            events.CompactionProgress(
+                level="compact", message="The provider is compacting the conversation", percent=20
+            )
+        )
+        return await remote.remote_result(
+            self.session, compactor, preparation, path, lambda why: self._structured(preparation, path, why)
+        )
 
     def _structured(
         self, preparation: CompactionPreparation, path: list[Entry], reason: str

@@ -284,4 +284,18 @@ def context_params(usage: events.ContextUsage, mechanisms: Mechanisms | None = N
         stable_prefix_tokens=usage.stable_prefix_tokens,
         threshold_tokens=usage.threshold_tokens,
         subagent_tokens=children.tokens if children is not None and children.tokens else None,
+        last_usage=usage_figures(usage.last_usage) if usage.last_usage is not None else None,
+        usage=[usage_figures(u) for u in usage.usage_by_provider] or None,
+    )
+
+
+def usage_figures(usage: events.ProviderUsage) -> p.UsageFigures:
+    return p.UsageFigures(
+        provider=usage.provider,
+        input=usage.input,
+        output=usage.output,
+        cache_read=usage.cache_read,
+        cache_write=usage.cache_write,
+        requests=usage.requests,
+        cache_read_percent=usage.cache_read_percent,
     )

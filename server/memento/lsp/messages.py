@@ -59,6 +59,10 @@ class HistoryResult(Model):
     entries: list[dict[str, Any]]
     next_cursor: str | None = None
     running_turn: RunningTurn | None = None
+    relief: dict[str, CompactionItem] = Field(default_factory=dict[str, "CompactionItem"])
+    """The relief steps among `entries`, by entry id, with the figures `memento/compaction`
+    and `memento/compaction/list` give (views draw their dividers from these, never from the
+    entries' own fields: a compaction entry's `tokensBefore` is pi's estimate)."""
 
 
 class SessionOpenParams(Model):
@@ -233,6 +237,20 @@ class McpChangedParams(Model):
     message: str | None = None
 
 
+class UsageFigures(Model):
+    """Tokens a provider reported, for one request or all of its requests on the path."""
+
+    provider: str
+    input: int
+    """Input tokens the prompt cache neither read nor wrote."""
+    output: int
+    cache_read: int
+    cache_write: int
+    requests: int
+    cache_read_percent: float
+    """Share of the prompt read from the provider's cache."""
+
+
 class ContextParams(Model):
     tokens: int
     context_window: int
@@ -242,6 +260,10 @@ class ContextParams(Model):
     """Governance relieves the context above this (absent: compaction is off)."""
     subagent_tokens: int | None = None
     """Tokens the session's subagents used, all together: never part of `tokens`."""
+    last_usage: UsageFigures | None = None
+    """What the provider reported for the newest request (absent: none reported yet)."""
+    usage: list[UsageFigures] | None = None
+    """Each provider's reported usage over the session's active path."""
 
 
 class SessionParams(Model):
@@ -259,6 +281,7 @@ class AdvisorParams(Model):
     channel: Literal["aside", "steer", "preserve"]
     path: str | None = None
     line: int | None = None
+    """1-based, as people count (the diagnostic's range starts at `line - 1`): what clients show."""
     end_line: int | None = None
 
 
@@ -334,6 +357,14 @@ class CheckpointFilePlan(Model):
     with `force`); `unchanged`: already as at the checkpoint; `unavailable`: cannot be put back."""
 
 
+class RewindChoiceItem(Model):
+    mode: RewindMode
+    force: bool = False
+    effect: str
+    """What this choice does, in words ("puts back a.py; the conversation stays as it is"):
+    editors show it after their own title for the mode."""
+
+
 class CheckpointPreviewResult(Model):
     checkpoint_id: str
     files: list[CheckpointFilePlan]
@@ -341,6 +372,8 @@ class CheckpointPreviewResult(Model):
     messages_dropped: int
     """Messages after the checkpoint on the active path (gone from the context after a
     conversation rewind; a branch summary says what they did)."""
+    choices: list[RewindChoiceItem]
+    """The rewinds that would change anything, `all` first, each with its effect."""
 
 
 class CheckpointFileParams(Model):
@@ -365,20 +398,33 @@ class CompactParams(Model):
 
 
 class CompactResult(Model):
+    """The context before and after, as the meter counts it (and `memento/compaction` and
+    the history say it); the same figure twice when nothing changed."""
+
     tokens_before: int
     tokens_after: int
+    compacted: bool
+    """A summary now stands for the older conversation."""
+    why: str | None = None
+    """Why nothing was compacted, with the figures (absent when it was)."""
 
 
 class CompactionParams(Model):
-    """`memento/compaction`: one step of context relief started, finished or failed."""
+    """`memento/compaction`: one step of context relief started, then finished, failed, or
+    was skipped (it would not have made the context smaller: nothing changed)."""
 
-    phase: Literal["started", "finished", "failed"]
+    phase: Literal["started", "finished", "failed", "skipped"]
     level: Literal["prune", "shake", "compact"]
     reason: Literal["threshold", "overflow", "manual"]
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    """Who wrote a compaction's summary: the summary model, code, or the provider itself."""
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     error: str | None = None
+    why: str | None = None
+    """`skipped`: why the step was not applied, with the figures."""
 
 
 class CompactionItem(Model):
@@ -391,7 +437,9 @@ class CompactionItem(Model):
     """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     summary: str | None = None
     entries: int | None = None
     """Entries a prune or shake rewrote."""

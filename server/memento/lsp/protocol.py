@@ -204,6 +204,9 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
         UndoRewindParams as UndoRewindParams,
     )
     from memento.lsp.messages import (
+        UsageFigures as UsageFigures,
+    )
+    from memento.lsp.messages import (
         parse as parse,
     )
 

@@ -2,9 +2,11 @@
 decisions and the "where I stopped" line.
 
 When the digest goes in: at the first turn of a session (when the workspace has any memory
-— a task, constraints or decisions), right after every compaction (the compaction events),
-and whenever the branch has no digest after its latest compaction (a rewind, a resumed
-session). It is a hidden `custom_message` of type `wakeup` appended at the leaf, so the
+— a task, constraints or decisions), right after every automatic compaction (its event:
+the governor may rebuild the request at once), and whenever the branch has no digest after
+its latest compaction (a rewind, a resumed session, a compaction by hand: the next turn's
+start, before the model sees anything, so that the figures a manual compaction reports are
+the context the user then sees). It is a hidden `custom_message` of type `wakeup` appended at the leaf, so the
 context stays append-only. Recalls are `decision-recall` custom messages, appended at turn
 start (prompt matches) and after a step (path matches of the files its tools touched).
 
@@ -167,10 +169,11 @@ class MemoryEngine(Hooks):
         return found
 
     def _on_event(self, event: events.Event) -> None:
-        compaction = (isinstance(event, events.CompactionFinished) and event.level == "compact") or (
-            isinstance(event, events.HistoryRewritten) and event.reason == "compaction"
-        )
-        if compaction:
+        if (
+            isinstance(event, events.CompactionFinished)
+            and event.level == "compact"
+            and event.reason != "manual"
+        ):
             self.inject_wakeup("after a compaction")
 
     # -- hooks --------------------------------------------------------------------------

@@ -254,6 +254,34 @@ async def open_stream(
         await response.aclose()
 
 
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    retry: RetrySettings,
+    label: str,
+) -> dict[str, Any]:
+    """POST `body` for a JSON answer (no stream: a compaction request), retried as any
+    request; the answer as an object, or a `ProviderError` naming what came instead."""
+    response = await send_with_retry(client, url, body=body, headers=headers, retry=retry, label=label)
+    try:
+        raw = await response.aread()
+    except httpx.HTTPError as exc:
+        raise ProviderError(f"{label}: {STREAM_INCOMPLETE} ({describe(exc)})") from exc
+    finally:
+        await response.aclose()
+    text = raw.decode("utf-8", "replace")
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        value = None
+    if (found := as_object(value)) is None:
+        raise ProviderError(f"{label}: expected a JSON object, got {text[:200]!r}", body=text)
+    return found
+
+
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncGenerator[tuple[str, str], None]:
     """(event, data) for each server-sent event; `event` is "message" when none was named."""
     event = ""

@@ -26,7 +26,7 @@ def test_lua_empty_tables_and_nil_are_no_arguments(
         if a["error"] and a["error"]["code"] in (-32602, -32603, -32600)
     }
     assert refused == {}
-    assert answers["history {}"]["result"] == {"entries": []}
+    assert answers["history {}"]["result"] == {"entries": [], "relief": {}}
     assert isinstance(answers["advisor/toggle {}"]["result"]["enabled"], bool)
     assert answers["session/list nil"]["result"] == {"sessions": []}
     assert answers["context nil"]["result"]["contextWindow"] == 100_000

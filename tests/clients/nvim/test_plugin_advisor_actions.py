@@ -70,8 +70,10 @@ def test_make_a_rule_and_rewind_from_code_actions_ask_first(
     actions, confirm = observed["rewind_selects"]
     assert "Advisor: rewind to the checkpoint before this work" in actions["items"]
     assert confirm["kind"] == "memento.rewind"
-    assert "Files that will change: app.py." in confirm["prompt"]
-    assert confirm["items"][0] == "Conversation and files"
+    assert confirm["prompt"].startswith("Rewind to “")
+    assert confirm["items"][0].startswith(
+        "Conversation and files: puts back app.py; the conversation goes back"
+    )
     assert observed["restored"] == APP and observed["modified"] is False
     assert (workspace / "app.py").read_text() == APP
     assert observed["errors"] == []

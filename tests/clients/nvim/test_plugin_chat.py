@@ -48,7 +48,12 @@ def test_the_live_chat_and_the_chat_drawn_from_history_read_the_same(
         init_options=options(model_server),
         params={
             "file": "a.py",
-            "prompts": ["What is a.py?", "How do I print count?", "Make count 2"],
+            # Long enough that a summary of the first exchange is shorter than it.
+            "prompts": [
+                f"What is a.py? {' '.join(['Walk me through it line by line.'] * 12)}",
+                "How do I print count?",
+                "Make count 2",
+            ],
             "compact_instructions": "keep the logger advice",
         },
     ).observations

@@ -93,8 +93,14 @@ def test_chat_advisor_checkpoint_edit_rewind_and_status(
         for line in pick["items"]
     )
     assert confirm["kind"] == "memento.rewind"
-    assert "Files that will change: a.py." in confirm["prompt"]
-    assert confirm["items"] == ["Conversation and files", "Conversation only", "Files only"]
+    assert confirm["prompt"] == "Rewind to “before the edit” (just now)?"
+    # Each way back says what it really does: only the conversation modes move the conversation.
+    back = "the conversation goes back to that point: 4 messages after it leave the context"
+    assert confirm["items"] == [
+        f"Conversation and files: puts back a.py; {back} (a summary says what they did)",
+        f"Conversation only: {back} (a summary says what they did); the files stay as they are",
+        "Files only: puts back a.py; the conversation stays as it is",
+    ]
     assert observed["restored"] == BEFORE
     assert observed["restored_modified"] is False
     rewound = observed["chat_after_rewind"]
@@ -106,3 +112,6 @@ def test_chat_advisor_checkpoint_edit_rewind_and_status(
     turn = [["MementoTurnStarted", "started"], ["MementoTurnFinished", "finished"]]
     assert observed["turn_events"] == turn + turn
     assert observed["errors"] == []
+    # The agent's edit, the rewind and its undo went through workspace/applyEdit quietly:
+    # stock Neovim would have echoed "Workspace edit Memento" for each.
+    assert observed["printed"] == []

@@ -11,6 +11,7 @@ import pytest
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.core.entries import CompactionEntry, CustomMessageEntry, DecisionEntry
+from memento.governance.relief import Step
 from memento.memory.decisions import Decision, DecisionLog, format_line
 from memento.memory.engine import needs_wakeup
 from tests.unit.memory.kit import MemoryBench, no_model, request_text
@@ -148,18 +149,24 @@ async def test_touching_a_decisions_file_recalls_it(
     await bench.close()
 
 
-@pytest.mark.asyncio
-async def test_a_compaction_is_followed_by_a_fresh_digest(
-    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
-) -> None:
+async def _four_turns(workspace: Path, data_dir: Path, model_server: ScriptedModelServer) -> MemoryBench:
+    """A governed session of four turns in a workspace with memory."""
     seed_memory(workspace, count=3)
     bench = MemoryBench(workspace, data_dir, model_server, governed=True)
     for n in range(4):
         model_server.enqueue(Reply(Text(f"answer {n} " + "words " * 40)))
         await bench.turn(f"question {n} " + "detail " * 40)
+    return bench
+
+
+@pytest.mark.asyncio
+async def test_a_compaction_is_followed_by_a_fresh_digest(
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    bench = await _four_turns(workspace, data_dir, model_server)
     assert bench.governor is not None
-    step = await bench.governor.relief.compact("manual", no_model)
-    assert step is not None and step.summarizer == "structured"
+    step = await bench.governor.relief.compact("threshold", no_model)
+    assert isinstance(step, Step) and step.summarizer == "structured"
     path = bench.session.branch_path()
     compaction = next(i for i, e in enumerate(path) if isinstance(e, CompactionEntry))
     wakeups = [
@@ -170,4 +177,24 @@ async def test_a_compaction_is_followed_by_a_fresh_digest(
     messages = json.dumps(bench.session.build_request().model_dump(mode="json")["messages"])
     assert "after a compaction" in messages and "never add runtime dependencies" in messages
     assert "Routine choice 3" in messages
+    await bench.close()
+
+
+@pytest.mark.asyncio
+async def test_after_a_compaction_by_hand_the_digest_waits_for_the_next_turn(
+    workspace: Path, data_dir: Path, model_server: ScriptedModelServer
+) -> None:
+    bench = await _four_turns(workspace, data_dir, model_server)
+    assert bench.governor is not None
+    step = await bench.governor.relief.compact("manual", no_model)
+    assert isinstance(step, Step)
+    # The figures the compaction reported are the context as it stands.
+    path = bench.session.branch_path()
+    assert isinstance(path[-1], CompactionEntry) and needs_wakeup(path)
+    assert bench.session.context_usage().tokens == step.tokens_after
+    model_server.enqueue(Reply(Text("ok")))
+    await bench.turn("go on")
+    messages = json.dumps(model_server.requests[-1].body)
+    assert "after a compaction" not in messages and "the context changed" in messages
+    assert "never add runtime dependencies" in messages
     await bench.close()

@@ -237,3 +237,34 @@ def test_stop_ends_a_hanging_stream() -> None:
     assert srv.disconnects == 0
     with pytest.raises(RuntimeError):
         _ = srv.url
+
+
+def test_the_responses_stream_parses_as_the_sdks_event_union(srv: ScriptedModelServer) -> None:
+    from openai.types.responses import ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    srv.enqueue(Reply(Thinking("hm", signature="s"), Text("hi"), ToolCallStep("c1", "read", {"path": "a"})))
+    response = httpx.post(
+        srv.openai_base_url + "/responses", json={"model": "m", "input": "x", "stream": True}
+    )
+    union = TypeAdapter[Any](ResponseStreamEvent)
+    parsed = [union.validate_json(data) for _, data in sse(response.text)]
+    assert [e.type for e in parsed][:2] == ["response.created", "response.in_progress"]
+    assert parsed[-1].type == "response.completed"
+    done = [e.item for e in parsed if e.type == "response.output_item.done"]
+    assert [i.type for i in done] == ["reasoning", "message", "function_call"]
+
+
+def test_parse_request_holds_bodies_to_the_sdks_params() -> None:
+    from testkit import RecordedRequest
+    from testkit.sdk_types import parse_request
+
+    good = {"model": "m", "stream": True, "input": [{"role": "user", "content": "hi"}]}
+    assert parse_request(RecordedRequest("/v1/responses", {}, good))["model"] == "m"
+    with pytest.raises(AssertionError, match="not in the SDK type"):
+        parse_request(RecordedRequest("/v1/responses", {}, good | {"temprature": 0.5}))
+    with pytest.raises(AssertionError, match="not the SDK's responses params"):
+        parse_request(RecordedRequest("/v1/responses", {}, good | {"input": [{"type": "function_call"}]}))
+    bad_chat = {"model": "m", "stream": True, "messages": [{"role": "tool", "content": "x"}]}
+    with pytest.raises(AssertionError):
+        parse_request(RecordedRequest("/v1/chat/completions", {}, bad_chat))

@@ -12,6 +12,7 @@ import {
   ProtocolError,
   type FromPage,
   type Notice,
+  type ReliefStep,
   type RewindMode,
   type RunningTurn,
   type ToPage,
@@ -66,6 +67,14 @@ interface HistoryPage {
   entries?: unknown;
   nextCursor?: string | null;
   runningTurn?: { turnId?: unknown; entryId?: unknown } | null;
+  /** The page's relief steps by entry id, with the server's figures. */
+  relief?: unknown;
+}
+
+/** The page's relief steps as a list (absent when it has none); the page checks each. */
+function reliefSteps(relief: unknown): ReliefStep[] | undefined {
+  const steps = isObject(relief) ? Object.values(relief).filter(isObject) : [];
+  return steps.length > 0 ? (steps as ReliefStep[]) : undefined;
 }
 
 export class PanelBridge implements vscode.Disposable {
@@ -180,6 +189,7 @@ export class PanelBridge implements vscode.Disposable {
           nextCursor: page.nextCursor ?? undefined,
           tail: message.tail,
           running: message.tail ? this.running(page.runningTurn) : undefined,
+          relief: reliefSteps(page.relief),
         });
         return;
       }

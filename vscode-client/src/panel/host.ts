@@ -16,6 +16,7 @@ export interface PanelClient {
 export interface EditorActions {
   /** The checkpoint's copy of `path` against the workspace file, in VS Code's diff editor. */
   openDiff(path: string, checkpointId: string | undefined): Promise<void>;
+  /** `path` in an editor, the cursor on `line` (1-based, as the server's notes say it). */
   openFile(path: string, line: number | undefined): Promise<void>;
 }
 

@@ -36,7 +36,7 @@ export const vscodeEditor: EditorActions = {
   async openFile(path, line) {
     const file = workspaceFile(path);
     if (file === undefined) return;
-    const position = new vscode.Position(Math.max(0, line ?? 0), 0);
+    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
     await vscode.window.showTextDocument(file, { selection: new vscode.Range(position, position) });
   },
 };

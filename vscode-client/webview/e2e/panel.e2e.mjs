@@ -121,6 +121,13 @@ test("advisor cards post apply, dismiss and make-rule", async () => {
     const posted = await p.waitForPost("advisor", (m, noteId) => m.noteId === noteId, id);
     assert.equal(posted.action, action);
   }
+  // The card names the line the server gave (1-based, as Problems shows it) and opens that one.
+  const card = page.locator(".advisor-card", { has: page.locator("[data-note=n1]") });
+  const link = card.getByRole("button", { name: "Open src/app.py:4" });
+  assert.equal((await link.innerText()).trim(), "src/app.py:4");
+  await link.click();
+  const opened = await p.waitForPost("openFile", (m) => m.path === "src/app.py");
+  assert.equal(opened.line, 4);
   await shot("06-advisor");
 });
 

@@ -92,7 +92,7 @@ const SEVERITY_LABEL = { nit: "Nit", concern: "Concern", blocker: "Blocker" } as
 const RESOLVED_LABEL = { apply: "applied", dismiss: "dismissed", toRule: "made a rule" } as const;
 
 export function advisorCard(row: AdvisorRow): HTMLElement {
-  const where = row.path === undefined ? undefined : `${row.path}${row.line === undefined ? "" : `:${row.line + 1}`}`;
+  const where = row.path === undefined ? undefined : `${row.path}${row.line === undefined ? "" : `:${row.line}`}`;
   const actions = el(
     "div",
     { class: "card-actions" },
@@ -116,13 +116,17 @@ export function advisorCard(row: AdvisorRow): HTMLElement {
   );
 }
 
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function compactionDivider(row: CompactionRow): HTMLElement {
   const after = row.tokensAfter === undefined ? "…" : formatTokens(row.tokensAfter);
   const by = row.level !== "compact" ? row.level === "prune" ? "stale tool output pruned" : "bulky blocks shaken out"
-    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model" : "summary";
+    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model"
+    : row.summarizer === "provider" ? `summary by the provider${row.provider ? ` (${row.provider})` : ""}` : "summary";
   const text =
     row.phase === "started" ? `Compacting the context (${row.level})…`
     : row.phase === "failed" ? `Compaction failed: ${row.error ?? "unknown error"}`
+    : row.phase === "skipped" ? capitalized(row.why ?? `not applied: the ${row.level} would not make the context smaller`)
     : `${formatTokens(row.tokensBefore)} → ${after} tokens, ${by}`;
   const label = el("span", { class: "divider-label" }, text);
   if (row.summary === undefined || row.summary === "") {

@@ -5,6 +5,7 @@
  * every field is read defensively: an entry that does not fit is skipped, never fatal.
  */
 import { childrenFromResult } from "./children";
+import type { ReliefStep } from "../../src/webviewProtocol";
 import {
   assistantRow,
   reminderText,
@@ -34,10 +35,12 @@ export function contentText(content: unknown): string {
 }
 
 
-const GOVERNANCE_RECORD = "memento-governance";
 const TTSR_INJECTION = "ttsr-injection";
 
-export function entriesToRows(entries: readonly Json[]): Row[] {
+/** `relief`: the page's relief steps with the server's figures (`memento/history`); a
+ * compaction or prune/shake record is drawn from its step, never from its own fields. */
+export function entriesToRows(entries: readonly Json[], relief: readonly ReliefStep[] = []): Row[] {
+  const steps = new Map(relief.map((step) => [step.id, step]));
   const rows: Row[] = [];
   let turn: AssistantRow | undefined;
 
@@ -79,19 +82,15 @@ export function entriesToRows(entries: readonly Json[]): Row[] {
         }
         break;
       }
-      case "compaction":
+      case "compaction": {
         turn = undefined;
-        rows.push(compactionRow(id, entry));
+        const step = steps.get(id);
+        if (step !== undefined) rows.push(reliefRow(id, step, asString(entry["summary"])));
         break;
+      }
       case "custom": {
-        const data = asObject(entry["data"]);
-        const level = data?.["level"];
-        if (entry["customType"] === GOVERNANCE_RECORD && (level === "prune" || level === "shake")) {
-          rows.push({
-            kind: "compaction", key: `entry:${id}`, version: 0, entryIds: [id], level, phase: "finished",
-            tokensBefore: asNumber(data?.["tokensBefore"]) ?? 0, tokensAfter: asNumber(data?.["tokensAfter"]),
-          });
-        }
+        const step = steps.get(id);
+        if (step !== undefined) rows.push(reliefRow(id, step));
         break;
       }
       case "branch_summary":
@@ -126,15 +125,12 @@ function addChildren(parts: readonly Part[]): void {
   }
 }
 
-function compactionRow(id: string, entry: Json): CompactionRow {
-  const details = asObject(entry["details"]);
-  const summarizer = entry["summarizer"] ?? details?.["summarizer"];
+/** A relief step's divider: the server's figures (`relief`), the entry's summary text. */
+function reliefRow(id: string, step: ReliefStep, summary?: string): CompactionRow {
   return {
-    kind: "compaction", key: `entry:${id}`, version: 0, entryIds: [id], level: "compact", phase: "finished",
-    tokensBefore: asNumber(entry["tokensBefore"]) ?? 0,
-    tokensAfter: asNumber(entry["tokensAfter"]) ?? asNumber(details?.["tokensAfter"]),
-    summarizer: summarizer === "structured" ? "structured" : summarizer === "model" ? "model" : undefined,
-    summary: asString(entry["summary"]),
+    kind: "compaction", key: `entry:${id}`, version: 0, entryIds: [id], level: step.level, phase: "finished",
+    tokensBefore: step.tokensBefore, tokensAfter: step.tokensAfter, summarizer: step.summarizer,
+    provider: step.summarizer === "provider" ? step.provider : undefined, summary,
   };
 }
 

@@ -121,8 +121,8 @@ function receive(message: ToPage): "sync" | "checkpoints" | undefined {
         return undefined;
       }
       historyShown = true;
-      if (older) model.prependPage(entries, message.nextCursor);
-      else if (message.requestId === tailRequest || message.tail) model.loadTail(entries, message.nextCursor, message.running);
+      if (older) model.prependPage(entries, message.nextCursor, message.relief);
+      else if (message.requestId === tailRequest || message.tail) model.loadTail(entries, message.nextCursor, message.running, message.relief);
       return undefined;
     }
     case "sessions":

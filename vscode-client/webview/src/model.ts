@@ -3,7 +3,7 @@
  * Pure (no DOM): notices and history pages go in, the set of changed rows comes out, and the
  * view redraws only those, once per animation frame.
  */
-import { childNotice, type CheckpointItem, type ChildNotice, type Notice, type NoticeOf, type RunningTurn } from "../../src/webviewProtocol";
+import { childNotice, type CheckpointItem, type ChildNotice, type Notice, type NoticeOf, type ReliefStep, type RunningTurn } from "../../src/webviewProtocol";
 import { applyChildNotice, childFromInfo, mergeChildren, type ChildCard } from "./children";
 import { entriesToRows, joinPages, resumedRow, takeRunningTurn } from "./history";
 import { appendText, assistantRow, reminderText, type AssistantRow, type CompactionRow, type Row, type ToolPart } from "./rows";
@@ -78,8 +78,13 @@ export class Timeline {
    * (the user may be reading them); the live turn stays after it while it runs. A page
    * read while a turn runs (`running`: the page opened mid-turn) shows that turn once, live:
    * its stored steps make way for the steps its notices bring again. */
-  loadTail(entries: Record<string, unknown>[], nextCursor: string | undefined, running?: RunningTurn): void {
-    let rows = this.withChildren(entriesToRows(entries));
+  loadTail(
+    entries: Record<string, unknown>[],
+    nextCursor: string | undefined,
+    running?: RunningTurn,
+    relief?: readonly ReliefStep[],
+  ): void {
+    let rows = this.withChildren(entriesToRows(entries, relief));
     let live = this.running === undefined ? [] : this.rows.filter((r) => r.entryIds.length === 0);
     let taken: Row[] = [];
     if (running !== undefined) {
@@ -112,9 +117,9 @@ export class Timeline {
   }
 
   /** An older page, put before what is shown. Returns how many rows were added on top. */
-  prependPage(entries: Record<string, unknown>[], nextCursor: string | undefined): number {
+  prependPage(entries: Record<string, unknown>[], nextCursor: string | undefined, relief?: readonly ReliefStep[]): number {
     const before = this.rows.length;
-    let older = this.withChildren(entriesToRows(entries));
+    let older = this.withChildren(entriesToRows(entries, relief));
     const live = this.rows.find((r): r is AssistantRow => r.kind === "assistant" && r.turnId === this.running);
     if (this.resuming !== undefined && live !== undefined) {
       // The running turn began before the first page: its earlier steps are in this one.
@@ -316,7 +321,7 @@ export class Timeline {
       row = { kind: "compaction", key: `compaction:${this.liveCompaction++}`, version: 0, entryIds: [], level: notice.level, phase: notice.phase, tokensBefore: notice.tokensBefore };
       this.add(row);
     }
-    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, error: notice.error });
+    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, provider: notice.provider, error: notice.error, why: notice.why });
     this.contextVersion += 1;
     this.touch(row);
   }

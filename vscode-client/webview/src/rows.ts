@@ -68,6 +68,7 @@ export interface AdvisorRow extends RowBase {
   severity: "nit" | "concern" | "blocker";
   channel: string;
   path?: string;
+  /** 1-based, as the server says it (the line Problems shows). */
   line?: number;
   resolved?: "apply" | "dismiss" | "toRule";
 }
@@ -75,12 +76,16 @@ export interface AdvisorRow extends RowBase {
 export interface CompactionRow extends RowBase {
   kind: "compaction";
   level: "prune" | "shake" | "compact";
-  phase: "started" | "finished" | "failed";
+  /** `skipped`: it would not have made the context smaller; nothing changed (`why`). */
+  phase: "started" | "finished" | "failed" | "skipped";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: "model" | "structured" | "provider";
+  /** The provider that wrote the summary itself (`summarizer` "provider"), when known. */
+  provider?: string;
   summary?: string;
   error?: string;
+  why?: string;
 }
 
 /** A summary the session keeps of something else (an abandoned branch after a rewind). */

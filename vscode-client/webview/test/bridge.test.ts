@@ -106,6 +106,15 @@ describe("PanelBridge: notifications into the page", () => {
     expect(pages.map((m) => [m.requestId, m.running])).toEqual([[8, undefined], [9, undefined]]);
   });
 
+  it("passes the page's relief steps on with the server's figures", async () => {
+    const { client, bridge, posted: pages } = setup();
+    const step = { id: "c", at: "2026-12-01T10:00:00Z", level: "compact", reason: "manual", tokensBefore: 2_012, tokensAfter: 1_530, summarizer: "model" };
+    client.answers["memento/history"] = () => ({ entries: [{ id: "c", type: "compaction", tokensBefore: 446 }], relief: { c: step } });
+    await bridge.receive({ type: "history", requestId: 3, limit: 100, tail: false });
+    const page = pages.find((m) => m.type === "history");
+    expect(page && parseToPage(page)).toMatchObject({ relief: [{ id: "c", level: "compact", tokensBefore: 2_012, tokensAfter: 1_530 }] });
+  });
+
   it("gives a retry's countdown to a reopened page as what is left of it", async () => {
     let now = 1000;
     const live = new LiveTurn(() => now);

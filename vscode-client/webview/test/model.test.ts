@@ -15,6 +15,38 @@ describe("history → rows", () => {
     expect(turn.entryIds).toHaveLength(3);
   });
 
+  it("draws relief steps with the server's figures, never the entry's own (pi's estimate)", () => {
+    const entries = [
+      ...conversation(1),
+      { id: "c", type: "compaction", summary: "## Goal\nShip it", tokensBefore: 446, details: { tokensAfter: 2_105 } },
+      { id: "p", type: "custom", customType: "memento-governance", data: { level: "prune", tokensBefore: 1 } },
+      { id: "q", type: "custom", customType: "memento-governance", data: { level: "shake", tokensBefore: 9 } },
+    ];
+    const rows = entriesToRows(entries, [
+      { id: "c", level: "compact", reason: "manual", tokensBefore: 2_012, tokensAfter: 1_530, summarizer: "model" },
+      { id: "p", level: "prune", reason: "threshold", tokensBefore: 1_530, tokensAfter: 1_400 },
+    ]);
+    expect(rows.filter((r) => r.kind === "compaction")).toEqual([
+      {
+        kind: "compaction", key: "entry:c", version: 0, entryIds: ["c"], level: "compact", phase: "finished",
+        tokensBefore: 2_012, tokensAfter: 1_530, summarizer: "model", summary: "## Goal\nShip it",
+      },
+      {
+        kind: "compaction", key: "entry:p", version: 0, entryIds: ["p"], level: "prune", phase: "finished",
+        tokensBefore: 1_530, tokensAfter: 1_400, summarizer: undefined, summary: undefined,
+      },
+    ]);
+  });
+
+  it("says a compaction's summary came from the provider, naming it", () => {
+    const details = { summarizer: "provider", provider: "openai", tokensAfter: 900, remote: { items: [] } };
+    const [row] = entriesToRows(
+      [{ id: "c", type: "compaction", summary: "s", tokensBefore: 9_000, details }],
+      [{ id: "c", level: "compact", reason: "manual", tokensBefore: 9_000, tokensAfter: 900, summarizer: "provider", provider: "openai" }],
+    );
+    expect(row).toMatchObject({ kind: "compaction", summarizer: "provider", provider: "openai", tokensAfter: 900 });
+  });
+
   it("skips entries it cannot read instead of failing", () => {
     const rows = entriesToRows([{ type: "message" }, { id: "x", type: "message", message: "no" }, { id: "y", type: "weird" }]);
     expect(rows).toEqual([]);
@@ -22,6 +54,16 @@ describe("history → rows", () => {
 });
 
 describe("Timeline", () => {
+  it("a relief step that was not applied ends its divider with the server's reason, and no figure", () => {
+    const t = new Timeline(() => 0);
+    t.apply({ kind: "compaction", phase: "started", level: "compact", reason: "manual", tokensBefore: 2_012 });
+    const why = "not compacted: a summary would not make the context smaller: the 312 tokens old enough to summarise would become a 405-token summary";
+    t.apply({ kind: "compaction", phase: "skipped", level: "compact", reason: "manual", tokensBefore: 2_012, why });
+    expect(t.rows).toHaveLength(1);
+    expect(t.rows[0]).toMatchObject({ kind: "compaction", phase: "skipped", why, tokensAfter: undefined });
+    expect(t.series()).toEqual([]); // the context chart marks no compaction
+  });
+
   it("a TTSR retry drops the current request's partial answer, not earlier steps", () => {
     const t = new Timeline(() => 0);
     t.apply({ kind: "turn", turnId: "t", state: "started" });

@@ -33,6 +33,8 @@ describe("messages to the page", () => {
   it("rejects numbers that are not finite and oversized lists", () => {
     expect(() => parseNotice({ kind: "context", tokens: Number.NaN, contextWindow: 1, percent: 1, stablePrefixTokens: 0 })).toThrow(/tokens/);
     expect(() => parseToPage({ type: "history", requestId: 1, tail: true, entriesJson: [] })).toThrow(/entriesJson: expected a string/);
+    expect(parseNotice({ kind: "compaction", phase: "skipped", level: "compact", reason: "manual", tokensBefore: 9, why: "not compacted" })).toMatchObject({ phase: "skipped", why: "not compacted" });
+    expect(() => parseToPage({ type: "history", requestId: 1, tail: true, entriesJson: "[]", relief: [{ id: "c", level: "compact" }] })).toThrow(/relief\[0\].tokensBefore/);
   });
 
   it("reads a history page's entries from one JSON text, checked like the rest", () => {

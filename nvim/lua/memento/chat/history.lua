@@ -4,7 +4,6 @@
 local M = {}
 
 local TTSR_INJECTION = 'ttsr-injection'
-local GOVERNANCE_RECORD = 'memento-governance'
 
 function M.text_of(content)
   if type(content) == 'string' then
@@ -54,8 +53,11 @@ end
 
 --- Draw `entries` (oldest first). `running` (memento/history's runningTurn) is the turn still
 --- running: it stays open, under its live id, for the live events to continue. `children`
---- (the chat's child lines) gets each `task` call's children from its result.
-function M.render(transcript, entries, running, children)
+--- (the chat's child lines) gets each `task` call's children from its result. `relief`
+--- (memento/history's, by entry id) gives each relief step's figures, as the live
+--- memento/compaction gave them.
+function M.render(transcript, entries, running, children, relief)
+  relief = type(relief) == 'table' and relief or {}
   local turn, state, error
   local after_tools = false
 
@@ -136,24 +138,17 @@ function M.render(transcript, entries, running, children)
       if details.restated ~= true and #rules > 0 then
         transcript:retry({ rules = rules }, false)
       end
-    elseif kind == 'compaction' then
-      local details = type(entry.details) == 'table' and entry.details or {}
-      transcript:compaction({
-        phase = 'finished',
-        level = 'compact',
-        tokensBefore = number(details.tokensBefore) or number(entry.tokensBefore) or 0,
-        tokensAfter = number(entry.tokensAfter) or number(details.tokensAfter),
-        summarizer = details.summarizer == 'structured' and 'structured' or 'model',
-      })
-    elseif kind == 'custom' and entry.customType == GOVERNANCE_RECORD then
-      local data = type(entry.data) == 'table' and entry.data or {}
+    elseif (kind == 'compaction' or kind == 'custom') and type(relief[id]) == 'table' then
+      local step = relief[id]
       -- The light prune after each turn is housekeeping: the live chat does not show it either.
-      if (data.level == 'prune' or data.level == 'shake') and data.reason ~= 'turn' then
+      if step.reason ~= 'turn' then
         transcript:compaction({
           phase = 'finished',
-          level = data.level,
-          tokensBefore = number(data.tokensBefore) or 0,
-          tokensAfter = number(data.tokensAfter),
+          level = step.level,
+          tokensBefore = number(step.tokensBefore) or 0,
+          tokensAfter = number(step.tokensAfter),
+          summarizer = str(step.summarizer),
+          provider = str(step.provider),
         })
       end
     elseif kind == 'branch_summary' then

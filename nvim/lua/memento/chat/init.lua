@@ -162,7 +162,7 @@ function Chat:load_history()
         entries = vim.list_slice(entries, 1, cut)
         running = nil
       end
-      history.render(self.t, entries, running, self.children)
+      history.render(self.t, entries, running, self.children, result and result.relief)
     end
     for _, draw in ipairs(queued) do
       draw.run()

@@ -290,10 +290,19 @@ function M.compaction_text(params)
   if params.phase == 'failed' then
     return ('── compaction failed: %s ──'):format(params.error or 'unknown error')
   end
+  if params.phase == 'skipped' then
+    return ('── %s ──'):format(params.why or ('not applied: ' .. (STARTED[params.level] or 'compacting') .. ' would not relieve the context'))
+  end
   local after = params.tokensAfter and format.tokens(params.tokensAfter) or '?'
   local by = ''
   if params.level == 'compact' then
-    by = params.summarizer == 'structured' and ' (summary built by code)' or ' (summary by the model)'
+    if params.summarizer == 'structured' then
+      by = ' (summary built by code)'
+    elseif params.summarizer == 'provider' then
+      by = params.provider and (' (summary by the provider, %s)'):format(params.provider) or ' (summary by the provider)'
+    else
+      by = ' (summary by the model)'
+    end
   end
   return ('── %s: %s → %s tokens%s ──'):format(what, format.tokens(params.tokensBefore), after, by)
 end

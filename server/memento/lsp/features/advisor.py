@@ -4,7 +4,8 @@ Each delivered note is a diagnostic with source `memento-advisor` (nit → Hint,
 Warning, blocker → Error) and `code` = the note id, on the file and lines it names. A note
 about the conversation rather than a file goes to the transcript document
 `memento:/transcript`, which chat views may open. Diagnostics follow their text as the user
-edits, and go away when the agent rewrites their lines or the session changes.
+edits, and go away when the agent rewrites their lines, a files-only rewind puts those lines
+back, or the conversation changes (session, branch, a rewind of the conversation).
 """
 
 from __future__ import annotations

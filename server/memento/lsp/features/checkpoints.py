@@ -114,6 +114,7 @@ class CheckpointsFeature(LanguageFeature):
         return _result(result)
 
     async def checkpoint_preview(self, params: Any) -> dict[str, Any]:
+        from memento.checkpoints.choices import rewind_choices
         from memento.checkpoints.engine import CheckpointError
         from memento.checkpoints.git import GitError
         from memento.checkpoints.rewind import plan_rewind
@@ -128,6 +129,9 @@ class CheckpointsFeature(LanguageFeature):
             files=[p.CheckpointFilePlan(path=f.path, action=f.action) for f in plan.files],
             moves_conversation=plan.moves_conversation,
             messages_dropped=plan.messages_dropped,
+            choices=[
+                p.RewindChoiceItem(mode=c.mode, force=c.force, effect=c.effect) for c in rewind_choices(plan)
+            ],
         ).wire()
 
     async def checkpoint_file(self, params: Any) -> dict[str, Any]:

@@ -1,6 +1,10 @@
 """Context governance in the editor: `memento/compact`, the `memento.compact` command,
 `memento/compaction` notifications and a work-done progress (`$/progress`) per step.
 
+Every figure is the governor's (the meter's count): the answer to `memento/compact`, the
+notifications, `memento/compaction/list` and the history's `relief` agree, and clients
+render them rather than count.
+
 The engine's governor is attached to the session at start; this module only maps its
 events to LSP messages and runs manual compactions between turns.
 """
@@ -32,6 +36,10 @@ TITLES = {
 }
 
 ProgressValue = types.WorkDoneProgressBegin | types.WorkDoneProgressReport | types.WorkDoneProgressEnd
+
+
+SUMMARIZED_BY = {"structured": " (summary built without a model)", "provider": " (summary by the provider)"}
+"""How the progress report's end names who wrote a compaction's summary (the model: unsaid)."""
 
 
 class CompactionView:
@@ -68,12 +76,11 @@ class CompactionView:
                         tokens_before=event.tokens_before,
                         tokens_after=event.tokens_after,
                         summarizer=event.summarizer,
+                        provider=event.provider,
                     )
                 )
                 done = f"{event.tokens_before} → {event.tokens_after} tokens"
-                self._end(
-                    done + (" (summary built without a model)" if event.summarizer == "structured" else "")
-                )
+                self._end(done + SUMMARIZED_BY.get(event.summarizer or "model", ""))
             case events.CompactionFailed():
                 self._notify(
                     p.CompactionParams(
@@ -85,6 +92,17 @@ class CompactionView:
                     )
                 )
                 self._end(f"failed: {event.error}")
+            case events.CompactionSkipped():
+                self._notify(
+                    p.CompactionParams(
+                        phase="skipped",
+                        level=event.level,
+                        reason=event.reason,
+                        tokens_before=event.tokens_before,
+                        why=event.why,
+                    )
+                )
+                self._end(event.why)
             case _:
                 pass
 
@@ -154,8 +172,13 @@ class CompactionFeature(LanguageFeature):
         if session.busy:
             raise p.request_failed("a turn is running; abort it or wait for it to finish before compacting")
         async with session.turn_lock:
-            before, after = await self._view.governor.compact_now(args.instructions, args.aggressive)
-        return p.CompactResult(tokens_before=before, tokens_after=after).wire()
+            done = await self._view.governor.compact_now(args.instructions, args.aggressive)
+        return p.CompactResult(
+            tokens_before=done.tokens_before,
+            tokens_after=done.tokens_after,
+            compacted=done.compacted,
+            why=done.why,
+        ).wire()
 
     def compaction_list(self, params: Any) -> dict[str, Any]:
         from memento.governance.history import relief_history

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from memento.governance.history import relief_history
 from memento.lsp import protocol as p
 from memento.lsp.app import context_params
 from memento.lsp.feature import LanguageFeature
@@ -67,10 +68,15 @@ class SessionFeature(LanguageFeature):
         start = max(0, end - args.limit)
         running = self.app.session.running_turn
         live = None if running is None else p.RunningTurn(turn_id=running.turn_id, entry_id=running.entry_id)
+        page = entries[start:end]
         return p.HistoryResult(
-            entries=[entry.dump() for entry in entries[start:end]],
+            entries=[entry.dump() for entry in page],
             next_cursor=str(start) if start > 0 else None,
             running_turn=live,
+            relief={
+                r.id: p.CompactionItem.model_validate(r.model_dump(exclude={"summary"}))
+                for r in relief_history(page)
+            },
         ).wire()
 
     async def session_list(self, params: Any) -> dict[str, Any]:

@@ -121,11 +121,13 @@ M.events = {}
 M.messages = {}
 --- vim.ui.select calls: { prompt, kind, items (as format_item shows them) }.
 M.selects = {}
+--- What went to print() (stock vim.lsp echoes some things that way): one string a call.
+M.printed = {}
 
 --- Load the plugin as a user's config does: on the runtimepath, plugin/memento.lua sourced,
 --- setup() with the harness's server command and its init_options as the settings (the
---- plugin sends them as initializationOptions and in a didChangeConfiguration). `opts` is
---- merged into setup()'s options. Records User autocmds and vim.notify messages.
+--- plugin sends them as initializationOptions). `opts` is merged into setup()'s options.
+--- Records User autocmds, vim.notify messages and print() calls.
 function M.plugin(opts)
   vim.opt.rtp:prepend(M.config.plugin_dir)
   vim.cmd.runtime('plugin/memento.lua')
@@ -135,6 +137,11 @@ function M.plugin(opts)
       table.insert(M.events, { pattern = args.match, data = args.data or vim.NIL })
     end,
   })
+  local print_ = print
+  _G.print = function(...)
+    table.insert(M.printed, table.concat(vim.tbl_map(tostring, { ... }), ' '))
+    return print_(...)
+  end
   local notify = vim.notify
   vim.notify = function(message, level, extra)
     table.insert(M.messages, { message = message, level = level or vim.NIL })

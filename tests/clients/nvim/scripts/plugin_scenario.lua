@@ -2,13 +2,14 @@
 -- from the input, the reply streams into the chat; the advisor's note is a diagnostic on the
 -- file (]d, open_float, vim.lsp.buf.code_action() and Dismiss, all stock); :MementoCheckpoint;
 -- a turn edits the file; :MementoRewind through vim.ui.select puts it back; the statusline.
+-- The server command is one string, as a user writes it in setup() (`:help memento`).
 -- params: file, before, prompts (two), note, checkpoint (label)
 local t = require('memento_test')
 local api = vim.api
 
 t.run(function()
   local p = t.params
-  local memento = t.plugin()
+  local memento = t.plugin({ cmd = vim.fn.shellescape(t.config.python) .. ' -m memento lsp' })
   vim.cmd.edit(t.config.workspace .. '/' .. p.file)
   local file_buf, file_win = api.nvim_get_current_buf(), api.nvim_get_current_win()
   t.plugin_client()
@@ -123,4 +124,5 @@ t.run(function()
     return vim.startswith(event.pattern, 'MementoTurn')
   end, t.events)))
   t.observe('errors', t.errors())
+  t.observe('printed', t.printed)
 end)
