@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 State = Literal["idle", "starting", "running", "restarting", "failed", "stopped"]
 MAX_RESTARTS = 5
 MAX_BACKOFF_S = 30.0
+STABLE_S = 60.0
+"""A server that ran this long before it crashed starts its count of failures afresh; one that
+keeps crashing sooner is `failed` after `MAX_RESTARTS`."""
 CLIENT_INFO = mt.Implementation(name="memento", version="0.1.0")
 
 
@@ -74,6 +77,7 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
+        self._connected_at = 0.0
         self._stderr_log = logging.getLogger(f"memento.mcp.{name}")
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -129,7 +133,8 @@ class Connection:
             crashed = False
             try:
                 crashed = await self._connect_once()
-                failures = 0
+                if asyncio.get_running_loop().time() - self._connected_at >= STABLE_S:
+                    failures = 0  # it ran a while: a crash now is not one of a series
             except Exception as exc:  # noqa: BLE001 -- a server that cannot start is a state, never a crash here
                 failures += 1
                 self.error = _reason(exc)
@@ -149,11 +154,14 @@ class Connection:
                 self._ready.set()
                 return
             delay = min(MAX_BACKOFF_S, 2.0 ** (failures - 1))
-            self._set(
-                "restarting",
-                f"MCP server {self.name} {'stopped unexpectedly' if crashed else 'did not start'} "
-                f"({self.error}); restarting in {delay:g} s",
-            )
+            # The user hears of a crash, and of the first failed start; the retries of a server
+            # that keeps failing are in the log (and its final failure is said above).
+            told = crashed or failures == 1
+            what = "stopped unexpectedly" if crashed else "did not start"
+            message = f"MCP server {self.name} {what} ({self.error}); restarting in {delay:g} s"
+            if not told:
+                log.info("%s", message)
+            self._set("restarting", message if told else "")
             if not crashed:
                 self._ready.set()  # the caller waiting for this start hears why it failed
             with contextlib.suppress(TimeoutError):
@@ -182,6 +190,7 @@ class Connection:
                 init = await session.initialize()
                 self.listing = await _list(session, init)
             self._session = session
+            self._connected_at = asyncio.get_running_loop().time()
             self.error = None
             self._set("running", f"MCP server {self.name} restarted" if self.restarts else "")
             self._ready.set()
