@@ -248,3 +248,20 @@ def test_jsonc_and_model_names() -> None:
     assert model_name("my server", "get.thing") == "mcp__my_server__get_thing"
     long = model_name("s" * 40, "t" * 40)
     assert len(long) == 64 and long != model_name("s" * 40, "t" * 41)
+
+
+def test_keys_in_the_mcp_settings_are_secrets() -> None:
+    from memento.security.secrets import Secrets
+
+    config = MementoConfig.model_validate({
+        "mcp": {
+            "inputs": {"gh": "ghp_input_value_123"},
+            "servers": {"docs": {"url": "https://x", "headers": {"Authorization": "Bearer hdr-value-456"},
+                                 "env": {"DOCS_TOKEN": "env-token-789", "LOG_LEVEL": "debug-verbose"}}},
+        }
+    })  # fmt: skip
+    secrets = Secrets.from_config(config, environ={})
+    shown = secrets.redact_tree(config.model_dump(mode="json", by_alias=True))["mcp"]
+    assert shown["inputs"] == {"gh": "[redacted]"}
+    assert shown["servers"]["docs"]["headers"] == {"Authorization": "[redacted]"}
+    assert shown["servers"]["docs"]["env"] == {"DOCS_TOKEN": "[redacted]", "LOG_LEVEL": "debug-verbose"}

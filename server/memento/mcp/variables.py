@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from memento.mcp.definitions import Definition, Transport
-from memento.security.secrets import MIN_SECRET_CHARS, matches_any
+from memento.security.secrets import MCP_KEY_NAMES, MIN_SECRET_CHARS, matches_any
 from memento.util.jsonish import as_array, as_object
 
-KEY_NAMES = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*", "*AUTH*")
 _BRACED = re.compile(r"\$\{([^}]*)\}")
 
 
@@ -120,7 +119,7 @@ def resolve(
     args = [ctx.fill(a) for a in _string_list(raw.get("args"))]
     env = _env_file(ctx, raw)
     env.update({k: ctx.fill(v) for k, v in _strings(raw.get("env"), "env").items()})
-    ctx.secrets.update(v for k, v in env.items() if matches_any(k, KEY_NAMES))
+    ctx.secrets.update(v for k, v in env.items() if matches_any(k, MCP_KEY_NAMES))
     cwd = raw.get("cwd")
     cwd = ctx.fill(cwd) if isinstance(cwd, str) and cwd else str(root)
     return Launch(
