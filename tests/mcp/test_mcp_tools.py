@@ -161,3 +161,19 @@ async def test_ttsr_rules_see_an_mcp_calls_arguments(
     assert not [t for t in editor.tools if t["toolCallId"] == "c1"]  # never ran
     retry = json.dumps(model_server.requests[1].body)
     assert "Ask before converting to Tokyo time." in retry
+
+
+async def test_stop_does_not_wait_for_a_server_that_is_slow_to_start(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    # A program that never answers `initialize` (a server stuck in its start).
+    mcp = {"servers": {"stuck": {"command": "sleep", "args": ["120"]}}, "startTimeout": 90}
+    async with mcp_editor(workspace, data_dir, tmp_path, model_server.openai_base_url, mcp=mcp) as editor:
+        turn = await editor.prompt("hello")
+        await editor.until(lambda: any(t["turnId"] == turn and t["state"] == "started" for t in editor.turns))
+        await editor.request("memento/abort")
+        assert (await editor.turn_end(turn, timeout=20))["state"] == "aborted"
+        [stuck] = (await editor.request("memento/mcp/list", {"start": False}))["servers"]
+
+    assert stuck["state"] == "starting"
+    assert model_server.requests == []  # the turn ended before asking the model

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 State = Literal["idle", "starting", "running", "restarting", "failed", "stopped"]
 MAX_RESTARTS = 5
 MAX_BACKOFF_S = 30.0
+STOP_TIMEOUT_S = 10.0
 STABLE_S = 60.0
 """A server that ran this long before it crashed starts its count of failures afresh; one that
 keeps crashing sooner is `failed` after `MAX_RESTARTS`."""
@@ -109,15 +110,22 @@ class Connection:
         await self.ensure_started()
 
     async def stop(self) -> None:
+        """Stop the server: a running one closes its session (the SDK closes stdin, then ends
+        the process tree); one still starting, or waiting to restart, is cancelled at once."""
         self._stop.set()
         task, self._task = self._task, None
         if task is not None and not task.done():
+            if self._session is None:
+                task.cancel()
             try:
-                async with asyncio.timeout(10):
+                async with asyncio.timeout(STOP_TIMEOUT_S):
                     await asyncio.shield(task)
             except TimeoutError:
                 task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise  # our caller was cancelled, not the server's task
+            await asyncio.gather(task, return_exceptions=True)
         self._session = None
         self._set("stopped")
 

@@ -128,6 +128,8 @@ class McpEngine(Hooks):
         self.results = ResultStore(self.session.data_dir / "mcp-results")
         self._refresh_lock = asyncio.Lock()
         self._offered: set[str] = set()
+        self._starting: asyncio.Future[None] | None = None
+        """The last turn's start of the servers (kept: Stop may leave it running)."""
 
     @property
     def settings(self) -> McpSettings:
@@ -218,8 +220,15 @@ class McpEngine(Hooks):
             log.warning("MCP server %s is not running: %s", server.name, exc)
 
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
+        """Servers start before the turn's first request (their tools are in it); Stop does not
+        wait for a slow one (it goes on starting, for the next turn)."""
         await self.refresh()
-        await self.start_all()
+        self._starting = starting = asyncio.ensure_future(self.start_all())
+        aborted = asyncio.ensure_future(session.wait_aborted())
+        try:
+            await asyncio.wait({starting, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
 
     def sync_tools(self) -> None:
         """Put the running servers' offered tools on the session (and take the others off)."""
@@ -458,6 +467,9 @@ class McpEngine(Hooks):
         return self._view(self._named(name))
 
     async def aclose(self) -> None:
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            await asyncio.gather(self._starting, return_exceptions=True)
         connections = [s.connection for s in self.servers.values() if s.connection is not None]
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
 

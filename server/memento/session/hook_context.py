@@ -100,6 +100,10 @@ class HookContext:
         """Whether the running turn was asked to stop."""
         return self._session.tool_context.abort.is_set()
 
+    async def wait_aborted(self) -> None:
+        """Return once the running turn is asked to stop (a hook's slow wait ends with it)."""
+        await self._session.tool_context.abort.wait()
+
     @property
     def running_turn(self) -> TurnInfo | None:
         return self._session.running_turn
