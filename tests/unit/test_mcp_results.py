@@ -10,7 +10,7 @@ from pathlib import Path
 import mcp_types as mt
 import pytest
 
-from memento.mcp.engine import prompt_arguments
+from memento.mcp.prompts import prompt_arguments
 from memento.mcp.results import convert, cut
 from memento.mcp.store import ResultStore
 from memento.session.tools.base import ToolError, ToolOutput

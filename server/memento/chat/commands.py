@@ -18,7 +18,7 @@ from memento.checkpoints.rewind import rewind
 from memento.core import events
 from memento.core.events import SessionMode
 from memento.core.provider import ProviderError
-from memento.mcp.engine import ServerView
+from memento.mcp.views import ServerView
 from memento.session.session import Busy
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import OmfgError, write_rule

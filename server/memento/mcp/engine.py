@@ -8,24 +8,25 @@ an edited file applies to the next turn; a changed definition replaces its runni
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from memento.config import McpPolicy, McpSettings
+from memento.config import McpSettings
 from memento.core import events
 from memento.core.messages import ToolCall
 from memento.mcp.definitions import Definition, find
 from memento.mcp.errors import NotRunning
 from memento.mcp.names import PREFIX, RESOURCE_TOOL, model_name
 from memento.mcp.policy import policy
+from memento.mcp.prompts import prompt_arguments
+from memento.mcp.server import Server
 from memento.mcp.store import ResultStore
 from memento.mcp.trust import McpTrust
-from memento.mcp.variables import Launch, Unresolved, resolve
-from memento.security.secrets import REDACTED, remember
+from memento.mcp.variables import Unresolved, resolve
+from memento.mcp.views import PromptView, ServerView, prompt_view, server_view
+from memento.security.secrets import remember
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.tools.base import Tool, ToolContext, ToolError, ToolOutput
@@ -37,81 +38,6 @@ if TYPE_CHECKING:  # the SDK loads on first use (a second of imports), not with 
     from memento.mcp.connection import Connection
 
 log = logging.getLogger(__name__)
-
-Status = str
-"""A connection's state, or why there is none: `untrusted`, `disabled`, `shadowed`, `invalid`."""
-
-
-@dataclass
-class Server:
-    definition: Definition
-    launch: Launch | None = None
-    problem: str | None = None
-    shadowed_by: str | None = None
-    trusted: bool = True
-    connection: Connection | None = None
-
-    @property
-    def name(self) -> str:
-        return self.definition.name
-
-    @property
-    def startable(self) -> bool:
-        return (
-            self.launch is not None
-            and self.trusted
-            and self.shadowed_by is None
-            and not self.definition.disabled
-        )
-
-    @property
-    def status(self) -> Status:
-        if self.shadowed_by is not None:
-            return "shadowed"
-        if self.definition.disabled:
-            return "disabled"
-        if self.launch is None:
-            return "invalid"
-        if not self.trusted:
-            return "untrusted"
-        return self.connection.state if self.connection is not None else "idle"
-
-
-@dataclass(frozen=True)
-class ToolView:
-    name: str
-    model_name: str
-    description: str
-    policy: McpPolicy
-
-
-@dataclass(frozen=True)
-class PromptView:
-    name: str
-    command: str
-    description: str
-    arguments: list[str]
-
-
-@dataclass(frozen=True)
-class ServerView:
-    name: str
-    source: str
-    path: str | None
-    repository: bool
-    trusted: bool
-    state: str
-    error: str | None
-    transport: str | None
-    target: str
-    """The command line or URL (keys redacted)."""
-    env: list[str]
-    """Variable names only: values never leave."""
-    tools: list[ToolView]
-    prompts: list[PromptView]
-    resources: bool
-    restarts: int
-    digest: str
 
 
 @dataclass
@@ -342,7 +268,7 @@ class McpEngine(Hooks):
         out: list[PromptView] = []
         for server in self.servers.values():
             if server.connection is not None and server.startable:
-                out += [_prompt_view(server.name, p) for p in server.connection.listing.prompts]
+                out += [prompt_view(server.name, p) for p in server.connection.listing.prompts]
         return out
 
     async def expand_prompt(self, session: HookContext, text: str) -> str | None:
@@ -394,40 +320,7 @@ class McpEngine(Hooks):
         return [self._view(server) for server in self.servers.values()]
 
     def _view(self, server: Server) -> ServerView:
-        definition, launch, conn = server.definition, server.launch, server.connection
-        listing = conn.listing if conn is not None and conn.state == "running" else None
-        error = server.problem or (
-            f"a server named {definition.name} is defined earlier ({server.shadowed_by})"
-            if server.shadowed_by
-            else None
-        )
-        if error is None and conn is not None:
-            error = conn.error
-        return ServerView(
-            name=definition.name,
-            source=definition.source.name,
-            path=str(definition.source.path) if definition.source.path else None,
-            repository=definition.source.repository,
-            trusted=server.trusted,
-            state=server.status,
-            error=error,
-            transport=launch.transport if launch else None,
-            target=_target(launch),
-            env=sorted(launch.env) if launch else [],
-            tools=[
-                ToolView(
-                    t.name,
-                    model_name(server.name, t.name),
-                    t.description or "",
-                    policy(self.settings, definition, t.name),
-                )
-                for t in (listing.tools if listing else [])
-            ],
-            prompts=[_prompt_view(server.name, p) for p in (listing.prompts if listing else [])],
-            resources=bool(listing and listing.resources),
-            restarts=conn.restarts if conn is not None else 0,
-            digest=definition.digest,
-        )
+        return server_view(server, self.settings)
 
     def _named(self, name: str) -> Server:
         if name not in self.servers:
@@ -476,53 +369,3 @@ class McpEngine(Hooks):
 
 def denied(server: str, tool: str) -> str:
     return f"{server}/{tool} is denied by the MCP policy (mcp.policies or the server's tools setting)"
-
-
-def prompt_arguments(prompt: mt.Prompt, rest: str) -> dict[str, str]:
-    """`name=value` words by name, the others in the prompt's declared order."""
-    try:
-        words = shlex.split(rest)
-    except ValueError as exc:
-        raise ToolError(f"cannot read the arguments: {exc}") from exc
-    declared = [a.name for a in prompt.arguments or []]
-    args: dict[str, str] = {}
-    positional = iter(declared)
-    for word in words:
-        key, eq, value = word.partition("=")
-        if eq and key in declared:
-            args[key] = value
-        elif (name := next(positional, None)) is not None:
-            args[name] = word
-    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in args]
-    if missing:
-        raise ToolError(f"/{prompt.name} needs {', '.join(missing)}")
-    return args
-
-
-def _prompt_view(server: str, prompt: mt.Prompt) -> PromptView:
-    return PromptView(
-        name=prompt.name,
-        command="/" + model_name(server, prompt.name),
-        description=prompt.description or prompt.title or "",
-        arguments=[a.name + ("" if a.required else "?") for a in prompt.arguments or []],
-    )
-
-
-def _target(launch: Launch | None) -> str:
-    if launch is None:
-        return ""
-    text = launch.url or shlex.join([launch.command or "", *launch.args])
-    for secret in launch.secrets:
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-def definition_json(definition: Definition) -> str:
-    """The definition as written, for the user to read before trusting it."""
-    return json.dumps(definition.raw, indent=2, ensure_ascii=False)
-
-
-def as_dict(view: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(view)

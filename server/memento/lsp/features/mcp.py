@@ -15,7 +15,8 @@ from memento.lsp.feature import LanguageFeature
 
 if TYPE_CHECKING:
     from memento.core.events import Event
-    from memento.mcp.engine import McpEngine, ServerView
+    from memento.mcp.engine import McpEngine
+    from memento.mcp.views import ServerView
 
 
 class McpFeature(LanguageFeature):
@@ -66,7 +67,7 @@ class McpFeature(LanguageFeature):
         return self._item(view).wire()
 
     def _item(self, view: ServerView) -> p.McpServerItem:
-        from memento.mcp.engine import definition_json
+        from memento.mcp.views import definition_json
 
         server = self.engine.servers.get(view.name)
         text = definition_json(server.definition) if server is not None else ""
