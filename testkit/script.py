@@ -14,6 +14,10 @@ from typing import Any
 class Text:
     text: str
     chunks: int = 1
+    utf16: bool = False
+    """Cut the `chunks` pieces in UTF-16 code units, as a server streaming JavaScript strings
+    may: a piece can end between the two halves of a surrogate pair, each half then sent as a
+    lone `\\udXXX` escape."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,8 @@ class Thinking:
     text: str
     signature: str = "sig"
     chunks: int = 1
+    utf16: bool = False
+    """As `Text.utf16`."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +37,13 @@ class ToolCallStep:
     chunks: int = 2
     raw_arguments: str | None = None
     """Sent instead of `arguments` as JSON: to script arguments cut off mid-way."""
+    utf16: bool = False
+    """As `Text.utf16`, for the arguments' JSON (`json.dumps(..., ensure_ascii=False)` then)."""
 
     def wire_arguments(self) -> str:
-        return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=not self.utf16)
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,15 @@ if TYPE_CHECKING:
     from testkit.responses_wire import ResponsesWire
 
 
-def _split(text: str, chunks: int) -> list[str]:
-    n = max(1, min(chunks, len(text)))
-    return [text[i * len(text) // n : (i + 1) * len(text) // n] for i in range(n)]
+def _split(text: str, chunks: int, utf16: bool = False) -> list[str]:
+    if not utf16:
+        n = max(1, min(chunks, len(text)))
+        return [text[i * len(text) // n : (i + 1) * len(text) // n] for i in range(n)]
+    data = text.encode("utf-16-le", "surrogatepass")
+    units = len(data) // 2
+    n = max(1, min(chunks, units))
+    cuts = [2 * (i * units // n) for i in range(n + 1)]
+    return [data[a:b].decode("utf-16-le", "surrogatepass") for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
 def _sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
@@ -60,14 +66,14 @@ class OpenAIWire:
 
     def step(self, step: Step) -> list[bytes]:
         if isinstance(step, Text):
-            return [self._chunk({"content": piece}) for piece in _split(step.text, step.chunks)]
+            return [self._chunk({"content": piece}) for piece in _split(step.text, step.chunks, step.utf16)]
         if isinstance(step, Thinking):
-            return [self._chunk({"reasoning_content": p}) for p in _split(step.text, step.chunks)]
+            return [self._chunk({"reasoning_content": p}) for p in _split(step.text, step.chunks, step.utf16)]
         if isinstance(step, ToolCallStep):
             index, self.tools = self.tools, self.tools + 1
             head = {"index": index, "id": step.id, "type": "function"}
             out = [self._chunk({"tool_calls": [head | {"function": {"name": step.name, "arguments": ""}}]})]
-            for piece in _split(step.wire_arguments(), step.chunks):
+            for piece in _split(step.wire_arguments(), step.chunks, step.utf16):
                 out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
             return out
         return []
@@ -133,14 +139,16 @@ class AnthropicWire:
 
     def step(self, step: Step) -> list[bytes]:
         if isinstance(step, Text):
-            deltas = [{"type": "text_delta", "text": p} for p in _split(step.text, step.chunks)]
+            deltas = [{"type": "text_delta", "text": p} for p in _split(step.text, step.chunks, step.utf16)]
             return self._block({"type": "text", "text": ""}, deltas)
         if isinstance(step, Thinking):
-            deltas = [{"type": "thinking_delta", "thinking": p} for p in _split(step.text, step.chunks)]
+            deltas = [
+                {"type": "thinking_delta", "thinking": p} for p in _split(step.text, step.chunks, step.utf16)
+            ]
             deltas.append({"type": "signature_delta", "signature": step.signature})
             return self._block({"type": "thinking", "thinking": ""}, deltas)
         if isinstance(step, ToolCallStep):
-            pieces = _split(step.wire_arguments(), step.chunks)
+            pieces = _split(step.wire_arguments(), step.chunks, step.utf16)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
             return self._block({"type": "tool_use", "id": step.id, "name": step.name, "input": {}}, deltas)
         return []

@@ -68,6 +68,8 @@ def _run_lsp(args: argparse.Namespace) -> int:
     sys.setswitchinterval(0.001)
     server = create_server()
     server.max_message_bytes = args.max_message_bytes
+    if args.client_timeout is not None:
+        server.protocol.client_answer_seconds = args.client_timeout
     to_editor = LogMessageHandler(server)
     to_editor.addFilter(_Redact())
     logging.getLogger("memento").addHandler(to_editor)
@@ -224,6 +226,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         default=64 * 1024 * 1024,
         metavar="N",
         help="larger messages from the client are refused without being read into memory (default 64 MiB)",
+    )
+    lsp.add_argument(
+        "--client-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the server waits for the editor's answer to a request of its own (applyEdit, "
+        "configuration, progress; default 10); permission prompts wait security.permissionTimeout",
     )
     lsp.set_defaults(run=_run_lsp)
     if command == "lsp":

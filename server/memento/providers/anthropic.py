@@ -46,6 +46,7 @@ from memento.providers.anthropic_compaction import (
     compaction_result,
 )
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
+from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_object, get
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -122,8 +123,9 @@ class AnthropicProvider:
             aclosing(sse_events(response, self.name)) as events,
         ):
             state = _StreamState(self.name)
+            whole = WholeCharacters()
             async for event, data in events:
-                for item in state.feed(event, parse_data(data, self.name)):
+                for item in whole.feed(state.feed(event, parse_data(data, self.name))):
                     yield item
                 if state.done:
                     return

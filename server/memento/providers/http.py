@@ -22,6 +22,7 @@ import httpx
 from memento.config import ProviderConfig, RetrySettings
 from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, announce_retry
 from memento.security import secrets
+from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
 
 logger = logging.getLogger(__name__)
@@ -165,7 +166,9 @@ def encode_body(body: dict[str, Any]) -> bytes:
     """The request body as sent: redacted (nothing sent to a model carries a key's value) and
     encoded as httpx encodes `json=`."""
     clean = secrets.active().redact_tree(body)
-    return json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    # A lone surrogate (a prompt or a pi session file can hold one) has no UTF-8.
+    text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return escape_surrogates(text).encode()
 
 
 async def send_with_retry(

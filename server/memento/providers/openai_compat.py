@@ -37,6 +37,7 @@ from memento.core.provider import (
 )
 from memento.providers import json_action
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
+from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_array, as_object, get
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -111,17 +112,18 @@ class OpenAICompatProvider:
             aclosing(sse_events(response, self.name)) as events,
         ):
             state = _StreamState(self.name)
+            whole = WholeCharacters()
             actions = json_action.ActionStream() if self.json_actions(request) else None
             async for _event, data in events:
                 if data.strip() == "[DONE]":
-                    for event in state.finish():
+                    for event in whole.feed(state.finish()):
                         closing = (
                             actions.finish(event) if actions and isinstance(event, StreamDone) else [event]
                         )
                         for out in closing:
                             yield out
                     return
-                for event in state.feed(parse_data(data, self.name)):
+                for event in whole.feed(state.feed(parse_data(data, self.name))):
                     decoded = (
                         actions.feed(event.text) if actions and isinstance(event, TextDelta) else [event]
                     )

@@ -31,6 +31,7 @@ from memento.core.provider import (
 )
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
 from memento.providers.responses_input import API, compaction_input, convert_input, reasoning_param
+from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_array, as_object, get
 
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
@@ -102,10 +103,11 @@ class OpenAIResponsesProvider:
             aclosing(sse_events(response, self.name)) as events,
         ):
             state = _StreamState(self.name)
+            whole = WholeCharacters()
             async for _event, data in events:
                 if data.strip() == "[DONE]":
                     continue
-                for item in state.feed(parse_data(data, self.name)):
+                for item in whole.feed(state.feed(parse_data(data, self.name))):
                     yield item
                 if state.done:
                     return

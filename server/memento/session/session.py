@@ -88,6 +88,8 @@ class Session:
         self._turn_lock = asyncio.Lock()
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
+        self._queued: set[asyncio.Task[None]] = set()
+        """Turns prompted that wait for the lock (behind a running turn, or not started yet)."""
         self._steering: list[str] = []
         self._recorded_model: tuple[str, str, int] | None = None
         self.mode: SessionMode = "act"
@@ -203,7 +205,10 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self._turn_lock.locked()
+        """A turn runs or waits to run. What refuses to run beside a turn (a compaction, a
+        rewind, a session switch) asks this, and must not wait for the lock instead: it would
+        queue behind every prompted turn, each of which may wait minutes for the user."""
+        return self._turn_lock.locked() or bool(self._queued)
 
     @property
     def running_turn(self) -> TurnInfo | None:
@@ -279,11 +284,15 @@ class Session:
         """Start a turn for `text` (queued behind a running one) and return its id at once."""
         self.check_size(text)
         turn = TurnInfo(turn_id=new_entry_id(), prompt=text)
-        spawn(self._run(turn), f"turn-{turn.turn_id}")
+        task = spawn(self._run(turn), f"turn-{turn.turn_id}")
+        self._queued.add(task)
+        task.add_done_callback(self._queued.discard)  # also when cancelled before it started
         return turn.turn_id
 
     async def _run(self, turn: TurnInfo) -> None:
         async with self._turn_lock:
+            if (task := asyncio.current_task()) is not None:
+                self._queued.discard(task)
             runner = TurnRunner(self, turn)
             self._runner = runner
             try:

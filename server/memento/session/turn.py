@@ -6,6 +6,7 @@ as a complete answer."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar, assert_never
@@ -167,9 +168,17 @@ class TurnRunner:
 
     async def _guard(self, step: Awaitable[T]) -> T:
         """Run one step as a child task so that abort cancels exactly that step."""
-        if self.aborted:
-            raise TurnAborted
+        try:
+            if self.aborted:
+                raise TurnAborted
+            return await self._run_step(step)
+        finally:
+            # Aborted before the step began (an abort in a burst of messages comes that soon):
+            # its coroutine is closed, not left to warn that it was never awaited.
+            if inspect.iscoroutine(step) and inspect.getcoroutinestate(step) == inspect.CORO_CREATED:
+                step.close()
 
+    async def _run_step(self, step: Awaitable[T]) -> T:
         async def wrapper() -> T:
             return await step
 

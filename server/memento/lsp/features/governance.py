@@ -134,8 +134,8 @@ class CompactionView:
         progress = self.server.work_done_progress
         try:
             await progress.create_async(token)
-        except Exception:
-            log.debug("the client declined work-done progress", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- declined (an error, no answer): no progress is shown
+            log.debug("the client declined work-done progress: %s: %s", type(exc).__name__, exc)
             return
         try:
             while True:
