@@ -23,13 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 EXCLUDED = [
-    # The embedded model's runtime and what only it needs: fetched or installed apart.
-    "llama_cpp", "numpy", "uvicorn", "fastapi", "starlette", "sse_starlette", "starlette_context",
+    # The embedded model's runtime and what only its server needs (the MCP client's starlette,
+    # uvicorn and sse-starlette stay: it imports them).
+    "llama_cpp", "numpy", "fastapi", "starlette_context",
     # Dev and test tooling, and the SDKs only the tests use.
     "pytest", "_pytest", "pytest_lsp", "pytest_asyncio", "openai", "anthropic", "testkit", "tests",
     "basedpyright", "ruff", "importlinter", "grimp", "PyInstaller", "pip", "setuptools",
     # urllib3's optional pyOpenSSL support (tiktoken's requests pulls it in): the ssl module does.
-    "cryptography", "OpenSSL",
+    "OpenSSL",
     # The standard library's GUI and test kits.
     "tkinter", "unittest", "pydoc_data", "lib2to3", "idlelib", "ensurepip", "venv",
 ]  # fmt: skip

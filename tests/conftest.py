@@ -4,7 +4,7 @@ directory, each fresh per test."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,21 +13,37 @@ from testkit import ScriptedModelServer
 from tests.frozen.build import missing as frozen_missing
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests of the frozen server (marker `frozen`, here and in tests/clients) need the
-    build `packaging/freeze.py` makes. Without it they are deselected with a line saying so;
-    `.ci/run` builds it once and sets MEMENTO_REQUIRE_FROZEN=1, and then they fail instead."""
-    needing = [item for item in items if item.get_closest_marker("frozen")]
-    if not needing or os.environ.get("MEMENTO_REQUIRE_FROZEN") == "1":
+def _deselect_without(
+    config: pytest.Config,
+    items: list[pytest.Item],
+    marker: str,
+    require: str,
+    absent: Callable[[], list[str]],
+) -> None:
+    """Deselect the tests marked `marker`, with a line saying what is missing, unless the
+    environment variable `require` is 1 (`.ci/run` sets it: then they fail instead)."""
+    needing = [item for item in items if item.get_closest_marker(marker)]
+    if not needing or os.environ.get(require) == "1":
         return
-    absent = frozen_missing()
-    if not absent:
+    missing = absent()
+    if not missing:
         return
     items[:] = [item for item in items if item not in needing]
     config.hook.pytest_deselected(items=needing)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.write_line(f"frozen: {len(needing)} test(s) deselected, missing: {'; '.join(absent)}")
+        reporter.write_line(f"{marker}: {len(needing)} test(s) deselected, missing: {'; '.join(missing)}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests of the frozen server (marker `frozen`, here and in tests/clients) need the
+    build `packaging/freeze.py` makes; those that run real MCP servers (marker `mcp_servers`,
+    in tests/mcp and the client tests) need them installed (tests/mcp/servers.py). `.ci/run`
+    provides both and sets MEMENTO_REQUIRE_FROZEN=1 and MEMENTO_REQUIRE_MCP=1."""
+    from tests.mcp.servers import missing as mcp_missing
+
+    _deselect_without(config, items, "frozen", "MEMENTO_REQUIRE_FROZEN", frozen_missing)
+    _deselect_without(config, items, "mcp_servers", "MEMENTO_REQUIRE_MCP", mcp_missing)
 
 
 @pytest.fixture

@@ -169,3 +169,34 @@ def test_doctor_finds_every_dependency_and_starts_the_server(tmp_path: Path) -> 
         what.startswith(("local runtime", "model ")) for what in missing.strip().split(", ") if what
     ), done.stdout
     assert any(line.startswith("[  ok   ] server") for line in lines), done.stdout
+
+
+@pytest.mark.mcp_servers
+@pytest.mark.asyncio
+async def test_an_mcp_servers_tool_in_a_turn(tmp_path: Path, model_server: ScriptedModelServer) -> None:
+    """The MCP client SDK (and what it imports) is in the bundle: a real MCP server's tool runs."""
+    from tests.mcp.kit import mcp_editor, tool_messages
+    from tests.mcp.servers import time_server
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    model_server.enqueue(
+        Reply(
+            ToolCallStep(
+                "c1",
+                "mcp__time__convert_time",
+                {"source_timezone": "UTC", "time": "12:30", "target_timezone": "Asia/Tokyo"},
+            )
+        ),
+        Reply(Text("It is 21:30 in Tokyo.")),
+    )
+    mcp = {"servers": {"time": time_server()}, "policies": {"time": "allow"}}
+    clean = clean_env(tmp_path)
+    async with mcp_editor(
+        workspace, tmp_path / "data", tmp_path, model_server.openai_base_url, mcp=mcp,
+        extra_env={"PATH": clean["PATH"], "PYTHONPATH": ""}, program=[str(frozen_program())],
+    ) as editor:  # fmt: skip
+        end = await editor.turn_end(await editor.prompt("What time is 12:30 UTC in Tokyo?"), timeout=60)
+    assert end["state"] == "finished"
+    [result] = tool_messages(model_server.requests[1].body)
+    assert json.loads(result["content"])["target"]["datetime"].endswith("T21:30:00+09:00")

@@ -25,6 +25,10 @@ export interface ContextParams {
   lastUsage?: UsageFigures;
   /** Each provider's reported usage over the session's active path. */
   usage?: UsageFigures[];
+  /** Where `contextWindow` came from: the settings, the server's own API, a refusal that named it, or the default. */
+  windowSource?: "settings" | "server" | "overflow" | "default";
+  /** The same in words ("server /props n_ctx", "learned from overflow", "catalog default"). */
+  windowOrigin?: string;
 }
 
 /** Who wrote a compaction's summary: the summary model, code, or the provider itself. */
@@ -193,6 +197,50 @@ export interface TrustResult {
   ignoredKeys?: string[];
   /** Why it is not trusted, when it is not. */
   reason?: string;
+}
+
+export type McpPolicy = "allow" | "ask" | "deny";
+
+export interface McpToolItem {
+  name: string;
+  modelName: string;
+  description?: string;
+  policy: McpPolicy;
+}
+
+export interface McpPromptItem {
+  name: string;
+  command: string;
+  description?: string;
+  arguments?: string[];
+}
+
+export interface McpServerItem {
+  name: string;
+  source: string;
+  path?: string;
+  repository: boolean;
+  trusted: boolean;
+  state: string;
+  error?: string;
+  transport?: string;
+  target?: string;
+  env?: string[];
+  tools?: McpToolItem[];
+  prompts?: McpPromptItem[];
+  resources?: boolean;
+  restarts?: number;
+  digest: string;
+  definition: string;
+}
+
+export interface McpListResult {
+  servers: McpServerItem[];
+  problems?: string[];
+}
+
+export interface McpChangedParams {
+  message?: string;
 }
 
 export interface ModelPrepareResult {

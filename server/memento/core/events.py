@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
 from memento.security import secrets
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,10 @@ class ToolCallStarted(BaseModel):
     turn_id: str
     tool_call_id: str
     tool_name: str
+    server: str | None = None
+    """The MCP server that serves the tool (None: a Memento tool)."""
+    server_tool: str | None = None
+    """The tool's own name on that server."""
 
 
 class ToolCallFinished(BaseModel):
@@ -49,6 +54,27 @@ class ToolCallFinished(BaseModel):
     is_error: bool
     output: str = ""
     """The result the model gets (as stored in the session)."""
+    server: str | None = None
+    server_tool: str | None = None
+
+
+class ToolProgress(BaseModel):
+    """A running tool said how far it got (an MCP server's `notifications/progress`)."""
+
+    kind: Literal["tool_progress"] = "tool_progress"
+    turn_id: str
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class McpServersChanged(BaseModel):
+    """An MCP server changed state or listing (`memento/mcp/list` answers differently now);
+    `message`, when set, is for the user (a crash and its restart, a failed start)."""
+
+    kind: Literal["mcp_servers_changed"] = "mcp_servers_changed"
+    message: str = ""
 
 
 class TurnRetrying(BaseModel):
@@ -103,6 +129,10 @@ class ContextUsage(BaseModel):
     """What the provider reported for the newest request on the active path."""
     usage_by_provider: list[ProviderUsage] = Field(default_factory=list[ProviderUsage])
     """Each provider's reported usage over the active path."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from (`core/window.py`)."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words: "settings", "server /props n_ctx", "learned from overflow"…"""
 
 
 class Error(BaseModel):
@@ -259,6 +289,8 @@ Event = Annotated[
     | Delta
     | ToolCallStarted
     | ToolCallFinished
+    | ToolProgress
+    | McpServersChanged
     | TurnRetrying
     | TurnFinished
     | ContextUsage

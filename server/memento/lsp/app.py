@@ -120,6 +120,7 @@ class MementoApp:
         )
         self._session.events.subscribe(self.on_event)
         self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
+        self._session.watch_window(self.tasks.spawn)
         for feature in self.features:
             feature.started()
         self._announce(resolved)
@@ -205,7 +206,9 @@ class MementoApp:
                 pass  # mechanism events are mapped by their own features (`started`)
 
 
-def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams] | None:
+def turn_notification(
+    event: events.Event,
+) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams | p.ToolProgressParams] | None:
     """The `memento/turn`, `memento/stream` or `memento/tool` notification of a turn event
     (a child's too: the subagents feature adds its `subagentId`)."""
     from memento.core import events
@@ -227,6 +230,16 @@ def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.Stream
                 tool_call_id=event.tool_call_id,
                 tool_name=event.tool_name,
                 state="started",
+                server=event.server,
+                server_tool=event.server_tool,
+            )
+        case events.ToolProgress():
+            return p.TOOL_PROGRESS, p.ToolProgressParams(
+                turn_id=event.turn_id,
+                tool_call_id=event.tool_call_id,
+                progress=event.progress,
+                total=event.total,
+                message=event.message,
             )
         case events.ToolCallFinished():
             return p.TOOL, tool_finished_params(event)
@@ -256,6 +269,8 @@ def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
         is_error=event.is_error,
         output=event.output[: p.TOOL_OUTPUT_LIMIT],
         output_truncated=truncated or None,
+        server=event.server,
+        server_tool=event.server_tool,
     )
 
 
@@ -272,6 +287,8 @@ def context_params(usage: events.ContextUsage, mechanisms: Mechanisms | None = N
         subagent_tokens=children.tokens if children is not None and children.tokens else None,
         last_usage=usage_figures(usage.last_usage) if usage.last_usage is not None else None,
         usage=[usage_figures(u) for u in usage.usage_by_provider] or None,
+        window_source=usage.window_source,
+        window_origin=usage.window_origin,
     )
 
 

@@ -96,6 +96,30 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
         M as M,
     )
     from memento.lsp.messages import (
+        McpChangedParams as McpChangedParams,
+    )
+    from memento.lsp.messages import (
+        McpListParams as McpListParams,
+    )
+    from memento.lsp.messages import (
+        McpListResult as McpListResult,
+    )
+    from memento.lsp.messages import (
+        McpPromptItem as McpPromptItem,
+    )
+    from memento.lsp.messages import (
+        McpServerItem as McpServerItem,
+    )
+    from memento.lsp.messages import (
+        McpServerRef as McpServerRef,
+    )
+    from memento.lsp.messages import (
+        McpToolItem as McpToolItem,
+    )
+    from memento.lsp.messages import (
+        McpTrustParams as McpTrustParams,
+    )
+    from memento.lsp.messages import (
         Model as Model,
     )
     from memento.lsp.messages import (
@@ -169,6 +193,9 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
     )
     from memento.lsp.messages import (
         ToolParams as ToolParams,
+    )
+    from memento.lsp.messages import (
+        ToolProgressParams as ToolProgressParams,
     )
     from memento.lsp.messages import (
         TrustParams as TrustParams,
@@ -274,6 +301,12 @@ SUBAGENT_ABORT = "memento/subagent/abort"
 SUBAGENT_NOTIFICATION = "memento/subagent"
 
 MODEL_PREPARE = "memento/model/prepare"
+TOOL_PROGRESS = "memento/tool/progress"
+
+MCP_LIST = "memento/mcp/list"
+MCP_RESTART = "memento/mcp/restart"
+MCP_TRUST = "memento/mcp/trust"
+MCP_NOTIFICATION = "memento/mcp"
 
 
 def __getattr__(name: str) -> Any:
