@@ -290,6 +290,8 @@ def test_the_mcp_servers_view_in_a_real_vscode(tmp_path: Path, vsix: Path) -> No
     env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
     with ScriptedModelServer() as model:
         options = settings(model, advisor=False) | {
+            # The universal package carries no server: this test run's, named by the setting.
+            "memento.server.command": str(this_memento(tmp_path / "bin" / "memento")),
             "memento.mcp.servers": {
                 "clock": time_server() | {"tools": {"convert_time": "deny"}, "policy": "allow"}
             },
