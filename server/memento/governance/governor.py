@@ -49,7 +49,7 @@ from memento.governance.tokens import (
 from memento.providers.factory import create_provider
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.session import off_loop_work
+from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)

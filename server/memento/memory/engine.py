@@ -43,9 +43,9 @@ from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
-from memento.session.session import off_loop_work
 from memento.session.tools.base import ToolOutput
 from memento.util.jsonish import get
+from memento.util.offloop import off_loop_work
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,6 @@ import gc
 import json
 import logging
 import secrets
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -34,11 +32,11 @@ from memento.session.store import (
 from memento.session.tools.base import Tool, ToolContext
 from memento.session.tools.registry import default_tools
 from memento.session.turn import TurnRunner
+from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 E = TypeVar("E", bound=EntryBase)
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -384,39 +382,6 @@ def _redacted(entry: Entry) -> Entry:
     data = entry.dump()
     clean = current.redact_tree(data)
     return entry if clean is data else parse_entry(clean)
-
-
-class _CollectorPause:
-    """The garbage collector off while any worker needs it off (they may overlap)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._holders = 0
-        self._was_enabled = False
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._holders == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._holders += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._holders -= 1
-            if self._holders == 0 and self._was_enabled:
-                gc.enable()
-
-
-_COLLECTOR_PAUSE = _CollectorPause()
-
-
-def off_loop_work(work: Callable[[], T]) -> T:
-    """Run `work` (in a worker thread) with the garbage collector waiting: its full passes
-    over the objects a long session is made of hold every thread, the event loop's too, for
-    a second at a time."""
-    with _COLLECTOR_PAUSE:
-        return work()
 
 
 def _load_store(path: Path) -> SessionStore:
