@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import gc
 import json
 import logging
@@ -143,7 +144,8 @@ class Session:
         return [t for t in tools if self.offered_spec(t).read_only] if read_only else tools
 
     def add_hooks(self, hooks: Hooks) -> None:
-        self.hooks.append(hooks)
+        """Hooks run by phase (shape → augment → observe), then in the order they were added."""
+        bisect.insort(self.hooks, hooks, key=lambda h: h.phase)
 
     # -- storage ----------------------------------------------------------------------
     @property
