@@ -8,9 +8,11 @@ Imports only `memento` and the standard library, so `bench/` uses it without rea
 
 from testkit.model_server import ScriptedModelServer
 from testkit.script import (
+    Answer,
     Compacted,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     Hold,
@@ -27,9 +29,11 @@ from testkit.script import (
 )
 
 __all__ = [
+    "Answer",
     "Compacted",
     "Delay",
     "Disconnect",
+    "EmptyStream",
     "EndStream",
     "Hang",
     "Hold",

@@ -31,9 +31,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, cast
 
 from testkit.script import (
+    Answer,
     Compacted,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     Hold,
@@ -93,25 +95,27 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = RecordedRequest(self.path, headers, body, self.command)
-        owner._record(request)
         wire = wire_for(self.path, str(body.get("model") or "scripted-model"))
         if wire is None:
-            self._send_json(
-                404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
-            )
+            owner._record_other(request)
+            self._answer(owner._answers.get((self.command, self.path.split("?", 1)[0])))
             return
+        owner._record(request)
         if is_compaction(self.path, body):
             self._compaction(wire, owner._next_compaction())
         elif (refused := wire.refusal(body)) is not None:
             self._send_json(400, wire.error_body(400, refused))
         else:
-            self._reply(wire, owner._next_reply(str(body.get("model") or ""), request))
+            reply = owner._next_reply(str(body.get("model") or ""), request)
+            self._reply(wire, reply, streamed=body.get("stream") is not False)
 
-    def _reply(self, wire: Wire, reply: Reply | None) -> None:
+    def _reply(self, wire: Wire, reply: Reply | None, streamed: bool) -> None:
         if reply is None:
             self._send_json(500, wire.error_body(500, "script exhausted"))
         elif reply.steps and isinstance(error := reply.steps[0], HttpError):
             self._send_error(wire, error)
+        elif not streamed and isinstance(wire, OpenAIWire):
+            self._send_json(200, wire.complete(reply))
         else:
             try:
                 self._stream(wire, reply)
@@ -135,6 +139,28 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, wire.compacted(first, reply.usage))
 
+    def _answer(self, answer: Answer | None) -> None:
+        """An endpoint other than the model's: its scripted answer, else a 404."""
+        if answer is None:
+            self._send_json(
+                404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
+            )
+            return
+        if answer.delay:
+            _ChunkedWriter(self.connection, self.owner._stop).wait(answer.delay, ping=False)
+        if isinstance(answer.body, dict | list):
+            data = json.dumps(answer.body).encode()
+        else:
+            data = answer.body.encode() if isinstance(answer.body, str) else answer.body
+        self.send_response(answer.status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("connection", "close")
+        for name, value in (answer.headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
     def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
@@ -157,6 +183,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
         except OSError as exc:
             raise _Gone(early=True) from exc
+        if reply.steps and isinstance(empty := reply.steps[0], EmptyStream):
+            out.flush()
+            out.end() if empty.clean else out.abort()
+            return
         out.add(*wire.start(reply))
         for step in reply.steps:
             if isinstance(step, Delay):
@@ -275,6 +305,8 @@ class ScriptedModelServer:
         self._model_scripts: dict[str, deque[Reply]] = {}
         self._compactions: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
+        self._other_requests: list[RecordedRequest] = []
+        self._answers: dict[tuple[str, str], Answer] = {}
         self._disconnects = 0
         self._acked = 0
         self._stop = threading.Event()
@@ -344,6 +376,18 @@ class ScriptedModelServer:
         with self._cond:
             self._compactions.extend(replies)
 
+    def answer(self, path: str, answer: Answer, method: str = "GET") -> None:
+        """Answer `method path` (an endpoint other than the model's: a server's own API, as
+        window discovery asks it) with `answer` from now on; unanswered ones get a 404."""
+        with self._cond:
+            self._answers[(method, path)] = answer
+
+    @property
+    def other_requests(self) -> list[RecordedRequest]:
+        """Requests to endpoints other than the model's (`requests` has the model's only)."""
+        with self._cond:
+            return list(self._other_requests)
+
     @property
     def pending(self) -> int:
         """Replies enqueued and not yet consumed."""
@@ -403,6 +447,11 @@ class ScriptedModelServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._cond:
             self._requests.append(request)
+            self._cond.notify_all()
+
+    def _record_other(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self._other_requests.append(request)
             self._cond.notify_all()
 
     def _next_reply(self, model: str = "", request: RecordedRequest | None = None) -> Reply | None:

@@ -98,6 +98,15 @@ class EndStream:
 
 
 @dataclass(frozen=True)
+class EmptyStream:
+    """Accept the request (200, an event stream) and end it before any event: what
+    llama-cpp-python's server does to a streamed request over its window (the refusal only
+    reaches its log). `clean`: end the body properly; else drop the connection."""
+
+    clean: bool = False
+
+
+@dataclass(frozen=True)
 class MalformedSSE:
     raw: str | bytes = "data: {not json\n\n"
 
@@ -123,6 +132,7 @@ Step = (
     | Hang
     | Disconnect
     | EndStream
+    | EmptyStream
     | MalformedSSE
     | HttpError
 )
@@ -147,6 +157,18 @@ class Reply:
 
     def __repr__(self) -> str:
         return f"Reply({', '.join(map(repr, self.steps))}, stop_reason={self.stop_reason!r})"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A fixed answer of an endpoint other than the model's (`ScriptedModelServer.answer`):
+    a server's own API, e.g. `GET /props`. `body` a dict or list is sent as JSON, str or
+    bytes as they are (a malformed answer); after `delay` seconds."""
+
+    body: dict[str, Any] | list[Any] | str | bytes
+    status: int = 200
+    delay: float = 0.0
+    headers: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,24 @@ class OpenAIWire:
             return [self._chunk({}, finish), _sse("[DONE]")]
         return [self._chunk({}, finish), _sse(self._base() | {"choices": [], "usage": usage}), _sse("[DONE]")]
 
+    def complete(self, reply: Reply) -> dict[str, Any]:
+        """The reply as one chat completion (a request with `stream: false`)."""
+        text = "".join(s.text for s in reply.steps if isinstance(s, Text))
+        calls = [
+            {"id": s.id, "type": "function", "function": {"name": s.name, "arguments": s.wire_arguments()}}
+            for s in reply.steps
+            if isinstance(s, ToolCallStep)
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            message["tool_calls"] = calls
+        u = reply.usage
+        usage = {"prompt_tokens": u.input + u.cache_read, "completion_tokens": u.output}
+        usage["total_tokens"] = usage["prompt_tokens"] + u.output
+        finish = _OPENAI_STOP.get(reply.stop_reason, reply.stop_reason)
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        return self._base() | {"object": "chat.completion", "choices": [choice], "usage": usage}
+
     @staticmethod
     def refusal(body: dict[str, Any]) -> str | None:
         return None

@@ -87,6 +87,9 @@ class ProviderConfig(Settings):
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key (the key itself is never stored)."""
     context_window: int = Field(default=128_000, gt=0)
+    """The model's window in tokens. When not set: what the server says of itself (asked as a
+    session starts), else this default (the catalog default); a refusal naming a smaller
+    window overrides both (`session/window.py`)."""
     max_tokens: int = Field(default=8192, gt=0)
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=300.0, gt=0)
@@ -128,8 +131,8 @@ class ToolSettings(Settings):
     """Seconds one `grep` may search before it is stopped (its pattern comes from the model)."""
     tolerant_edits: bool = True
     """`edit` falls back to tolerant matchers (whitespace, indentation, first/last lines) when
-    oldText is not in the file exactly; see session/tools/matching.py. A Markdown fence around
-    a code file's whole content, oldText or newText is left out (session/tools/fences.py)."""
+    oldText is not in the file exactly; see session/harness/matching.py. A Markdown fence around
+    a code file's whole content, oldText or newText is left out (session/harness/fences.py)."""
     syntax_guard: bool = True
     """`write`/`edit` refuse a change that leaves a file which parsed with syntax errors;
     `read` adds a file's syntax errors after its text."""
@@ -137,7 +140,7 @@ class ToolSettings(Settings):
     """`write` refuses to replace a Python or JSON file with content that drops most of its
     definitions and lines; an append to a Python file may not redefine a name it has or be a
     bare string; a write that defines nothing and does not parse may not replace a file that
-    defines something (session/tools/loss.py)."""
+    defines something (session/harness/loss.py)."""
 
     def denied(self) -> frozenset[str]:
         """The tools the user's policy turns off (`bash = "deny"`, the only per-tool policy):

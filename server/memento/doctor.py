@@ -25,12 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import MementoConfig
+from memento.core.provider import ProviderError
+from memento.core.window import ContextWindow
 from memento.governance.budget import budget_problem, window_settings
 from memento.governance.tokens import effective_reserve_tokens, threshold_tokens
 from memento.layers import Resolved, SettingsLayers
 from memento.localmodel import locate
 from memento.localmodel.catalog import CATALOG
+from memento.providers.factory import create_provider
 from memento.security import secrets
+from memento.session.window import WindowBelief
+from memento.util.tasks import TaskRegistry
 
 DISTRIBUTION = "memento-lsp"
 SERVER_START_TIMEOUT_S = 60.0
@@ -89,7 +94,9 @@ def diagnose(root: Path, *, start_server: bool = True) -> Report:
     secrets.activate(secrets.Secrets.from_config(resolved.config))
     report.settings = resolved.view()
     _provider(report, resolved.config)
-    _compaction(report, resolved.config)
+    window = asyncio.run(believed_window(resolved.config))
+    _window(report, resolved.config, window)
+    _compaction(report, resolved.config, window.tokens)
     _settings(report, resolved)
     if start_server:
         ok, detail = asyncio.run(server_starts(root))
@@ -167,11 +174,39 @@ def _provider(report: Report, config: MementoConfig) -> None:
         report.add(f"{role} key", bool(value), detail)
 
 
-def _compaction(report: Report, config: MementoConfig) -> None:
+async def believed_window(config: MementoConfig) -> ContextWindow:
+    """The window a session would believe now: the settings, else what the server says of
+    itself (asked as a session asks, bounded in time), else the default."""
+    windows = WindowBelief()
+    try:
+        provider = create_provider(config.provider)
+    except ProviderError:
+        return windows.current(config.provider)
+    tasks = TaskRegistry()
+    try:
+        windows.refresh(config.provider, provider, tasks.spawn, lambda: None)
+        await windows.settle()
+    finally:
+        await tasks.cancel_all()
+        await provider.aclose()
+    return windows.current(config.provider)
+
+
+def _window(report: Report, config: MementoConfig, window: ContextWindow) -> None:
+    """The model's context window and where it came from: a note, never a missing part."""
+    detail = f"{window.tokens:,} tokens ({window.origin})"
+    if window.source == "default" and config.provider.kind != "local":
+        detail += (
+            f": {config.provider.base_url} does not say; set provider.contextWindow, or Memento "
+            "learns it from the server's first refusal"
+        )
+    report.add("context window", True, detail, needed=False)
+
+
+def _compaction(report: Report, config: MementoConfig, window: int) -> None:
     """The compaction budget a session on this configuration runs with (unset token settings
     sized to the window), and whether it can ever free space: a note, not a missing part."""
-    window = config.provider.context_window
-    settings = window_settings(config)
+    settings = window_settings(config, window)
     if not settings.enabled:
         report.add("compaction", True, "off (compaction.enabled = false)", needed=False)
         return
@@ -181,7 +216,7 @@ def _compaction(report: Report, config: MementoConfig) -> None:
         f"{window:,}-token window: compacts above {threshold_tokens(window, settings):,} tokens "
         f"(reserve {effective_reserve_tokens(window, settings):,}), keeps the last {keep:,} ({given})"
     )
-    problem = budget_problem(config)
+    problem = budget_problem(config, window)
     if problem is not None:
         detail = problem.removeprefix("Memento: ")
     report.add("compaction", problem is None, detail, needed=False)

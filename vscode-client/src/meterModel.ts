@@ -49,6 +49,9 @@ export function meterView(
   const lines = [
     `**Memento context**: ${context.tokens.toLocaleString("en-US")} of ${context.contextWindow.toLocaleString("en-US")} tokens (${percent})`,
   ];
+  if (context.windowOrigin) {
+    lines.push(`Window: ${context.contextWindow.toLocaleString("en-US")} tokens, ${context.windowOrigin}`);
+  }
   if (context.thresholdTokens !== undefined) {
     lines.push(`Compacts above ${context.thresholdTokens.toLocaleString("en-US")} tokens`);
   } else {

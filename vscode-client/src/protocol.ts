@@ -25,6 +25,10 @@ export interface ContextParams {
   lastUsage?: UsageFigures;
   /** Each provider's reported usage over the session's active path. */
   usage?: UsageFigures[];
+  /** Where `contextWindow` came from: the settings, the server's own API, a refusal that named it, or the default. */
+  windowSource?: "settings" | "server" | "overflow" | "default";
+  /** The same in words ("server /props n_ctx", "learned from overflow", "catalog default"). */
+  windowOrigin?: string;
 }
 
 /** Who wrote a compaction's summary: the summary model, code, or the provider itself. */

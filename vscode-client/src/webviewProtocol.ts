@@ -183,7 +183,7 @@ const noticeShapes = {
     merge: opt(lit("applied", "failed", "skipped")),
     error: opt(str),
   },
-  context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num },
+  context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num, windowOrigin: opt(str) },
   /** `skipped`: the step would not have made the context smaller (`why`); nothing changed. */
   compaction: {
     phase: lit("started", "finished", "failed", "skipped"),

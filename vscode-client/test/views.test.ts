@@ -71,6 +71,12 @@ describe("the context meter", () => {
     const { tooltip } = meterView(context(12_000), byProvider, false, NOW);
     expect(tooltip).toContain("52k → 9.4k tokens, summary by the provider (openai)");
   });
+
+  it("says where the window came from, as the server reports it", () => {
+    const learned = { ...context(3_100, 3_482), contextWindow: 4_096, windowSource: "overflow" as const, windowOrigin: "learned from overflow" };
+    expect(meterView(learned, undefined, false, NOW).tooltip).toContain("Window: 4,096 tokens, learned from overflow");
+    expect(meterView(context(3_100), undefined, false, NOW).tooltip).not.toContain("Window:");
+  });
 });
 
 describe("the Compactions view", () => {

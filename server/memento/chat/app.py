@@ -83,6 +83,7 @@ class ChatApp:
         session.events.subscribe(self._on_event)
         session.set_mode(self.options.mode)
         self.mechanisms = install_mechanisms(session, self.tasks.spawn)
+        session.watch_window(self.tasks.spawn)
         if self.mechanisms.subagents is not None:
             self.mechanisms.subagents.subscribe(self.renderer.handle_child)
         await self._open_requested_session()

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
 from memento.security import secrets
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,10 @@ class ContextUsage(BaseModel):
     """What the provider reported for the newest request on the active path."""
     usage_by_provider: list[ProviderUsage] = Field(default_factory=list[ProviderUsage])
     """Each provider's reported usage over the active path."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from (`core/window.py`)."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words: "settings", "server /props n_ctx", "learned from overflow"…"""
 
 
 class Error(BaseModel):

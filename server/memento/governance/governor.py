@@ -39,7 +39,7 @@ from memento.core.provider import (
 from memento.governance.append_only import AppendOnlyContext, prefix_tokens
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
-from memento.governance.overflow import is_context_overflow, is_recoverable_length
+from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
 from memento.governance.relief import Relief, Skipped, Step
 from memento.governance.summarizer import ModelSummarizer
 from memento.governance.tokens import (
@@ -57,6 +57,8 @@ from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
+ESTIMATE_MARGIN = 1.1
+"""The local estimate may be short of the server's own count by this much (another tokenizer)."""
 RECOVERY_BAND = 0.8
 """A rung suffices when it leaves at most this share of the threshold (hysteresis: no thrash)."""
 OVERFLOW_FAILED = (
@@ -117,16 +119,21 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def check_budget(self) -> None:
         """Tell the user (once per configuration) when compaction can never free space."""
-        problem = budget_problem(self.session.config)
+        problem = budget_problem(self.session.config, self.window)
         if problem is not None and problem != self._budget_told:
             self.session.publish(events.Error(message=problem))
         self._budget_told = problem
 
     # -- wiring -------------------------------------------------------------------------
     @property
+    def window(self) -> int:
+        """The model's window as the session believes it (`session/window.py`)."""
+        return self.session.context_window.tokens
+
+    @property
     def settings(self) -> CompactionSettings:
         """The compaction settings, their defaults sized to the window (`budget.py`)."""
-        return window_settings(self.session.config)
+        return window_settings(self.session.config, self.window)
 
     @property
     def estimator(self) -> Estimator:
@@ -223,7 +230,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
         if self.meter.current or not self._schedule_refresh():
             self.meter.update(session)
         tokens = self.meter.tokens
-        window = session.config.provider.context_window
+        believed = session.context_window
+        window = believed.tokens
         return events.ContextUsage(
             tokens=tokens,
             context_window=window,
@@ -232,6 +240,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
             last_usage=self.meter.tally.last,
             usage_by_provider=self.meter.tally.by_provider,
+            window_source=believed.source,
+            window_origin=believed.origin,
         )
 
     def estimate_usage(self, session: HookContext, reply: AssistantMessage) -> Usage | None:
@@ -255,7 +265,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     async def gate(self, reason: CompactionReason = "threshold") -> bool:
         """Relieve the context if it is over the threshold; True when anything changed."""
-        settings, window = self.settings, self.session.config.provider.context_window
+        settings, window = self.settings, self.window
         if not settings.enabled or not self.session.started:
             return False
         tokens = await self._measure()
@@ -268,7 +278,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
             return await self._ladder(reason)
 
     async def _ladder(self, reason: CompactionReason) -> bool:
-        window = self.session.config.provider.context_window
+        window = self.window
         threshold = threshold_tokens(window, self.settings)
         target = math.floor(RECOVERY_BAND * threshold)
         changed = False
@@ -337,6 +347,23 @@ class Governor(Hooks, phase=Phase.SHAPE):
     def _count_prefix(self, request: ModelRequest) -> None:
         self.meter.prefix_tokens = prefix_tokens(request.system, request.tools, self._text_tokens)
 
+    async def as_sent(self, request: ModelRequest) -> ModelRequest:
+        """The request as it goes out (`RequestMeter`, after every mechanism that adds to it):
+        synced and measured (`shape`, in a worker thread), its output fitted to the room left."""
+        request = await asyncio.to_thread(off_loop_work, lambda: self.shape(request))
+        await self._measure()  # what the augmenting hooks stored since the gate measured
+        return self._fit_output(request)
+
+    def _fit_output(self, request: ModelRequest) -> ModelRequest:
+        """Ask for no more output than the window has room for: a server that counts the
+        reply against its window (vLLM) refuses the whole request otherwise, and no
+        compaction helps a request whose output alone is too large. A reply cut short by
+        this comes back as a recoverable length stop (compact, retry)."""
+        room = self.window - math.ceil(self.meter.tokens * ESTIMATE_MARGIN)
+        if request.max_tokens is None or room <= 0 or request.max_tokens <= room:
+            return request
+        return request.model_copy(update={"max_tokens": room})
+
     def on_delta(self, session: HookContext, turn: TurnInfo, event: ProviderEvent) -> None:
         if isinstance(event, UsageReport):
             turn.state(_TurnState).usage = event.usage
@@ -349,7 +376,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
             return
         state = turn.state(_TurnState)
         message = AssistantMessage(stop_reason="length", usage=state.usage or Usage())
-        window = session.config.provider.context_window
+        window = self.window
         if is_context_overflow(message, window) or is_recoverable_length(
             message, session.config.provider.max_tokens
         ):
@@ -361,7 +388,13 @@ class Governor(Hooks, phase=Phase.SHAPE):
             raise RetryRequest("the reply was cut off by the context window; compacting and retrying")
 
     async def on_request_error(self, session: HookContext, turn: TurnInfo, error: ProviderError) -> bool:
-        if not self.settings.enabled or not self._is_overflow(error):
+        if not self._is_overflow(error):
+            return False
+        if (named := window_named(f"{error}\n{error.body}")) is not None:
+            # A window smaller than believed: the threshold moves down with it, so the
+            # compaction below (and every gate after it) works to the window that refused.
+            session.learn_window(named)
+        if not self.settings.enabled:
             return False
         recovered = await self._relieve_overflow()
         if recovered:
@@ -373,7 +406,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
             return True
         last = self.session.branch_path()[-1:]
         message = last[0].message if last and isinstance(last[0], MessageEntry) else None
-        window = self.session.config.provider.context_window
+        window = self.window
         return message is not None and is_context_overflow(message, window)
 
     async def _relieve_overflow(self) -> bool:
@@ -419,7 +452,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
             ),
             None,
         )
-        window = self.session.config.provider.context_window
+        window = self.window
         return message is not None and is_context_overflow(message, window)
 
 
@@ -433,4 +466,4 @@ class RequestMeter(Hooks, phase=Phase.OBSERVE):
     async def before_request(
         self, session: HookContext, turn: TurnInfo, request: ModelRequest
     ) -> ModelRequest:
-        return await asyncio.to_thread(off_loop_work, lambda: self.governor.shape(request))
+        return await self.governor.as_sent(request)

@@ -93,7 +93,7 @@ class Relief:
 
     @property
     def settings(self) -> CompactionSettings:
-        return window_settings(self.session.config)
+        return window_settings(self.session.config, self.session.context_window.tokens)
 
     def _tokens(self, entry: Entry) -> int:
         return self.meter.estimator.entry_tokens(entry)

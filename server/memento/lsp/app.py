@@ -120,6 +120,7 @@ class MementoApp:
         )
         self._session.events.subscribe(self.on_event)
         self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
+        self._session.watch_window(self.tasks.spawn)
         for feature in self.features:
             feature.started()
         self._announce(resolved)
@@ -272,6 +273,8 @@ def context_params(usage: events.ContextUsage, mechanisms: Mechanisms | None = N
         subagent_tokens=children.tokens if children is not None and children.tokens else None,
         last_usage=usage_figures(usage.last_usage) if usage.last_usage is not None else None,
         usage=[usage_figures(u) for u in usage.usage_by_provider] or None,
+        window_source=usage.window_source,
+        window_origin=usage.window_origin,
     )
 
 

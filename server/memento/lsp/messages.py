@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pygls.exceptions import JsonRpcInvalidParams
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
+
 
 class Model(BaseModel):
     # defer_build: a model's validator is built on its first use, not at import, so the server
@@ -181,6 +183,12 @@ class ContextParams(Model):
     """What the provider reported for the newest request (absent: none reported yet)."""
     usage: list[UsageFigures] | None = None
     """Each provider's reported usage over the session's active path."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from: `settings`, `server` (its own API), `overflow` (named
+    by a refusal) or `default`."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words, for the meter: "settings", "server /props n_ctx", "learned from
+    overflow", "catalog default"."""
 
 
 class SessionParams(Model):

@@ -43,13 +43,19 @@ _RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
 _OVERFLOW_HINTS = (
     "prompt is too long",
     "context_length_exceeded",
-    "maximum context length",
-    "context length",
-    "context window",
+    "maximum context length",  # OpenAI, vLLM, llama-cpp-python ("This model's maximum context length is 4096 tokens")
+    "max context length",  # Ollama ("prompt too long; exceeded max context length")
+    "context length",  # LM Studio ("loaded with context length of only 4096 tokens")
+    "context window",  # llama-cpp-python's own words ("exceed context window of 4096")
+    "context size",  # llama.cpp ("exceeds the available context size (4096 tokens)"), also in Ollama's
+    "context the overflows",  # LM Studio ("Trying to keep the first 5000 tokens when context the overflows")
     "too many tokens",
     "input is too long",
     "request_too_large",
 )
+OVERFLOW_STATUS = frozenset({400, 413, 422, 500})
+"""Statuses a refusal for size comes with: 400 from most, 413 for bytes, 422 from some
+gateways, 500 from servers that pass their engine's error through (Ollama, llama-cpp-python)."""
 
 STREAM_INCOMPLETE = "stream ended before the reply was complete"
 
@@ -111,15 +117,38 @@ def error_message(body: str, status: int) -> str:
         return "error"
 
 
+def says_overflow(text: str) -> bool:
+    """Whether a server's error text says the request did not fit its context window."""
+    lowered = text.lower()
+    return any(hint in lowered for hint in _OVERFLOW_HINTS)
+
+
 def status_error(label: str, status: int, body: str) -> ProviderError:
-    """The error for a non-2xx reply; `ContextOverflow` when the request did not fit."""
+    """The error for a non-2xx reply; `ContextOverflow` when the request did not fit (never
+    retried as it is: only a smaller request can succeed)."""
     message = error_message(body, status)
-    lowered = body.lower()
-    overflow = status in (400, 413) and any(hint in lowered for hint in _OVERFLOW_HINTS)
-    cls = ContextOverflow if overflow else ProviderError
-    return cls(
+    if status in OVERFLOW_STATUS and says_overflow(body):
+        return ContextOverflow(f"{label}: HTTP {status}: {message}", status=status, body=body)
+    return ProviderError(
         f"{label}: HTTP {status}: {message}", status=status, body=body, retryable=status in RETRYABLE_STATUS
     )
+
+
+def stream_error(label: str, chunk: dict[str, Any]) -> ProviderError | None:
+    """The error an event of a 2xx stream carries, if it is one: `{"error": ...}` (OpenAI,
+    llama.cpp, LM Studio) or `{"object": "error", "message": ...}` (vLLM); `ContextOverflow`
+    when it says the request did not fit."""
+    error = chunk.get("error")
+    if error:
+        message = get(error, "message") if as_object(error) is not None else error
+    elif chunk.get("object") == "error":
+        message = chunk.get("message")
+    else:
+        return None
+    text = message if isinstance(message, str) else json.dumps(error or chunk)
+    body = json.dumps(chunk)
+    cls = ContextOverflow if says_overflow(body) else ProviderError
+    return cls(f"{label}: provider error in stream: {text}", body=body)
 
 
 def retry_after(headers: httpx.Headers) -> float | None:

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
     from memento.core import events
     from memento.core.events import SessionMode
     from memento.core.provider import ModelRequest, Provider, ToolSpec
+    from memento.core.window import ContextWindow
     from memento.session.editor import EditorBridge
     from memento.session.hooks import Hooks, RetryRequest, TurnInfo
     from memento.session.session import Session
     from memento.session.tools.base import Tool
+    from memento.session.window import WindowBelief
     from memento.util.tasks import Spawn
 
 E = TypeVar("E", bound=EntryBase)
@@ -79,6 +81,21 @@ class HookContext:
         front end starts or opens another session."""
         store = self._session.store
         return store.path if store is not None else None
+
+    @property
+    def context_window(self) -> ContextWindow:
+        """The model's window as believed now (settings, the server, a refusal, the default)."""
+        return self._session.context_window
+
+    @property
+    def windows(self) -> WindowBelief:
+        """The session's window beliefs (a child session on the same server shares them)."""
+        return self._session.windows
+
+    def learn_window(self, tokens: int) -> bool:
+        """A refusal named the window `tokens`: believe it when it is smaller than the belief
+        (announced as a settings change and a new context size). True when it changed."""
+        return self._session.learn_window(tokens)
 
     @property
     def editor(self) -> EditorBridge:

@@ -213,7 +213,9 @@ async def _converse(
             update={"provider": config.provider.model_copy(update={"model": child.agent.model})}
         )
     provider = create_provider(config.provider) if own_provider else parent.provider
-    session = Session(root, config, provider, data_dir=parent.data_dir, editor=parent.editor)
+    session = Session(
+        root, config, provider, data_dir=parent.data_dir, editor=parent.editor, windows=parent.windows
+    )
     child.session = session
     session.tool_context.allowed_commands = set(parent.allowed_commands)
     unsubscribe = session.events.subscribe(lambda event: ctx.forward(child, event))

@@ -83,8 +83,8 @@ async def run_turn(session: Session, text: str) -> None:
     tasks: list[asyncio.Task[Any]] = []
 
     def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        tasks.append(asyncio.get_running_loop().create_task(coro, name=name))
-        return tasks[-1]
+        tasks.append(task := asyncio.get_running_loop().create_task(coro, name=name))
+        return task
 
     session.prompt(text, spawn)
     async with asyncio.timeout(30):

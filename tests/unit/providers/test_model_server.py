@@ -10,8 +10,10 @@ from typing import Any
 import httpx
 import pytest
 from testkit import (
+    Answer,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     HttpError,
@@ -180,6 +182,50 @@ def test_unknown_path_is_404(srv: ScriptedModelServer) -> None:
     srv.enqueue(Reply(Text("x")))
     assert post(srv.url + "/v2/other").status_code == 404
     assert srv.pending == 1
+    # Recorded apart from the model's requests (window discovery asks such endpoints).
+    assert srv.requests == []
+    assert [(r.method, r.path) for r in srv.other_requests] == [("POST", "/v2/other")]
+
+
+def test_other_endpoints_answer_as_scripted(srv: ScriptedModelServer) -> None:
+    srv.answer("/props", Answer({"default_generation_settings": {"n_ctx": 4096}}))
+    srv.answer("/api/show", Answer("{not json", status=200), method="POST")
+    srv.answer("/slow", Answer([1], delay=0.2))
+    assert httpx.get(srv.url + "/props").json() == {"default_generation_settings": {"n_ctx": 4096}}
+    assert post(srv.url + "/api/show").text == "{not json"
+    assert httpx.get(srv.url + "/props", params={"x": "1"}).status_code == 200  # the query is not the path
+    assert httpx.get(srv.url + "/api/show").status_code == 404  # another method
+    started = time.monotonic()
+    assert httpx.get(srv.url + "/slow").json() == [1]
+    assert time.monotonic() - started >= 0.2
+
+
+def test_a_request_without_streaming_gets_one_completion(srv: ScriptedModelServer) -> None:
+    srv.enqueue(
+        Reply(Text("hel"), Text("lo"), ToolCallStep("c1", "read", {"path": "a"}), Usage(input=7, output=3))
+    )
+    answer = httpx.post(
+        srv.openai_base_url + "/chat/completions", json={"model": "m", "stream": False}
+    ).json()
+    message = answer["choices"][0]["message"]
+    assert message["content"] == "hello"
+    assert message["tool_calls"][0]["function"] == {"name": "read", "arguments": '{"path": "a"}'}
+    assert answer["choices"][0]["finish_reason"] == "tool_calls"
+    assert answer["usage"] == {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_an_empty_stream_ends_before_any_event(srv: ScriptedModelServer, clean: bool) -> None:
+    srv.enqueue(Reply(EmptyStream(clean=clean)))
+    url = srv.openai_base_url + "/chat/completions"
+    with httpx.Client(timeout=5) as client, client.stream("POST", url, json={}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/event-stream"
+        if clean:
+            assert response.read() == b""
+        else:
+            with pytest.raises(httpx.RemoteProtocolError):
+                response.read()
 
 
 def test_wait_timeouts(srv: ScriptedModelServer) -> None:

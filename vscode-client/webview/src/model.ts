@@ -29,6 +29,8 @@ export interface ContextState {
   contextWindow: number;
   percent: number;
   stablePrefixTokens: number;
+  /** Where the window came from, in the server's words ("learned from overflow"). */
+  windowOrigin?: string;
 }
 
 export class Timeline {

@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from memento.config import DEFAULT_PROTECTED_PATHS
 from memento.core.provider import ToolSpec
 from memento.session.editor import EditorBridge, NoEditor
+from memento.session.tools.seam import PlainTools, ToolHarness
 
 BashPolicy = Literal["ask", "allow", "deny"]
 
@@ -43,12 +44,9 @@ class ToolContext:
     grep_timeout: float = 10.0
     notify: Callable[[str], None] = field(default=lambda message: None)
     """Tells the user something outside the tool result (a permission request that expired)."""
-    tolerant_edits: bool = True
-    """`edit` may match oldText through the tolerant matchers (`matching.py`)."""
-    syntax_guard: bool = True
-    """`write`/`edit` refuse changes that break a file's syntax (`syntax.py`)."""
-    loss_guard: bool = True
-    """`write`/`edit` refuse changes that drop what a file defines (`loss.py`)."""
+    harness: ToolHarness = field(default_factory=PlainTools)
+    """What `read`/`write`/`edit` do beyond plain reads and exact edits (`seam.py`): the
+    session puts the small-model harness here, as its settings choose it."""
 
 
 class Tool(Protocol):

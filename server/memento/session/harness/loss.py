@@ -28,8 +28,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from memento.session.tools import syntax
+from memento.session.harness import syntax
 from memento.util.jsonish import as_object
+from memento.util.languages import language_of
 
 MAX_GUARDED_CHARS = 512 * 1024
 MAX_NAMED = 8
@@ -100,7 +101,7 @@ def scanned(lines: list[str]) -> list[Definition]:
 def _defined(shown: str, text: str) -> list[Definition] | None:
     """`definitions`, or for a Python module that does not parse, those `scanned`."""
     found = definitions(shown, text)
-    if found is None and syntax.language_of(shown) == "python" and len(text) <= MAX_GUARDED_CHARS:
+    if found is None and language_of(shown) == "python" and len(text) <= MAX_GUARDED_CHARS:
         return scanned(text.split("\n"))
     return found
 
@@ -165,7 +166,7 @@ def check_emptied(shown: str, old: str | None, new: str) -> str | None:
     (a module that does not parse too, by its lines) and `new` defines nothing and does not
     parse: a note or a placeholder written over the file ("read result" over a module whose
     function had a syntax error, which the syntax guard lets by: the file was broken)."""
-    if old is None or len(new) > MAX_GUARDED_CHARS or (language := syntax.language_of(shown)) is None:
+    if old is None or len(new) > MAX_GUARDED_CHARS or (language := language_of(shown)) is None:
         return None
     before = _defined(shown, old)
     if not before or definitions(shown, new) is not None or _defined(shown, new):

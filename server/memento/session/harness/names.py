@@ -19,14 +19,12 @@ known. Reading the modules beside the file is blocking: call from a worker threa
 from __future__ import annotations
 
 import ast
-import asyncio
 import builtins
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memento.session.tools import loss
-from memento.session.tools.base import ToolContext
+from memento.session.harness import loss
 
 MAX_CHARS = 512 * 1024
 MAX_SIBLING_BYTES = 256 * 1024
@@ -151,10 +149,3 @@ def _unbound_note(path: Path, shown: str, missing: dict[str, int]) -> str:
         where = f"; {home}.py defines it: from {home} import {name}" if home else ""
         parts.append(f"{name} (line {line}){where}")
     return f"\n{shown} uses names it neither defines nor imports: " + ", ".join(parts)
-
-
-async def with_imports(ctx: ToolContext, path: Path, shown: str, before: str | None, text: str) -> Completed:
-    """`complete_imports` in a worker thread, under the loss guard (its setting off: `text`)."""
-    if not ctx.loss_guard:
-        return Completed(text, "")
-    return await asyncio.to_thread(complete_imports, path, shown, before, text)

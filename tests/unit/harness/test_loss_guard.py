@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memento.session.harness.loss import check_write, definitions
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.edit import EditTool
-from memento.session.tools.loss import check_write, definitions
 from memento.session.tools.write import WriteTool
 
 SETTINGS = '"""Service settings."""\n\nHOST = "localhost"\nPORT = 8080\nTIMEOUT = 30\nRETRIES = 3\n'
@@ -34,12 +35,12 @@ def root(tmp_path: Path) -> Path:
 
 
 async def write(root: Path, path: str, content: str, *, guard_on: bool = True) -> str:
-    ctx = ToolContext(root=root, loss_guard=guard_on)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(loss_guard=guard_on))
     return (await WriteTool().run({"path": path, "content": content}, ctx)).text
 
 
 async def append(root: Path, path: str, new: str, *, guard_on: bool = True) -> str:
-    ctx = ToolContext(root=root, loss_guard=guard_on)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(loss_guard=guard_on))
     return (await EditTool().run({"path": path, "oldText": "", "newText": new}, ctx)).text
 
 
@@ -126,7 +127,7 @@ async def test_appending_new_code_goes_through(root: Path) -> None:
 
 
 async def edit(root: Path, path: str, old: str, new: str) -> str:
-    ctx = ToolContext(root=root)
+    ctx = ToolContext(root=root, harness=SmallModelHarness())
     return (await EditTool().run({"path": path, "oldText": old, "newText": new}, ctx)).text
 
 
@@ -223,7 +224,7 @@ async def test_a_write_that_defines_nothing_and_does_not_parse_is_refused(root: 
     assert "line 6, expected ':'" in message and "edit the line with the error" in message
     assert (root / "parser.py").read_text() == PARSER
     # A module that parsed is refused so too, the syntax guard off.
-    ctx = ToolContext(root=root, syntax_guard=False)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(syntax_guard=False))
     with pytest.raises(ToolError, match=r"would remove add, mul from calc\.py"):
         await WriteTool().run({"path": "calc.py", "content": "TODO: the calculator"}, ctx)
     assert (root / "calc.py").read_text() == CALC
@@ -239,3 +240,17 @@ async def test_writes_that_define_something_or_parse_go_through(root: Path) -> N
     assert (await write(root, "script.py", "read result")).startswith("Wrote")
     (root / "parser.py").write_text(PARSER)
     assert (await write(root, "parser.py", "read result", guard_on=False)).startswith("Wrote")
+
+
+@pytest.mark.asyncio
+async def test_a_write_that_changes_only_blank_lines_is_no_change(root: Path) -> None:
+    tests = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    (root / "test_calc.py").write_text(tests)
+    ctx = ToolContext(root=root, harness=SmallModelHarness())
+    with pytest.raises(ToolError, match="has this code already: the write changes only blank lines"):
+        await WriteTool().run({"path": "test_calc.py", "content": tests.replace("\n\n\n", "\n\n")}, ctx)
+    assert (root / "test_calc.py").read_text() == tests
+    commented = tests.replace("def test_add", "# add must add\ndef test_add")
+    assert (await WriteTool().run({"path": "test_calc.py", "content": commented}, ctx)).text.startswith(
+        "Wrote"
+    )

@@ -34,8 +34,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import cast
 
-from memento.session.tools.loss import scanned, self_import_line
-from memento.session.tools.syntax import python_code
+from memento.session.harness.loss import scanned, self_import_line
+from memento.session.harness.syntax import python_code
 
 MAX_MERGED_CHARS = 512 * 1024
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.edit import EditTool
 from memento.session.tools.write import WriteTool
@@ -40,12 +41,12 @@ def root(tmp_path: Path) -> Path:
 
 
 async def append(root: Path, path: str, new: str, *, guard_on: bool = True) -> str:
-    ctx = ToolContext(root=root, loss_guard=guard_on)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(loss_guard=guard_on))
     return (await EditTool().run({"path": path, "oldText": "", "newText": new}, ctx)).text
 
 
 async def write(root: Path, path: str, content: str, *, guard_on: bool = True) -> str:
-    ctx = ToolContext(root=root, loss_guard=guard_on)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(loss_guard=guard_on))
     return (await WriteTool().run({"path": path, "content": content}, ctx)).text
 
 
@@ -212,7 +213,7 @@ async def test_a_module_written_with_its_docstring_unquoted_gets_the_quotes_back
     assert result.endswith("(its first paragraph, prose, put in triple quotes: the docstring)")
     assert (root / "calc.py").read_text() == '"""Arithmetic helpers."""\n\n' + CALC
     # Only with the tolerant matchers on; code that is broken is not prose.
-    ctx = ToolContext(root=root, tolerant_edits=False)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(tolerant_edits=False))
     with pytest.raises(ToolError, match="syntax errors"):
         await WriteTool().run({"path": "calc.py", "content": "Other words.\n\n" + CALC}, ctx)
     with pytest.raises(ToolError, match="syntax errors"):

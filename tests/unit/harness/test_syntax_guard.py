@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from memento.session.harness.small_model import SmallModelHarness
+from memento.session.harness.syntax import Verdict, guard, syntax_problems
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.edit import EditTool
-from memento.session.tools.syntax import Verdict, guard, syntax_problems
 from memento.session.tools.write import WriteTool
 
 CALC = '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a + b\n'
@@ -25,12 +26,12 @@ def root(tmp_path: Path) -> Path:
 
 
 async def write(root: Path, path: str, content: str, *, guard_on: bool = True) -> str:
-    ctx = ToolContext(root=root, syntax_guard=guard_on)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(syntax_guard=guard_on))
     return (await WriteTool().run({"path": path, "content": content}, ctx)).text
 
 
 async def edit(root: Path, path: str, old: str, new: str) -> str:
-    ctx = ToolContext(root=root)
+    ctx = ToolContext(root=root, harness=SmallModelHarness())
     return (await EditTool().run({"path": path, "oldText": old, "newText": new}, ctx)).text
 
 

@@ -40,8 +40,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from memento.session.tools.gaps import gapped
-from memento.session.tools.loose import MIN_SQUEEZED_CHARS, boundary, loose, squeeze
+from memento.session.harness.gaps import gapped
+from memento.session.harness.loose import MIN_SQUEEZED_CHARS, boundary, loose, squeeze
+from memento.session.tools.seam import find_all
 
 ANCHOR_SIMILARITY = 0.5
 """The least middle-lines similarity (difflib ratio) a first/last-lines block needs."""
@@ -102,22 +103,21 @@ Candidate = tuple[int, int, str]
 Matcher = Callable[[_Lines, str, str], list[Candidate]]
 
 
-def find_edit(text: str, old: str, new: str, *, tolerant: bool = True) -> Match | Ambiguous | None:
+def find_edit(text: str, old: str, new: str) -> Match | Ambiguous | None:
     """Where `old` is in `text` and what replaces it; None when no matcher finds it."""
     file = _Lines.of(text)
-    chain = MATCHERS if tolerant else MATCHERS[:1]
     variants = [(old, new, "")]
     unescaped = _unescape(old)
-    if tolerant and "\n" not in old and unescaped != old:
+    if "\n" not in old and unescaped != old:
         variants.append((unescaped, _unescape(new), " after unescaping \\n"))
-    if tolerant and _quoted(old):
+    if _quoted(old):
         variants.append((old[1:-1], new[1:-1] if _quoted(new) else new, " after unquoting"))
-    for name, matcher in chain:
+    for name, matcher in MATCHERS:
         for variant_old, variant_new, note in variants:
             found = matcher(file, variant_old, variant_new)
             if len(found) == 1:
                 start, end, replacement = found[0]
-                if tolerant and name == "exact":
+                if name == "exact":
                     replacement, name = _continue_indent(text, start, replacement)
                 return Match(start, end, replacement, name + note)
             if found:
@@ -127,16 +127,6 @@ def find_edit(text: str, old: str, new: str, *, tolerant: bool = True) -> Match 
 
 
 # -- the matchers -------------------------------------------------------------------------
-
-
-def find_all(text: str, old: str) -> list[int]:
-    """Offsets of every non-overlapping occurrence of `old` (what `str.replace` replaces)."""
-    found: list[int] = []
-    at = text.find(old) if old else -1
-    while at != -1:
-        found.append(at)
-        at = text.find(old, at + len(old))
-    return found
 
 
 def _exact(file: _Lines, old: str, new: str) -> list[Candidate]:

@@ -1,7 +1,7 @@
 """The syntax guard of `write` and `edit`: a change that turns a file which parsed into one
 that does not is refused, and the model gets the parse errors with their lines.
 
-ast-grep (tree-sitter) parses the languages of `LANGUAGES`. A syntax error is an ERROR
+ast-grep (tree-sitter) parses the languages of `util/languages.py`. A syntax error is an ERROR
 node or a zero-width node (tree-sitter's MISSING token, e.g. an unclosed bracket, or an
 empty Python block). Parsing holds the GIL and is blocking: call from a worker thread.
 """
@@ -16,52 +16,11 @@ from dataclasses import dataclass
 
 import ast_grep_py
 
+from memento.util.languages import language_of
+
 MAX_GUARDED_CHARS = 512 * 1024
 """Larger files are not parsed (the change is let through unchecked)."""
 MAX_REPORTED = 5
-
-LANGUAGES: dict[str, str] = {
-    "ts": "typescript",
-    "mts": "typescript",
-    "cts": "typescript",
-    "tsx": "tsx",
-    "js": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "jsx": "javascript",
-    "py": "python",
-    "pyi": "python",
-    "rs": "rust",
-    "go": "go",
-    "java": "java",
-    "kt": "kotlin",
-    "swift": "swift",
-    "c": "c",
-    "h": "c",
-    "cc": "cpp",
-    "cpp": "cpp",
-    "hpp": "cpp",
-    "cs": "csharp",
-    "rb": "ruby",
-    "php": "php",
-    "lua": "lua",
-    "scala": "scala",
-    "sh": "bash",
-    "bash": "bash",
-    "css": "css",
-    "html": "html",
-    "json": "json",
-    "yaml": "yaml",
-    "yml": "yaml",
-}
-"""File extension → ast-grep language (TTSR's AST conditions use the same table)."""
-
-
-def language_of(path: str) -> str | None:
-    base = path.replace("\\", "/").rsplit("/", 1)[-1]
-    if "." not in base:
-        return None
-    return LANGUAGES.get(base.rsplit(".", 1)[-1].lower())
 
 
 @dataclass(frozen=True)

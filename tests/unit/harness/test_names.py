@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from memento.session.harness.names import unbound_names
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.tools.base import ToolContext
 from memento.session.tools.edit import EditTool
-from memento.session.tools.names import unbound_names
 from memento.session.tools.write import WriteTool
 
 MATHX = (
@@ -33,7 +34,7 @@ def root(tmp_path: Path) -> Path:
 
 
 async def append(root: Path, path: str, new: str, *, guard_on: bool = True) -> str:
-    ctx = ToolContext(root=root, loss_guard=guard_on)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(loss_guard=guard_on))
     return (await EditTool().run({"path": path, "oldText": "", "newText": new}, ctx)).text
 
 
@@ -79,7 +80,7 @@ async def test_the_setting_off_leaves_the_name_unbound(root: Path) -> None:
 @pytest.mark.asyncio
 async def test_a_name_no_import_brings_is_named_with_its_line_and_its_module(root: Path) -> None:
     (root / "report.py").write_text('"""Report."""\n\n\ndef show(x):\n    return str(x)\n')
-    ctx = ToolContext(root=root, loss_guard=True)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(loss_guard=True))
     text = (
         await WriteTool().run(
             {

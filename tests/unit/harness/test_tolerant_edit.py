@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from memento.session.harness.matching import Ambiguous, closest_region, find_edit
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.edit import EditTool
-from memento.session.tools.matching import Ambiguous, closest_region, find_edit
 from memento.session.tools.write import WriteTool
 
 CALC = '''"""A tiny calculator."""
@@ -31,7 +32,7 @@ def root(tmp_path: Path) -> Path:
 
 
 async def edit(root: Path, old: str, new: str, *, tolerant: bool = True, path: str = "calc.py") -> str:
-    ctx = ToolContext(root=root, tolerant_edits=tolerant)
+    ctx = ToolContext(root=root, harness=SmallModelHarness(tolerant_edits=tolerant))
     out = await EditTool().run({"path": path, "oldText": old, "newText": new}, ctx)
     return out.text
 
@@ -168,7 +169,7 @@ async def test_replace_all_renames_every_exact_place(root: Path) -> None:
     (root / "report.py").write_text("from shapes import area\n\n\ndef main():\n    print(area(2), area(3))\n")
     with pytest.raises(ToolError, match="matches 3 places in report.py, at lines 1, 5;.*set replaceAll"):
         await edit(root, "area", "circle_area", path="report.py")
-    ctx = ToolContext(root=root)
+    ctx = ToolContext(root=root, harness=SmallModelHarness())
     args = {"path": "report.py", "oldText": "area", "newText": "circle_area", "replaceAll": True}
     out = await EditTool().run(args, ctx)
     assert out.text == "Edited report.py: replaced 3 places (at lines 1, 5, 5)"
@@ -218,7 +219,7 @@ async def test_a_quoted_string_in_the_file_is_matched_with_its_quotes(root: Path
 
 @pytest.mark.asyncio
 async def test_a_write_of_quoted_code_writes_the_code(root: Path) -> None:
-    ctx = ToolContext(root=root)
+    ctx = ToolContext(root=root, harness=SmallModelHarness())
     out = await WriteTool().run({"path": "hello.py", "content": "\"print('hello world')\"\n"}, ctx)
     assert out.text == "Wrote 21 bytes to hello.py (without the double quotes around the content)"
     assert (root / "hello.py").read_text() == "print('hello world')\n"
@@ -257,19 +258,22 @@ LIMITS = "TIMEOUT = 30\nRETRIES = 3\n"
 @pytest.mark.asyncio
 async def test_a_write_in_a_markdown_fence_writes_the_code(root: Path) -> None:
     fenced = "\n```python\n" + LIMITS + "```\n"
-    out = await WriteTool().run({"path": "settings.py", "content": fenced}, ToolContext(root=root))
+    out = await WriteTool().run(
+        {"path": "settings.py", "content": fenced}, ToolContext(root=root, harness=SmallModelHarness())
+    )
     assert out.text == "Wrote 25 bytes to settings.py (the Markdown fence around the content was left out)"
     assert (root / "settings.py").read_text() == LIMITS
     # Any code or configuration file; a tilde fence and no language tag too.
     await WriteTool().run(
-        {"path": "pyproject.toml", "content": "~~~\n[tool]\nx = 1\n~~~"}, ToolContext(root=root)
+        {"path": "pyproject.toml", "content": "~~~\n[tool]\nx = 1\n~~~"},
+        ToolContext(root=root, harness=SmallModelHarness()),
     )
     assert (root / "pyproject.toml").read_text() == "[tool]\nx = 1\n"
 
 
 @pytest.mark.asyncio
 async def test_a_fence_is_kept_where_it_is_text_or_not_whole(root: Path) -> None:
-    ctx = ToolContext(root=root)
+    ctx = ToolContext(root=root, harness=SmallModelHarness())
     fenced = "```python\n" + LIMITS + "```\n"
     for path in ("README.md", "notes.txt", "docs/guide.rst", "NOTES"):
         await WriteTool().run({"path": path, "content": fenced}, ctx)
@@ -278,10 +282,11 @@ async def test_a_fence_is_kept_where_it_is_text_or_not_whole(root: Path) -> None
     unclosed = "```js\nlet a = 1;\n"
     for content in (two_blocks, unclosed):
         await WriteTool().run(
-            {"path": "a.js", "content": content}, ToolContext(root=root, syntax_guard=False)
+            {"path": "a.js", "content": content},
+            ToolContext(root=root, harness=SmallModelHarness(syntax_guard=False)),
         )
         assert (root / "a.js").read_text() == content
-    off = ToolContext(root=root, tolerant_edits=False, syntax_guard=False)
+    off = ToolContext(root=root, harness=SmallModelHarness(tolerant_edits=False, syntax_guard=False))
     await WriteTool().run({"path": "settings.py", "content": fenced}, off)
     assert (root / "settings.py").read_text() == fenced
 
