@@ -300,6 +300,55 @@ class TaskSettings(Settings):
     """Results a child may report that violate the output schema before its task fails."""
 
 
+McpPolicy = Literal["allow", "ask", "deny"]
+"""What a call to an MCP tool needs: nothing, the user's yes (the prompt bash uses), or it is
+never offered."""
+
+
+class McpServerSettings(Settings):
+    """One server in Memento's own `mcp.servers`, in the shape of VS Code's `mcp.json`."""
+
+    type: Literal["stdio", "http", "sse"] | None = None
+    """Default: `stdio` with a `command`, `http` (streamable HTTP) with a `url`."""
+    command: str | None = None
+    args: list[str] = Field(default_factory=list[str])
+    env: dict[str, str] = Field(default_factory=dict[str, str])
+    env_file: str | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+    disabled: bool = False
+    policy: McpPolicy | None = None
+    """The policy of every tool of this server (else `mcp.policies`, else `mcp.defaultPolicy`)."""
+    tools: dict[str, McpPolicy] = Field(default_factory=dict[str, McpPolicy])
+    """Per tool (the server's own tool name): beats `policy`."""
+
+
+class McpSettings(Settings):
+    """Model Context Protocol servers: their tools, resources and prompts (server/memento/mcp)."""
+
+    enabled: bool = True
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict[str, McpServerSettings])
+    """Servers by name. The user file's and the editor's start freely; a workspace
+    `.memento/config.toml`'s are repository servers (they start once their definition is trusted)."""
+    read_from: list[Literal["vscode", "claude", "cursor"]] = Field(
+        default_factory=lambda: ["vscode", "claude", "cursor"]  # pyright: ignore[reportUnknownLambdaType]
+    )
+    """Other tools' files read too (never written): VS Code's `mcp.json` (user and
+    `.vscode/mcp.json`), Claude Code's `.mcp.json`, Cursor's `.cursor/mcp.json` (and `~/.cursor`)."""
+    policies: dict[str, McpPolicy] = Field(default_factory=dict[str, McpPolicy])
+    """`"server"` or `"server/tool"` → allow | ask | deny, for servers from any source."""
+    default_policy: McpPolicy = "ask"
+    inputs: dict[str, str] = Field(default_factory=dict[str, str])
+    """Values for `${input:id}` in VS Code-style definitions (treated as secrets)."""
+    start_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a server may take to start and list its tools."""
+    call_timeout: float = Field(default=600.0, gt=0)
+    """Seconds one tool call may run before it is cancelled."""
+    max_result_chars: int = Field(default=20_000, ge=1000)
+    """A longer result is cut; the whole is kept and readable through `mcp_resource`."""
+
+
 class MementoConfig(Settings):
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     tools: ToolSettings = Field(default_factory=ToolSettings)
@@ -310,6 +359,7 @@ class MementoConfig(Settings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     task: TaskSettings = Field(default_factory=TaskSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     data_dir: str | None = None
     """Where sessions live; defaults to the user data dir (or $MEMENTO_DATA_DIR)."""
     system_prompt: str | None = None
@@ -323,6 +373,7 @@ USER_LEVEL_KEYS = (
     "security",
     "dataDir",
     "ttsr.userRulesDir",
+    "mcp",
 )
 """Keys (and everything under them) that grant a permission, run a program, choose where
 requests and keys go, or name paths outside the workspace. They come only from the editor and

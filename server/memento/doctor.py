@@ -4,7 +4,8 @@ Python, each dependency and its version, the embedded model's runtime (llama-cpp
 model files, the effective settings of the workspace with the layer each came from (secret
 values redacted), the compaction budget in the model's window (a note when it can never free
 space), the API key variable (set or not, never its value), and whether the
-language server starts (`memento lsp` is run and answers `initialize`). Exits 1 when
+language server starts (`memento lsp` is run and answers `initialize`), and each MCP server:
+where it is defined and whether it starts. Exits 1 when
 something needed is missing: a dependency, the server, or what the configured provider needs.
 """
 
@@ -98,6 +99,7 @@ def diagnose(root: Path, *, start_server: bool = True) -> Report:
     _window(report, resolved.config, window)
     _compaction(report, resolved.config, window.tokens)
     _settings(report, resolved)
+    _mcp(report, root, resolved.config)
     if start_server:
         ok, detail = asyncio.run(server_starts(root))
         report.add("server", ok, detail)
@@ -298,6 +300,24 @@ async def _drain(proc: asyncio.subprocess.Process) -> str:
     assert proc.stderr is not None
     tail = (await proc.stderr.read())[-600:].decode("utf-8", "replace").strip()
     return f"; its stderr ends with:\n{tail}" if tail else ""
+
+
+def _mcp(report: Report, root: Path, config: MementoConfig) -> None:
+    """Each MCP server: where it is defined and whether it starts (information: a server that
+    does not start fails no check, its tools are simply not offered)."""
+    from memento.mcp.probe import probe
+
+    if not config.mcp.enabled:
+        return
+    for found in asyncio.run(probe(root, config.mcp)):
+        state = "starts" if found.started else ("does not start" if found.started is False else "not started")
+        where = found.path or "Memento settings"
+        report.add(
+            f"mcp {found.name}",
+            found.started is not False,
+            f"{state} ({where}): {found.detail}",
+            needed=False,
+        )
 
 
 def render(report: Report, *, defaults: bool = False) -> str:

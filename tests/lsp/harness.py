@@ -86,6 +86,8 @@ class Editor:
         """`$/progress` notifications as (token, value)."""
         self.registrations: list[types.Registration] = []
         """Capabilities the server registered dynamically (`client/registerCapability`)."""
+        self.tool_progress: list[dict[str, Any]] = []
+        self.mcp_changes: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
         self._install()
 
@@ -116,6 +118,8 @@ class Editor:
         client.feature("memento/compaction")(record(self.compactions))
         client.feature("memento/session")(record(self.sessions))
         client.feature("memento/subagent")(record(self.subagents))
+        client.feature("memento/tool/progress")(record(self.tool_progress))
+        client.feature("memento/mcp")(record(self.mcp_changes))
         self._install_answers()
 
     def _install_answers(self) -> None:

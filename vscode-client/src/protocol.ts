@@ -198,3 +198,47 @@ export interface TrustResult {
   /** Why it is not trusted, when it is not. */
   reason?: string;
 }
+
+export type McpPolicy = "allow" | "ask" | "deny";
+
+export interface McpToolItem {
+  name: string;
+  modelName: string;
+  description?: string;
+  policy: McpPolicy;
+}
+
+export interface McpPromptItem {
+  name: string;
+  command: string;
+  description?: string;
+  arguments?: string[];
+}
+
+export interface McpServerItem {
+  name: string;
+  source: string;
+  path?: string;
+  repository: boolean;
+  trusted: boolean;
+  state: string;
+  error?: string;
+  transport?: string;
+  target?: string;
+  env?: string[];
+  tools?: McpToolItem[];
+  prompts?: McpPromptItem[];
+  resources?: boolean;
+  restarts?: number;
+  digest: string;
+  definition: string;
+}
+
+export interface McpListResult {
+  servers: McpServerItem[];
+  problems?: string[];
+}
+
+export interface McpChangedParams {
+  message?: string;
+}

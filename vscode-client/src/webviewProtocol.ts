@@ -167,6 +167,18 @@ const noticeShapes = {
     /** When finished: the result, maybe cut (`outputTruncated`; the history has it whole). */
     output: opt(str),
     outputTruncated: opt(bool),
+    /** An MCP tool: its server and its own name there (the card names both). */
+    server: opt(str),
+    serverTool: opt(str),
+    ...childTag,
+  },
+  /** `memento/tool/progress`: how far a running tool got (an MCP server's progress). */
+  toolProgress: {
+    turnId: str,
+    toolCallId: str,
+    progress: num,
+    total: opt(num),
+    message: opt(str),
     ...childTag,
   },
   /** `memento/subagent`: a child was queued, started or ended (`parentToolCallId`: the

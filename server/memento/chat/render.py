@@ -167,10 +167,10 @@ class Renderer:
                     if call_id not in self._args:
                         self.tool_preparing(name or "tool")
                     self._args.setdefault(call_id, []).append(delta)
-            case events.ToolCallStarted(tool_call_id=call_id, tool_name=name):
-                self.tool_started(name, tool_summary("".join(self._args.pop(call_id, []))))
-            case events.ToolCallFinished(tool_call_id=call_id, tool_name=name, is_error=is_error):
-                self.tool_finished(name, not is_error, one_line(self.results(call_id) or ""))
+            case events.ToolCallStarted(tool_call_id=call_id):
+                self.tool_started(shown_name(event), tool_summary("".join(self._args.pop(call_id, []))))
+            case events.ToolCallFinished(tool_call_id=call_id, is_error=is_error):
+                self.tool_finished(shown_name(event), not is_error, one_line(self.results(call_id) or ""))
             case events.TurnRetrying(reason=reason, retry_in_ms=int() as wait):
                 self.line("retry", f"{reason}, retrying in {wait / 1000:.1f} s")
             case events.TurnRetrying(attempt=attempt, reason=reason, rules=rules):
@@ -283,3 +283,10 @@ class PlainRenderer(Renderer):
             self.line("aborted", "stopped by the user")
         if self.status.context is not None:
             self.line("status", self.status.line())
+
+
+def shown_name(event: events.ToolCallStarted | events.ToolCallFinished) -> str:
+    """A tool as the chat names it: an MCP tool as `server › tool`."""
+    if event.server is not None:
+        return f"{event.server} › {event.server_tool or event.tool_name}"
+    return event.tool_name

@@ -40,6 +40,10 @@ class ToolCallStarted(BaseModel):
     turn_id: str
     tool_call_id: str
     tool_name: str
+    server: str | None = None
+    """The MCP server that serves the tool (None: a Memento tool)."""
+    server_tool: str | None = None
+    """The tool's own name on that server."""
 
 
 class ToolCallFinished(BaseModel):
@@ -50,6 +54,27 @@ class ToolCallFinished(BaseModel):
     is_error: bool
     output: str = ""
     """The result the model gets (as stored in the session)."""
+    server: str | None = None
+    server_tool: str | None = None
+
+
+class ToolProgress(BaseModel):
+    """A running tool said how far it got (an MCP server's `notifications/progress`)."""
+
+    kind: Literal["tool_progress"] = "tool_progress"
+    turn_id: str
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class McpServersChanged(BaseModel):
+    """An MCP server changed state or listing (`memento/mcp/list` answers differently now);
+    `message`, when set, is for the user (a crash and its restart, a failed start)."""
+
+    kind: Literal["mcp_servers_changed"] = "mcp_servers_changed"
+    message: str = ""
 
 
 class TurnRetrying(BaseModel):
@@ -264,6 +289,8 @@ Event = Annotated[
     | Delta
     | ToolCallStarted
     | ToolCallFinished
+    | ToolProgress
+    | McpServersChanged
     | TurnRetrying
     | TurnFinished
     | ContextUsage

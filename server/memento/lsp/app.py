@@ -206,7 +206,9 @@ class MementoApp:
                 pass  # mechanism events are mapped by their own features (`started`)
 
 
-def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams] | None:
+def turn_notification(
+    event: events.Event,
+) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams | p.ToolProgressParams] | None:
     """The `memento/turn`, `memento/stream` or `memento/tool` notification of a turn event
     (a child's too: the subagents feature adds its `subagentId`)."""
     from memento.core import events
@@ -228,6 +230,16 @@ def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.Stream
                 tool_call_id=event.tool_call_id,
                 tool_name=event.tool_name,
                 state="started",
+                server=event.server,
+                server_tool=event.server_tool,
+            )
+        case events.ToolProgress():
+            return p.TOOL_PROGRESS, p.ToolProgressParams(
+                turn_id=event.turn_id,
+                tool_call_id=event.tool_call_id,
+                progress=event.progress,
+                total=event.total,
+                message=event.message,
             )
         case events.ToolCallFinished():
             return p.TOOL, tool_finished_params(event)
@@ -257,6 +269,8 @@ def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
         is_error=event.is_error,
         output=event.output[: p.TOOL_OUTPUT_LIMIT],
         output_truncated=truncated or None,
+        server=event.server,
+        server_tool=event.server_tool,
     )
 
 

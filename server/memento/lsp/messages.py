@@ -152,9 +152,92 @@ class ToolParams(ChildTagged):
     """When finished: the result (its first `TOOL_OUTPUT_LIMIT` characters; the history has it
     whole), so a tool card shows it while the turn still runs."""
     output_truncated: bool | None = None
+    server: str | None = None
+    """An MCP tool's server (the card names it: `server › serverTool`); absent for Memento's own."""
+    server_tool: str | None = None
+    """That tool's own name on its server."""
+
+
+class ToolProgressParams(Model):
+    """`memento/tool/progress`: how far a running tool got (an MCP server's progress)."""
+
+    turn_id: str
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 TOOL_OUTPUT_LIMIT = 16_000
+
+
+class McpToolItem(Model):
+    name: str
+    model_name: str
+    """What the model calls it (`mcp__server__tool`)."""
+    description: str = ""
+    policy: Literal["allow", "ask", "deny"]
+
+
+class McpPromptItem(Model):
+    name: str
+    command: str
+    """The slash command that sends it (`/mcp__server__prompt`), in every client's prompt box."""
+    description: str = ""
+    arguments: list[str] = Field(default_factory=list[str])
+    """Argument names; a trailing `?` marks an optional one."""
+
+
+class McpServerItem(Model):
+    name: str
+    source: str
+    """`memento`, `vscode-user`, `cursor-user` (the user's), `vscode`, `claude`, `cursor`,
+    `memento-workspace` (the repository's)."""
+    path: str | None = None
+    repository: bool
+    trusted: bool
+    state: str
+    """idle | starting | running | restarting | failed | stopped | untrusted | disabled |
+    shadowed | invalid."""
+    error: str | None = None
+    transport: str | None = None
+    target: str = ""
+    env: list[str] = Field(default_factory=list[str])
+    tools: list[McpToolItem] = Field(default_factory=list[McpToolItem])
+    prompts: list[McpPromptItem] = Field(default_factory=list[McpPromptItem])
+    resources: bool = False
+    restarts: int = 0
+    digest: str
+    """Of the definition as written: `memento/mcp/trust` takes it back, so what is trusted is
+    what the user read."""
+    definition: str
+    """The definition as written (JSON), for the user to read before trusting it."""
+
+
+class McpListResult(Model):
+    servers: list[McpServerItem]
+    problems: list[str] = Field(default_factory=list[str])
+
+
+class McpListParams(Model):
+    start: bool = True
+    """Start the servers that may start (lazily started servers come up here)."""
+
+
+class McpServerRef(Model):
+    name: str = Field(min_length=1)
+
+
+class McpTrustParams(Model):
+    name: str = Field(min_length=1)
+    trusted: bool = True
+    digest: str | None = None
+
+
+class McpChangedParams(Model):
+    """`memento/mcp`: a server changed state or listing; `message` is for the user."""
+
+    message: str | None = None
 
 
 class UsageFigures(Model):

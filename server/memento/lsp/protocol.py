@@ -88,6 +88,13 @@ SUBAGENT_LIST = "memento/subagent/list"
 SUBAGENT_ABORT = "memento/subagent/abort"
 SUBAGENT_NOTIFICATION = "memento/subagent"
 
+TOOL_PROGRESS = "memento/tool/progress"
+
+MCP_LIST = "memento/mcp/list"
+MCP_RESTART = "memento/mcp/restart"
+MCP_TRUST = "memento/mcp/trust"
+MCP_NOTIFICATION = "memento/mcp"
+
 
 if not TYPE_CHECKING:  # hidden from the type checker, so that a name `messages` lacks is an error
 

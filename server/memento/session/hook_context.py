@@ -117,6 +117,10 @@ class HookContext:
         """Whether the running turn was asked to stop."""
         return self._session.tool_context.abort.is_set()
 
+    async def wait_aborted(self) -> None:
+        """Return once the running turn is asked to stop (a hook's slow wait ends with it)."""
+        await self._session.tool_context.abort.wait()
+
     @property
     def running_turn(self) -> TurnInfo | None:
         return self._session.running_turn
@@ -214,6 +218,10 @@ class HookContext:
     def add_tool(self, tool: Tool) -> None:
         """Offer the model one more tool (a mechanism's own: `log_decision`, `task`…)."""
         self._session.tools[tool.spec.name] = tool
+
+    def remove_tool(self, name: str) -> None:
+        """Stop offering a tool a mechanism added (an MCP server's tool that went away)."""
+        self._session.tools.pop(name, None)
 
     def steer(self, text: str) -> bool:
         """Queue a user message for the running turn's next step; False when none runs."""

@@ -105,7 +105,7 @@ class Phase(IntEnum):
     so that what is added next is not compacted away and reminders restate what was."""
     AUGMENT = 2
     """Adds to what the model sees: rule attachments and reminders, advisor cards, memory,
-    the editor's @-mentions."""
+    the editor's @-mentions, MCP servers' tools and prompts."""
     OBSERVE = 3
     """Changes nothing the model sees: measures the request as it is sent (governance's
     meter and append-only log), records the turn (checkpoints, subagents). Last, so that
@@ -121,6 +121,12 @@ class Hooks:
     def __init_subclass__(cls, *, phase: Phase, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.phase = Phase(phase)
+
+    async def expand_prompt(self, session: HookContext, text: str) -> str | None:
+        """The prompt a command in the user's text stands for (an MCP server's prompt as
+        `/mcp__server__prompt args`), before anything is stored; None leaves it to the next
+        hook. Raising ends the turn with the exception's message as its error."""
+        return None
 
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         return None

@@ -225,6 +225,11 @@ async def _converse(
         handle = ctx.install(session)
         granted = set(granted_tools(child.agent, {tool.spec.name for tool in parent.tools()}))
         session.tools = {name: tool for name, tool in session.tools.items() if name in granted}
+        # The parent's own tool sources (MCP servers) the definition names: the same tools,
+        # under the same policy (an `ask` still asks the user).
+        for tool in parent.tools():
+            if tool.spec.name in granted and tool.spec.name not in session.tools:
+                session.tools[tool.spec.name] = tool
         tool = YieldTool(state)
         session.tools[tool.spec.name] = tool
         session.add_hooks(_StopOnYield(tool))

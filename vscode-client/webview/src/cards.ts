@@ -29,10 +29,14 @@ export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined)
   const isEdit = EDIT_TOOLS.has(part.name) && target !== undefined;
   const summary = el(
     "summary",
-    { "aria-label": `Tool ${part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
-    el("span", { class: "tool-name" }, part.name),
+    { "aria-label": `Tool ${part.label ?? part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
+    el("span", { class: "tool-name" }, part.label ?? part.name),
     target !== undefined ? el("span", { class: "tool-target", title: target }, target) : undefined,
-    el("span", { class: `tool-status status-${part.status}` }, STATUS_TEXT[part.status]),
+    el(
+      "span",
+      { class: `tool-status status-${part.status}` },
+      part.status === "running" && part.progress ? `${STATUS_TEXT.running} ${part.progress}` : STATUS_TEXT[part.status],
+    ),
   );
   const body = el("div", { class: "tool-body" });
   if (part.args !== "") body.append(el("pre", { class: "tool-args" }, prettyArgs(part.args)));

@@ -196,12 +196,21 @@ export class Timeline {
         }
         if (part.kind === "tool") {
           part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
+          if (notice.server !== undefined) part.label = `${notice.server} › ${notice.serverTool ?? notice.toolName}`;
           const stored = row.orphans?.[part.id];
           if (stored !== undefined) part.output = stored.output;
           else if (notice.output !== undefined) [part.output, part.outputTruncated] = [notice.output, notice.outputTruncated];
           if (notice.state === "finished") mergeChildren(part, this.children);
         }
         if (notice.state === "finished") row.stepStart = row.parts.length;
+        return this.touch(row);
+      }
+      case "toolProgress": {
+        const row = this.liveTurn(notice.turnId);
+        const part = row.parts.find((p) => p.kind === "tool" && p.id === notice.toolCallId);
+        if (part?.kind !== "tool" || part.status !== "running") return;
+        const done = notice.total !== undefined ? `${notice.progress}/${notice.total}` : `${notice.progress}`;
+        part.progress = notice.message ? `${done} · ${notice.message}` : done;
         return this.touch(row);
       }
       case "reminder": {

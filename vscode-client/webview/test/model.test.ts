@@ -77,6 +77,18 @@ describe("Timeline", () => {
     expect(row.marks).toEqual([{ rules: ["r"], attempt: 2, at: 2 }]);
   });
 
+  it("an MCP tool's card names its server and the server's tool", () => {
+    const t = new Timeline(() => 0);
+    t.apply({ kind: "turn", turnId: "t", state: "started" });
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "c", toolName: "mcp__time__convert_time", state: "started", server: "time", serverTool: "convert_time" });
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "r", toolName: "read", state: "started" });
+    const row = t.rows[0];
+    if (row?.kind !== "assistant") throw new Error("no row");
+    expect(row.parts.map((p) => (p.kind === "tool" ? p.label ?? p.name : p.kind))).toEqual(["time › convert_time", "read"]);
+    t.apply({ kind: "toolProgress", turnId: "t", toolCallId: "c", progress: 3, total: 10, message: "converting" });
+    expect(row.parts[0]).toMatchObject({ progress: "3/10 · converting" });
+  });
+
   it("an older page goes on top; a tail sync keeps the older rows the reader loaded", () => {
     const t = new Timeline(() => 0);
     t.loadTail(conversation(10, { first: 10 }), "10");

@@ -158,13 +158,15 @@ function Transcript:tool_delta(call_id, name, delta)
   card.args = card.args .. (delta or '')
 end
 
---- The call runs: its arguments are complete (given, or as streamed).
-function Transcript:tool_started(call_id, name, arguments)
+--- The call runs: its arguments are complete (given, or as streamed). `label`: what the card
+--- calls it instead of its name (an MCP tool's `server › tool`).
+function Transcript:tool_started(call_id, name, arguments, label)
   local card = self:card(call_id, name)
   if card.started then
     return
   end
   card.started = true
+  card.name = label or card.name
   if arguments == nil and card.args ~= '' then
     local ok, decoded = pcall(vim.json.decode, card.args, { luanil = { object = true, array = true } })
     arguments = ok and decoded or nil
