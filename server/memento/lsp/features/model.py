@@ -13,8 +13,10 @@ import contextlib
 import logging
 import secrets
 import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
@@ -47,9 +49,14 @@ class _Progress:
         value = types.WorkDoneProgressBegin(title=TITLE, cancellable=True, message=message, percentage=0)
         self.server.work_done_progress.begin(self.token, value)
         # pygls keeps a future per token and cancels it on `window/workDoneProgress/cancel`.
-        future = self.server.work_done_progress.tokens.get(self.token)
+        tokens = cast("dict[int | str, Future[object]]", self.server.work_done_progress.tokens)
+        future = tokens.get(self.token)
         if future is not None:
-            future.add_done_callback(lambda f: self.cancel() if f.cancelled() else None)
+            future.add_done_callback(self._cancelled_by_client)
+
+    def _cancelled_by_client(self, future: Future[object]) -> None:
+        if future.cancelled():
+            self.cancel()
 
     def cancel(self) -> None:
         """Stop at the next chunk (the thread may be waiting on the network until then)."""
@@ -78,7 +85,7 @@ class _Progress:
         if self.token is None:
             return
         self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-        self.server.work_done_progress.tokens.pop(self.token, None)
+        cast("dict[int | str, object]", self.server.work_done_progress.tokens).pop(self.token, None)
 
 
 class ModelFeature(LanguageFeature):
@@ -94,7 +101,8 @@ class ModelFeature(LanguageFeature):
             return None
         token = f"memento-model-{secrets.token_hex(4)}"
         try:
-            await self.server.work_done_progress.create_async(token)
+            create = cast("Callable[[str], Awaitable[object]]", self.server.work_done_progress.create_async)
+            await create(token)
         except Exception:  # noqa: BLE001 -- a client that declines gets no progress, the work still runs
             log.debug("the client declined work-done progress", exc_info=True)
             return None

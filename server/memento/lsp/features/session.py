@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from memento.governance.history import relief_history
 from memento.lsp import protocol as p
 from memento.lsp.app import context_params
 from memento.lsp.feature import LanguageFeature
@@ -57,6 +56,8 @@ class SessionFeature(LanguageFeature):
         return p.SteerResult(delivered=False, turn_id=turn_id).wire()
 
     def history(self, params: Any) -> dict[str, Any]:
+        from memento.governance.history import relief_history  # the engine loads after `initialize`
+
         args = p.parse(p.HistoryParams, params)
         entries = self.app.session.branch_path()
         end = len(entries)
