@@ -2,7 +2,9 @@
 
 Start-up is timed to the `initialize` result (what the editor waits for) and to the answer of
 the first request after it (Memento builds its engine in between, so this is when it is
-ready). Prints medians in milliseconds. Run: `python bench/startup.py [--runs N]`."""
+ready). With the frozen server (packaging/freeze.py's build, or `--frozen PATH`) the same two
+times of it, against `python -m memento lsp` from the virtual environment in the same run, and
+their ratio. Prints medians in milliseconds. Run: `python bench/startup.py [--runs N]`."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from testkit import Reply, ScriptedModelServer, Text, Usage  # noqa: E402
 from testkit.rawclient import RawClient  # noqa: E402
+from tests.frozen.build import frozen_program  # noqa: E402
 
 import memento as memento_package  # noqa: E402
 
@@ -102,7 +105,9 @@ def _ms(values: list[float]) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)  # a 2-core machine swings single starts by ±30%
+    parser.add_argument("--frozen", type=Path, default=frozen_program(), help="the frozen server's program")
     args = parser.parse_args()
+    frozen_command = [str(args.frozen), "lsp"] if os.access(args.frozen, os.X_OK) else None
     # Both sides start from bytecode, as installed packages do: pygls' is compiled at install,
     # Memento's checkout here (where PYTHONDONTWRITEBYTECODE may keep Python from caching it).
     compileall.compile_dir(Path(memento_package.__file__).parent, quiet=1)
@@ -112,9 +117,12 @@ async def main() -> None:
         env = dict(os.environ, MEMENTO_DATA_DIR=str(Path(tmp) / "data"))
         bare: list[tuple[float, float]] = []
         memento: list[tuple[float, float]] = []
-        for _ in range(args.runs):  # interleaved so machine noise hits both alike
+        frozen: list[tuple[float, float]] = []
+        for _ in range(args.runs):  # interleaved so machine noise hits all alike
             bare.append(await start_to_initialized(BARE, env, root))
             memento.append(await start_to_initialized(MEMENTO, env, root))
+            if frozen_command is not None:
+                frozen.append(await start_to_initialized(frozen_command, env, root))
         turns = await turn_round_trips(env, root, server, args.runs * 3)
     bare_init, bare_first = [b[0] for b in bare], [b[1] for b in bare]
     memento_init, memento_first = [m[0] for m in memento], [m[1] for m in memento]
@@ -125,6 +133,14 @@ async def main() -> None:
     print(f"start → first request answered, memento: {_ms(memento_first)}")
     print(f"memento / bare (first request)        : {_ratio(memento_first, bare_first):7.2f}x")
     print(f"one scripted turn (prompt → finished) : {_ms(turns)}")
+    if not frozen:
+        print(f"frozen server: none at {args.frozen} (python packaging/freeze.py)")
+        return
+    frozen_init, frozen_first = [f[0] for f in frozen], [f[1] for f in frozen]
+    print(f"start → initialize result, frozen     : {_ms(frozen_init)}")
+    print(f"frozen / virtual environment          : {_ratio(frozen_init, memento_init):7.2f}x")
+    print(f"start → first request answered, frozen: {_ms(frozen_first)}")
+    print(f"frozen / venv (first request)         : {_ratio(frozen_first, memento_first):7.2f}x")
 
 
 def _ratio(values: list[float], baseline: list[float]) -> float:

@@ -19,12 +19,15 @@ class RawClient:
         self.inbox: list[dict[str, Any]] = []
 
     @classmethod
-    async def start(cls, env: dict[str, str], *args: str, stderr: Path | None = None) -> RawClient:
-        """`python -m memento lsp [args]`; its stderr goes to `stderr` when given."""
+    async def start(
+        cls, env: dict[str, str], *args: str, stderr: Path | None = None, program: list[str] | None = None
+    ) -> RawClient:
+        """`python -m memento lsp [args]` (`program` instead of `python -m memento`: a frozen
+        build); its stderr goes to `stderr` when given."""
         err = stderr.open("wb") if stderr is not None else asyncio.subprocess.DEVNULL
         try:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "memento", "lsp", *args,
+                *(program or [sys.executable, "-m", "memento"]), "lsp", *args,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err,
                 env=env, limit=1 << 24,
             )  # fmt: skip

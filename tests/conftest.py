@@ -3,11 +3,47 @@ directory, each fresh per test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from testkit import ScriptedModelServer
+
+from tests.frozen.build import missing as frozen_missing
+
+
+def _deselect_without(
+    config: pytest.Config,
+    items: list[pytest.Item],
+    marker: str,
+    require: str,
+    absent: Callable[[], list[str]],
+) -> None:
+    """Deselect the tests marked `marker`, with a line saying what is missing, unless the
+    environment variable `require` is 1 (`.ci/run` sets it: then they fail instead)."""
+    needing = [item for item in items if item.get_closest_marker(marker)]
+    if not needing or os.environ.get(require) == "1":
+        return
+    missing = absent()
+    if not missing:
+        return
+    items[:] = [item for item in items if item not in needing]
+    config.hook.pytest_deselected(items=needing)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"{marker}: {len(needing)} test(s) deselected, missing: {'; '.join(missing)}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests of the frozen server (marker `frozen`, here and in tests/clients) need the
+    build `packaging/freeze.py` makes; those that run real MCP servers (marker `mcp_servers`,
+    in tests/mcp and the client tests) need them installed (tests/mcp/servers.py). `.ci/run`
+    provides both and sets MEMENTO_REQUIRE_FROZEN=1 and MEMENTO_REQUIRE_MCP=1."""
+    from tests.mcp.servers import missing as mcp_missing
+
+    _deselect_without(config, items, "frozen", "MEMENTO_REQUIRE_FROZEN", frozen_missing)
+    _deselect_without(config, items, "mcp_servers", "MEMENTO_REQUIRE_MCP", mcp_missing)
 
 
 @pytest.fixture
@@ -29,25 +65,3 @@ def workspace(tmp_path: Path) -> Path:
 def data_dir(tmp_path: Path) -> Path:
     """Where the server keeps sessions and checkpoints (MEMENTO_DATA_DIR); not created."""
     return tmp_path / "data"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests that run real MCP servers (marker `mcp_servers`, in tests/mcp and the client
-    tests) need them installed (tests/mcp/servers.py). Where one is missing they are deselected
-    with a line saying so; `.ci/run` installs them and sets MEMENTO_REQUIRE_MCP=1, and then a
-    missing server fails the run instead."""
-    import os
-
-    from tests.mcp.servers import missing
-
-    needing = [item for item in items if item.get_closest_marker("mcp_servers")]
-    if not needing or os.environ.get("MEMENTO_REQUIRE_MCP") == "1":
-        return
-    absent = missing()
-    if not absent:
-        return
-    items[:] = [item for item in items if item not in needing]
-    config.hook.pytest_deselected(items=needing)
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"mcp: {len(needing)} test(s) deselected, missing: {'; '.join(absent)}")

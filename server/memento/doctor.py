@@ -36,6 +36,7 @@ from memento.localmodel.catalog import CATALOG
 from memento.providers.factory import create_provider
 from memento.security import secrets
 from memento.session.window import WindowBelief
+from memento.util.child import memento_command
 from memento.util.tasks import TaskRegistry
 
 DISTRIBUTION = "memento-lsp"
@@ -235,7 +236,7 @@ async def server_starts(root: Path) -> tuple[bool, str]:
     """Run `memento lsp` and send it `initialize`; whether it answered, and how fast."""
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "memento", "lsp",
+        *memento_command(), "lsp",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None

@@ -15,6 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.frozen.build import frozen_dir, target
+from tests.frozen.build import missing as frozen_missing
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "vscode-client"
 ENTRY = CLIENT / "e2e/.harness/code-server/node_modules/code-server/out/node/entry.js"
@@ -53,10 +56,24 @@ def missing() -> list[str]:
     return found
 
 
-def package_extension() -> Path:
-    """Build the .vsix from the sources as they are now."""
-    subprocess.run(["npm", "run", "package"], cwd=CLIENT, check=True, capture_output=True, timeout=300)
-    return CLIENT / "memento.vsix"
+def package_extension() -> dict[str, Path]:
+    """Build the .vsix files from the sources as they are now: the universal one, and the
+    platform one (with the frozen server) when that build is there (`npm run package` makes
+    both, freezing the server first when it is missing)."""
+
+    def npm(script: str) -> None:
+        subprocess.run(
+            ["npm", "run", script], cwd=CLIENT, check=True, capture_output=True, timeout=300,
+            env=os.environ | {"MEMENTO_FROZEN": str(frozen_dir())},
+        )  # fmt: skip
+
+    npm("package:build")
+    npm("package:universal")
+    packages = {"universal": CLIENT / "memento.vsix"}
+    if not frozen_missing():
+        npm("package:platform")
+        packages["platform"] = CLIENT / f"memento-{target()}.vsix"
+    return packages
 
 
 _LISTENING = re.compile(rb"HTTP server listening on (http://\S+)")
@@ -93,6 +110,12 @@ def code_server(
     user = home / "user-data" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text(json.dumps(WORKBENCH_SETTINGS | settings, indent=2))
+    # The extension runs on code-server's side, a remote of the browser's workbench: settings
+    # scoped to the machine (`memento.server.*`, the provider's) are read from the Remote
+    # settings there, as a user of code-server sets them.
+    machine = home / "user-data" / "Machine"
+    machine.mkdir(parents=True)
+    (machine / "settings.json").write_text(json.dumps(settings, indent=2))
     extensions = home / "extensions"
     common = ["--user-data-dir", str(home / "user-data"), "--extensions-dir", str(extensions)]
     base_env = env | {

@@ -1,15 +1,22 @@
 """The README's VS Code build commands, exactly as written, in a fresh clone of this repository
 (a `git clone` with the working tree's uncommitted changes copied over, so what is tested is
-what a clone of the next commit would hold): they leave a .vsix with the extension and the
-chat panel in it. npm takes the packages from its cache where an earlier `npm ci` left them."""
+what a clone of the next commit would hold): they leave the universal .vsix with the extension
+and the chat panel in it, and the platform .vsix with the frozen server too. npm takes the
+packages from its cache where an earlier `npm ci` left them, and the packaging takes the frozen
+server this checkout built (MEMENTO_FROZEN) where there is one, as `.ci/run` leaves it; else it
+freezes one in the clone."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import zipfile
 from pathlib import Path
+
+from tests.frozen.build import frozen_dir, target
+from tests.frozen.build import missing as frozen_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,9 +70,12 @@ def test_the_readme_build_commands_make_the_vsix_in_a_fresh_clone(tmp_path: Path
     assert not (clone / "vscode-client" / "node_modules").exists()
     assert not (clone / "vscode-client" / "webview" / "node_modules").exists()
 
+    env = dict(os.environ)
+    if not frozen_missing():
+        env["MEMENTO_FROZEN"] = str(frozen_dir())
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", commands],
-        cwd=clone, capture_output=True, text=True, timeout=900,
+        cwd=clone, capture_output=True, text=True, timeout=900, env=env,
     )  # fmt: skip
     assert done.returncode == 0, f"{commands}failed:\n{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
 
@@ -75,3 +85,12 @@ def test_the_readme_build_commands_make_the_vsix_in_a_fresh_clone(tmp_path: Path
         names = set(package.namelist())
     assert not [name for name in PACKAGED if name not in names], sorted(names)
     assert not [name for name in names if "/webview/" in name or "/node_modules/" in name]
+    assert not [name for name in names if "/bundled/" in name], "the universal package carries no server"
+
+    platform = clone / "vscode-client" / f"memento-{target()}.vsix"
+    with zipfile.ZipFile(platform) as package:
+        entries = {info.filename: info for info in package.infolist()}
+    assert not [name for name in PACKAGED if name not in entries]
+    program = entries["extension/bundled/server/memento"]
+    assert (program.external_attr >> 16) & 0o111, "the bundled server lost its executable bit"
+    assert any(name.startswith("extension/bundled/server/_internal/") for name in entries)

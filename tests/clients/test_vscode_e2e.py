@@ -1,6 +1,10 @@
 """Memento in a real VS Code: code-server runs the workbench and the extension host with the
-packaged extension, which starts the real `memento lsp` from this environment; a scripted
-model server plays the agent's model and the advisor's. `vscode-client/e2e/memento-e2e.mjs`
+packaged extension, which starts the real `memento lsp`; a scripted model server plays the
+agent's model and the advisor's. The chat panel's walk runs the platform package's bundled
+server on a machine where Memento is not installed anywhere (no virtual environment on PATH,
+no PYTHONPATH, no `memento.server.command`); the workbench's walk runs the same package with
+`importStrategy` = `fromEnvironment` and a `memento` on PATH; the failed-start walk runs the
+universal package, which carries no server. `vscode-client/e2e/memento-e2e.mjs`
 walks the workbench in headless chromium — a prompt moves the context meter, its click
 opens the chat panel, Create
 Checkpoint adds a tree item, a turn edits the open file, the advisor's note is in Problems
@@ -22,7 +26,7 @@ from typing import Any
 import pytest
 from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
-from tests.clients.code_server import CLIENT, OUTPUT, code_server, package_extension
+from tests.clients.code_server import CLIENT, OUTPUT, code_server, frozen_missing, package_extension
 
 pytestmark = pytest.mark.vscode
 
@@ -58,9 +62,9 @@ def script(server: ScriptedModelServer) -> None:
 
 
 def settings(server: ScriptedModelServer, *, advisor: bool = True) -> dict[str, Any]:
+    """The model's settings, and nothing that says which server to run."""
     provider = {"kind": "openai", "baseUrl": server.openai_base_url, "retry.attempts": 1}
     return {
-        "memento.server.command": str(Path(sys.executable).with_name("memento")),
         "memento.provider.kind": "openai",
         "memento.provider.baseUrl": server.openai_base_url,
         "memento.provider.model": MAIN,
@@ -77,9 +81,58 @@ def settings(server: ScriptedModelServer, *, advisor: bool = True) -> dict[str, 
 
 
 @pytest.fixture(scope="module")
-def vsix() -> Path:
-    """The .vsix built from the sources as they are now, once for this module."""
+def packages() -> dict[str, Path]:
+    """The .vsix files built from the sources as they are now, once for this module."""
     return package_extension()
+
+
+@pytest.fixture
+def vsix(packages: dict[str, Path]) -> Path:
+    """The universal package: no server in it."""
+    return packages["universal"]
+
+
+@pytest.fixture
+def platform_vsix(packages: dict[str, Path]) -> Path:
+    """The platform package, with the frozen server (tests marked `frozen` need its build)."""
+    assert "platform" in packages, f"no frozen server to package: {'; '.join(frozen_missing())}"
+    return packages["platform"]
+
+
+def server_lines(home: Path, name: str) -> list[str]:
+    """The extension log's lines that say which server started (client.ts, describeServer);
+    the whole log is kept as OUTPUT/<name>-memento.log."""
+    logs = sorted((home / "user-data" / "logs").rglob("*Memento*.log"))
+    text = "".join(log.read_text() for log in logs)
+    (OUTPUT / f"{name}-memento.log").write_text(text)
+    return [line for line in text.splitlines() if "server: memento " in line]
+
+
+def this_memento(program: Path, calls: Path | None = None) -> Path:
+    """A `memento` program at `program` that runs this test run's server (with its PYTHONPATH,
+    where the sources are not installed), noting each start in `calls` when given."""
+    program.parent.mkdir(parents=True, exist_ok=True)
+    source = os.environ.get("PYTHONPATH", "")
+    run = f'exec "{sys.executable}" -m memento "$@"'
+    lines = [
+        "#!/bin/sh",
+        *([f'echo "$@" >> "{calls}"'] if calls else []),
+        f'PYTHONPATH="{source}" {run}' if source else run,
+    ]
+    program.write_text("\n".join(lines) + "\n")
+    program.chmod(0o755)
+    return program
+
+
+def memento_on_path(home: Path, calls: Path) -> Path:
+    """A HOME where `uv tool install` put a `memento` in ~/.local/bin and `uv tool
+    update-shell` added that to PATH in the shell's profile (code-server's extension host
+    takes PATH from a login shell, as VS Code does). The `memento` here notes each start in
+    `calls` and runs this environment's."""
+    program = this_memento(home / ".local" / "bin" / "memento", calls)
+    for profile in (".profile", ".bashrc"):
+        (home / profile).write_text('export PATH="$HOME/.local/bin:$PATH"\n')
+    return program
 
 
 def fresh(folder: Path) -> Path:
@@ -93,15 +146,23 @@ APP = '# greeting\nprint("hello")\n'
 """The walk's file; the advisor's note is on its line 2, which the agent's edit changes."""
 
 
-def test_the_extension_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
+@pytest.mark.frozen
+def test_the_extension_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) -> None:
     shots = fresh(OUTPUT / "shots")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "app.py").write_text(APP)
-    env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
+    calls = tmp_path / "memento-calls"
+    program = memento_on_path(tmp_path / "home", calls)
+    env = without_memento(dict(os.environ)) | {
+        "MEMENTO_DATA_DIR": str(tmp_path / "data"),
+        "HOME": str(tmp_path / "home"),
+    }
+    home = tmp_path / "code-server"
     with ScriptedModelServer() as model:
         script(model)
-        with code_server(tmp_path / "code-server", workspace, vsix, settings(model), env) as url:
+        user = settings(model) | {"memento.server.importStrategy": "fromEnvironment"}
+        with code_server(home, workspace, platform_vsix, user, env) as url:
             walk = subprocess.run(
                 ["node", str(CLIENT / "e2e" / "memento-e2e.mjs")],
                 env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots)},
@@ -109,10 +170,13 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
             )  # fmt: skip
     (OUTPUT / "walk.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
+    started = server_lines(home, "walk")
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
     assert "10 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == APP
     assert not model.errors
+    assert started and all(f"{program} lsp (PATH)" in line for line in started), started
+    assert calls.read_text().splitlines()[0] == "lsp", "the extension did not run the memento on PATH"
 
 
 PANEL_REPLY = 'Here is **the function**:\n\n```python\ndef hello(name):\n    return f"hi {name}"\n```\n\nCall it with `hello("you")`.'
@@ -137,17 +201,22 @@ def panel_script(server: ScriptedModelServer) -> None:
     )
 
 
-def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
+@pytest.mark.frozen
+def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) -> None:
     shots = fresh(OUTPUT / "panel")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "app.py").write_text('print("hello")\n')
-    env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
+    env = without_memento(dict(os.environ)) | {"MEMENTO_DATA_DIR": str(tmp_path / "data")}
+    python = shutil.which("python3", path=env["PATH"])
+    assert (
+        python is None
+        or subprocess.run([python, "-c", "import memento"], env=env, capture_output=True).returncode
+    )
+    home = tmp_path / "code-server"
     with ScriptedModelServer() as model:
         panel_script(model)
-        with code_server(
-            tmp_path / "code-server", workspace, vsix, settings(model, advisor=False), env
-        ) as url:
+        with code_server(home, workspace, platform_vsix, settings(model, advisor=False), env) as url:
             walk = subprocess.run(
                 ["node", str(CLIENT / "e2e" / "panel-e2e.mjs")],
                 env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots), "MEMENTO_E2E_WORKSPACE": str(workspace)},
@@ -157,11 +226,15 @@ def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
             stopped = walk.returncode == 0 and model.wait_for_disconnect(timeout=10)
     (OUTPUT / "panel.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
+    started = server_lines(home, "panel")
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
     assert "7 passed, 0 failed" in walk.stdout
     assert stopped, "Stop did not close the model's stream"
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors
+    assert len(started) == 1 and "/bundled/server/memento lsp (bundled with the extension)" in started[0], (
+        started
+    )
 
 
 def without_memento(env: dict[str, str]) -> dict[str, str]:
@@ -188,13 +261,13 @@ def test_a_server_that_cannot_start_is_reported_once_with_the_setting_to_set(
     home = tmp_path / "code-server"
     with ScriptedModelServer() as model:
         # No `memento.server.command`: the extension looks on PATH, then tries python3.
-        user = {k: v for k, v in settings(model, advisor=False).items() if k != "memento.server.command"}
+        user = settings(model, advisor=False)
         with code_server(home, workspace, vsix, user, env) as url:
             walk = subprocess.run(
                 ["node", str(CLIENT / "e2e" / "no-server.mjs")],
                 env=env | {
                     "MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots),
-                    "MEMENTO_E2E_SERVER": str(Path(sys.executable).with_name("memento")),
+                    "MEMENTO_E2E_SERVER": str(this_memento(tmp_path / "bin" / "memento")),
                 },
                 capture_output=True, text=True, timeout=300,
             )  # fmt: skip
@@ -217,6 +290,8 @@ def test_the_mcp_servers_view_in_a_real_vscode(tmp_path: Path, vsix: Path) -> No
     env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
     with ScriptedModelServer() as model:
         options = settings(model, advisor=False) | {
+            # The universal package carries no server: this test run's, named by the setting.
+            "memento.server.command": str(this_memento(tmp_path / "bin" / "memento")),
             "memento.mcp.servers": {
                 "clock": time_server() | {"tools": {"convert_time": "deny"}, "policy": "allow"}
             },

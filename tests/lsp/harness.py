@@ -345,18 +345,21 @@ async def running_editor(
     log_file: Path | None = None,
     debounce: float | None = None,
     encodings: list[str] | None = None,
+    program: list[str] | None = None,
 ):
     """A server for `root`; `log_file` takes its stderr (the log, at DEBUG). `encodings`
-    replaces the position encodings the client offers (the server picks the first)."""
+    replaces the position encodings the client offers (the server picks the first); `program`
+    runs instead of `python -m memento` (a frozen build)."""
     lsp = LanguageClient(converter_factory=_raw_converter)
     # Our own showMessage and diagnostics recorders replace pytest-lsp's, so waiting wakes up.
     replaced = (types.WINDOW_SHOW_MESSAGE, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PROGRESS)
     register_lsp_features(lsp, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in replaced})
     editor = Editor(lsp, root, debounce=debounce)
-    command = [sys.executable, "-m", "memento", "lsp"]
+    memento = program or [sys.executable, "-m", "memento"]
+    command = [*memento, "lsp"]
     if log_file is not None:
-        script = 'exec "$0" -m memento --log-level DEBUG lsp 2>"$1"'
-        command = ["/bin/sh", "-c", script, sys.executable, str(log_file)]
+        script = 'exec "$@" --log-level DEBUG lsp 2>"$0"'
+        command = ["/bin/sh", "-c", script, str(log_file), *memento]
     await lsp.start_io(*command, env=env or server_env(data_dir))
     capabilities = client_capabilities(CLIENTS[client])
     if encodings is not None:

@@ -27,8 +27,10 @@ def mcp_editor(
     client: str = "vscode",
     log_file: Path | None = None,
     extra_env: dict[str, str] | None = None,
+    program: list[str] | None = None,
 ):
-    """The editor on `workspace`, its model at `base_url`, Memento's `mcp` settings from the editor."""
+    """The editor on `workspace`, its model at `base_url`, Memento's `mcp` settings from the
+    editor; `program` runs instead of `python -m memento` (the frozen server)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = env_with(
@@ -39,7 +41,9 @@ def mcp_editor(
         **(extra_env or {}),
     )
     options = provider_options(base_url) | {"mcp": mcp or {}}
-    return running_editor(workspace, data_dir, options=options, env=env, client=client, log_file=log_file)
+    return running_editor(
+        workspace, data_dir, options=options, env=env, client=client, log_file=log_file, program=program
+    )
 
 
 def offered(body: dict[str, Any]) -> set[str]:

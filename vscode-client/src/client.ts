@@ -15,10 +15,15 @@ import {
   type ProgressType,
   RevealOutputChannelOn,
   State,
+  WorkDoneProgress,
 } from "vscode-languageclient/node";
+import type { ProgressValue as ModelProgress } from "./modelSetup";
 import { errorMessage, type MementoServer } from "./ports";
-import { describe, findOnPath, resolveServerCommand, type ServerCommand } from "./serverCommand";
+import type { ModelPrepareResult } from "./protocol";
+import * as names from "./protocolNames";
+import { bundledProgram, describe, findOnPath, type ImportStrategy, resolveServerCommand, type ServerCommand } from "./serverCommand";
 import { RestartPolicy, startFailure } from "./serverStart";
+import { describeServer, mismatch, type ServerIdentity, serverIdentity } from "./serverVersion";
 import { contributedSettings, explicitSettings, type SettingInfo } from "./settings";
 
 export interface ProgressValue {
@@ -59,6 +64,22 @@ function isExecutable(file: string): boolean {
   }
 }
 
+/** The bundled server's program when this package carries one, made executable first: an
+ * unpacked .vsix may have lost the bit (a zip tool, a copy). */
+function bundledServer(extensionPath: string | undefined, output: vscode.LogOutputChannel): string | undefined {
+  if (extensionPath === undefined) return undefined;
+  const program = bundledProgram(extensionPath);
+  if (!fs.existsSync(program)) return undefined;
+  if (!isExecutable(program)) {
+    try {
+      fs.chmodSync(program, 0o755);
+    } catch (error) {
+      output.warn(`the bundled server is not executable and could not be made so: ${errorMessage(error)}`);
+    }
+  }
+  return program;
+}
+
 export type Middleware = NonNullable<LanguageClientOptions["middleware"]>;
 
 export class MementoClient implements MementoServer, vscode.Disposable {
@@ -74,13 +95,19 @@ export class MementoClient implements MementoServer, vscode.Disposable {
   readonly onProgress = this.progressEvents.event;
   /** Why the last start failed, for the status bar. */
   startError: string | undefined;
+  /** The server that answered the last `initialize`, and how it was started. */
+  server: { identity: ServerIdentity; command: ServerCommand } | undefined;
+  private readonly extensionVersion: string;
 
   constructor(
     readonly output: vscode.LogOutputChannel,
     packageJson: unknown,
     private readonly middleware: Middleware = {},
+    private readonly extensionPath?: string,
   ) {
     this.settings = contributedSettings(packageJson);
+    const version = (packageJson as { version?: unknown } | undefined)?.version;
+    this.extensionVersion = typeof version === "string" ? version : "?";
   }
 
   get isRunning(): boolean {
@@ -96,9 +123,23 @@ export class MementoClient implements MementoServer, vscode.Disposable {
   serverCommand(): ServerCommand {
     const config = vscode.workspace.getConfiguration("memento");
     return resolveServerCommand(
-      { command: config.get<string>("server.command", ""), args: config.get<string[]>("server.args", ["lsp"]) },
-      (name) => findOnPath(name, process.env.PATH, isExecutable),
+      {
+        command: config.get<string>("server.command", ""),
+        args: config.get<string[]>("server.args", ["lsp"]),
+        importStrategy: config.get<ImportStrategy>("server.importStrategy", "useBundled"),
+      },
+      {
+        which: (name) => findOnPath(name, process.env.PATH, isExecutable),
+        bundled: bundledServer(this.extensionPath, this.output),
+        trusted: vscode.workspace.isTrusted,
+      },
     );
+  }
+
+  /** What the log says about the running server (Memento: Show Server Log adds it again). */
+  describeServer(): string {
+    if (this.server === undefined) return this.startError ? `the server did not start: ${this.startError}` : "the server is not running";
+    return `${describeServer(this.server.identity, this.server.command)}; extension ${this.extensionVersion}`;
   }
 
   async start(): Promise<boolean> {
@@ -141,7 +182,8 @@ export class MementoClient implements MementoServer, vscode.Disposable {
     this.client = client;
     client.progress.event((value) => this.progressEvents.fire(value));
     for (const method of this.handlers.keys()) this.attach(client, method);
-    this.output.info(`starting ${describe(command)}`);
+    const strategy = vscode.workspace.getConfiguration("memento").get<string>("server.importStrategy");
+    this.output.info(`starting ${describe(command)} (importStrategy ${strategy}${vscode.workspace.isTrusted ? "" : ", workspace not trusted"})`);
     try {
       await client.start();
     } catch (error) {
@@ -161,6 +203,23 @@ export class MementoClient implements MementoServer, vscode.Disposable {
         });
       return false;
     }
+    const identity = serverIdentity(client.initializeResult);
+    this.server = { identity, command };
+    this.output.info(this.describeServer());
+    const wrong = mismatch(identity, command, this.extensionVersion, this.extensionPath !== undefined && bundledServer(this.extensionPath, this.output) !== undefined);
+    if (wrong !== undefined) {
+      // Its requests would fail one by one in ways that say nothing: stop it and say why once.
+      this.startError = wrong;
+      this.output.error(wrong);
+      client.ran = false;
+      await this.stop();
+      this.server = undefined;
+      void vscode.window.showErrorMessage(wrong, OPEN_SETTINGS, SHOW_LOG).then((action) => {
+        if (action === OPEN_SETTINGS) void vscode.commands.executeCommand("workbench.action.openSettings", "memento.server");
+        if (action === SHOW_LOG) this.output.show(true);
+      });
+      return false;
+    }
     this.startError = undefined;
     client.ran = true;
     client.onDidChangeState((change) => this.running.fire(change.newState === State.Running));
@@ -171,6 +230,7 @@ export class MementoClient implements MementoServer, vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.server = undefined;
     for (const d of this.attached.splice(0)) d.dispose();
     if (client === undefined) return;
     try {
@@ -212,6 +272,19 @@ export class MementoClient implements MementoServer, vscode.Disposable {
 
   request<R>(method: string, params: object = {}): Promise<R> {
     return this.live().sendRequest<R>(method, params);
+  }
+
+  /** `memento/model/prepare` on a work-done token of ours: its `$/progress` values go to
+   * `onProgress`, and `cancel` sends `$/cancelRequest` (the server stops and keeps nothing). */
+  async prepareModel(params: { model: string }, onProgress: (value: ModelProgress) => void, cancel: vscode.CancellationToken): Promise<ModelPrepareResult> {
+    const client = this.live();
+    const token = `memento-model-${Date.now().toString(36)}`;
+    const listening = client.onProgress(WorkDoneProgress.type, token, (value) => onProgress(value));
+    try {
+      return await client.sendRequest<ModelPrepareResult>(names.MODEL_PREPARE, { ...params, workDoneToken: token }, cancel);
+    } finally {
+      listening.dispose();
+    }
   }
 
   execute<R>(command: string, argument: object = {}): Promise<R> {

@@ -13,6 +13,7 @@ import { ContextMeter } from "./meter";
 import { registerChatPanel } from "./panel";
 import type { MementoServer } from "./ports";
 import * as names from "./protocolNames";
+import { setUpModel } from "./modelSetup";
 import { interceptCommand } from "./quickFixes";
 import { TEXT_SCHEME, TextDocuments, vscodeUi } from "./vscodeUi";
 
@@ -34,7 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
   let deps: commands.Deps | undefined;
   // Quick fixes run server commands; two of them need the user's say first.
   const middleware: Middleware = { executeCommand: interceptCommand(() => deps) };
-  const client = new MementoClient(output, context.extension.packageJSON, middleware);
+  const client = new MementoClient(output, context.extension.packageJSON, middleware, context.extensionPath);
   deps = { server: client, ui };
   const live = deps;
   const compactions = new CompactionTree(client, ui, client.onProgress);
@@ -86,8 +87,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.actMode", () => commands.setMode(live, "act")),
     register("memento.trustWorkspace", () => commands.trustWorkspace(live)),
     register("memento.showSettings", () => commands.showSettings(live)),
-    register("memento.showServerLog", () => output.show(true)),
+    register("memento.showServerLog", () => {
+      output.info(client.describeServer());
+      output.show(true);
+    }),
     register("memento.restartServer", () => client.restart()),
+    register("memento.setUpModel", () => setUpModel({ server: client, ui })),
     register("memento.openContextView", () => openContextView()),
     register("memento.checkpoints.refresh", () => checkpoints.refresh()),
     register("memento.checkpoints.rewindItem", (node: CheckpointNode) => commands.rewind(live, node.item.id)),

@@ -242,3 +242,16 @@ export interface McpListResult {
 export interface McpChangedParams {
   message?: string;
 }
+
+export interface ModelPrepareResult {
+  model: string;
+  title: string;
+  path: string;
+  size: number;
+  sha256: string;
+  license: string;
+  /** Whether the runtime that serves the model is there. */
+  runtime: boolean;
+  /** When it is not: how to get it. */
+  runtimeHint?: string;
+}

@@ -43,6 +43,7 @@ export const CMD_OMFG = "memento.omfg";
 export const SUBAGENT_LIST = "memento/subagent/list";
 export const SUBAGENT_ABORT = "memento/subagent/abort";
 export const SUBAGENT_NOTIFICATION = "memento/subagent";
+export const MODEL_PREPARE = "memento/model/prepare";
 export const TOOL_PROGRESS = "memento/tool/progress";
 export const MCP_LIST = "memento/mcp/list";
 export const MCP_RESTART = "memento/mcp/restart";

@@ -23,6 +23,12 @@ export function startFailure(command: ServerCommand, error: { message: string; c
       `Set "${COMMAND_SETTING}" ${where} to the memento program (the path \`which memento\` prints where you installed it).`
     );
   }
+  if (command.source === "bundled") {
+    return (
+      `Memento: the server bundled with the extension did not start (${describe(command)}): ${why}. ` +
+      `Reinstall the extension, or set "memento.server.importStrategy" to "fromEnvironment" ${where} to run a \`memento\` you installed.`
+    );
+  }
   return `Memento: the language server did not start (${describe(command)}): ${why}. Set "${COMMAND_SETTING}" ${where} to the program that runs \`memento lsp\`.`;
 }
 

@@ -1,7 +1,8 @@
 // The `Ui` port on the real VS Code window.
 
 import * as vscode from "vscode";
-import type { PickItem, Ui } from "./ports";
+import type { ProgressUi } from "./modelSetup";
+import type { PickItem } from "./ports";
 
 export const TEXT_SCHEME = "memento-text";
 
@@ -23,8 +24,21 @@ export class TextDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
-export function vscodeUi(texts: TextDocuments): Ui {
+export function vscodeUi(texts: TextDocuments): ProgressUi {
   return {
+    progress(title, work) {
+      return Promise.resolve(
+        vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, cancel) => {
+          // VS Code's bar takes increments; the server reports the total.
+          let shown = 0;
+          return work((message, percentage) => {
+            const increment = percentage === undefined ? undefined : Math.max(0, percentage - shown);
+            shown = percentage ?? shown;
+            progress.report({ message, increment });
+          }, cancel);
+        }),
+      );
+    },
     async pick<T>(items: PickItem<T>[], options: { title: string; placeholder?: string }) {
       const chosen = await vscode.window.showQuickPick(items, {
         title: options.title,

@@ -24,6 +24,13 @@ describe("a server that does not start", () => {
     );
   });
 
+  it("the bundled server: names it and the way to run another", () => {
+    const bundled = { command: "/ext/bundled/server/memento", args: ["lsp"], source: "bundled" as const };
+    const message = startFailure(bundled, { message: "spawn /ext/bundled/server/memento EACCES" });
+    expect(message).toContain("the server bundled with the extension did not start (/ext/bundled/server/memento lsp): spawn");
+    expect(message).toContain('set "memento.server.importStrategy" to "fromEnvironment" in your user settings');
+  });
+
   it("in a remote window (code-server, Remote): names the Remote settings, where the setting is read", () => {
     const guess = resolveServerCommand({ command: "", args: ["lsp"] }, which({}), "linux");
     expect(startFailure(guess, exited, true)).toContain('Set "memento.server.command" in the Remote settings');

@@ -121,7 +121,64 @@ function M.command()
   if vim.fn.executable('memento') == 1 then
     return { 'memento', 'lsp' }
   end
+  local installed = M.installed()
+  if installed then
+    return { installed, 'lsp' }
+  end
   return { 'python3', '-m', 'memento', 'lsp' }
+end
+
+--- Where `uv tool install` and `pipx install` put programs: their variables, else
+--- ~/.local/bin (both tools' default, and XDG's). `ask`: also ask uv and pipx themselves
+--- (they run as processes: :checkhealth only, not at every start).
+function M.tool_bin_dirs(ask)
+  local dirs = {}
+  local function add(dir, by)
+    if dir and dir ~= '' then
+      table.insert(dirs, { dir = vim.fs.normalize(dir), by = by })
+    end
+  end
+  add(vim.env.UV_TOOL_BIN_DIR, 'UV_TOOL_BIN_DIR')
+  add(vim.env.PIPX_BIN_DIR, 'PIPX_BIN_DIR')
+  add(vim.env.XDG_BIN_HOME, 'XDG_BIN_HOME')
+  add('~/.local/bin', '~/.local/bin')
+  if ask then
+    for _, tool in ipairs({ { 'uv', 'tool', 'dir', '--bin' }, { 'pipx', 'environment', '--value', 'PIPX_BIN_DIR' } }) do
+      if vim.fn.executable(tool[1]) == 1 then
+        local done = vim.system(tool, { text = true }):wait(10000)
+        if done.code == 0 then
+          add(vim.trim(done.stdout or ''), table.concat(tool, ' '))
+        end
+      end
+    end
+  end
+  return dirs
+end
+
+--- The `memento` a uv tool or pipx install left off PATH (a GUI Neovim started without the
+--- shell's profile), and the folder's source; nil when there is none.
+function M.installed(ask)
+  for _, entry in ipairs(M.tool_bin_dirs(ask)) do
+    local program = entry.dir .. '/memento'
+    if vim.fn.executable(program) == 1 then
+      return program, entry.by
+    end
+  end
+  return nil
+end
+
+--- The one command that installs the server: from the checkout this plugin is in (its nvim/
+--- folder), uv's or pipx's install of it.
+function M.install_command()
+  local plugin = debug.getinfo(1, 'S').source:sub(2)
+  local root = vim.fs.dirname(vim.fs.dirname(vim.fs.dirname(vim.fs.dirname(plugin))))
+  local pyproject = root .. '/pyproject.toml'
+  local source = 'memento-lsp'
+  if vim.uv.fs_stat(pyproject) and table.concat(vim.fn.readfile(pyproject, '', 20), '\n'):find('name = "memento%-lsp"') then
+    source = root
+  end
+  local tool = vim.fn.executable('pipx') == 1 and vim.fn.executable('uv') ~= 1 and 'pipx install' or 'uv tool install'
+  return ('%s %s'):format(tool, vim.fn.shellescape(source))
 end
 
 return M

@@ -93,9 +93,26 @@ function M.check()
   local shown = table.concat(vim.tbl_map(function(word)
     return word:find('[%s\'"\\]') and vim.fn.shellescape(word) or word
   end, cmd), ' ')
+  local install = config.install_command()
+  local default = config.options.cmd == nil
+  if default and cmd[1] == 'python3' then
+    -- Nothing on PATH nor where uv and pipx install: perhaps where uv or pipx say they do.
+    local found, by = config.installed(true)
+    if found then
+      health.warn(('memento is installed (%s) in a folder the plugin did not look in: %s'):format(by, found), {
+        ('setup({ cmd = { %q, "lsp" } }), or put its folder on PATH'):format(found),
+      })
+    else
+      health.warn('memento is not on PATH, nor where `uv tool install` and `pipx install` put it (~/.local/bin)', {
+        'Install the server: ' .. install,
+      })
+    end
+  elseif default and cmd[1] ~= 'memento' then
+    health.info(('memento is not on PATH; using the one in %s (uv tool / pipx install)'):format(vim.fs.dirname(cmd[1])))
+  end
   if vim.fn.executable(cmd[1]) ~= 1 then
     health.error(('server command: %s: %s is not an executable'):format(shown, cmd[1]), {
-      'pip install memento-lsp, or set setup({ cmd = { … } })',
+      default and ('Install the server: ' .. install) or 'Set setup({ cmd = { … } }) to the program that runs `memento lsp`',
     })
     return
   end
@@ -114,7 +131,11 @@ function M.check()
     return server.initialized or client_mod.call(server, 'is_stopped')
   end, 20)
   if not server.initialized then
-    health.error('the server did not answer initialize', { 'Run the command above in a terminal', ':MementoLog' })
+    local advice = { 'Run the command above in a terminal', ':MementoLog' }
+    if default and cmd[1] == 'python3' then
+      advice = { 'Install the server: ' .. install }
+    end
+    health.error('the server did not answer initialize', advice)
     return
   end
   local info = server.server_info or {}

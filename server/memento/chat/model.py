@@ -41,7 +41,7 @@ async def prepare_model(
     runtime is missing (checked first: no point fetching a model that cannot run) or the
     model cannot be had."""
     if need_runtime and not locate.runtime_available(settings):
-        raise ChatError(locate.INSTALL_HINT)
+        raise ChatError(locate.runtime_hint())
     spec = locate.spec_for(settings)
     try:
         if spec is None or locate.model_ready(settings):

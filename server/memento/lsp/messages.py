@@ -543,6 +543,29 @@ class TrustParams(Model):
     revoke: bool = False
 
 
+class ModelPrepareParams(Model):
+    """`memento/model/prepare {model?, workDoneToken?}`: assemble the embedded model (the
+    configured one, or `model` from the catalog) with work-done progress on the client's token
+    (or one the server creates); cancellable by `$/cancelRequest` or the progress's cancel."""
+
+    model: Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"] | None = None
+    work_done_token: str | int | None = None
+
+
+class ModelPrepareResult(Model):
+    model: str
+    title: str
+    path: str
+    size: int
+    sha256: str
+    license: str
+    """The model's license, and the file that holds its text."""
+    runtime: bool
+    """Whether the runtime that serves it is there (llama-cpp-python, or `serverCommand`)."""
+    runtime_hint: str | None = None
+    """When it is not: how to get it."""
+
+
 class TrustResult(Model):
     trusted: bool
     """Whether the workspace file's user-level keys now apply."""

@@ -30,6 +30,10 @@ def request_failed(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=REQUEST_FAILED)
 
 
+def request_cancelled(message: str) -> JsonRpcException:
+    return JsonRpcException(message, code=REQUEST_CANCELLED)
+
+
 def not_initialized() -> JsonRpcException:
     return JsonRpcException("Memento is not initialized yet", code=SERVER_NOT_INITIALIZED)
 
@@ -37,6 +41,12 @@ def not_initialized() -> JsonRpcException:
 def invalid_params(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=INVALID_PARAMS)
 
+
+PROTOCOL_VERSION = 1
+"""The version of the `memento/*` surface, in `initialize`'s result as
+`capabilities.experimental.memento.protocolVersion`: raised when a change would break a client
+built for the one before, so that an extension paired with another server build says so at
+once (vscode-client/src/serverVersion.ts holds the one it speaks)."""
 
 PROMPT = "memento/prompt"
 ABORT = "memento/abort"
@@ -94,6 +104,8 @@ MCP_LIST = "memento/mcp/list"
 MCP_RESTART = "memento/mcp/restart"
 MCP_TRUST = "memento/mcp/trust"
 MCP_NOTIFICATION = "memento/mcp"
+
+MODEL_PREPARE = "memento/model/prepare"
 
 
 if not TYPE_CHECKING:  # hidden from the type checker, so that a name `messages` lacks is an error

@@ -30,7 +30,13 @@ from memento.lsp.buffers import BufferSync
 from memento.lsp.dispatch import AnyFuture, OwnedDispatch, registered
 from memento.lsp.framing import BadFrame, Frame
 from memento.lsp.positions import apply_change, negotiated
-from memento.lsp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, SERVER_NOT_INITIALIZED
+from memento.lsp.protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PROTOCOL_VERSION,
+    SERVER_NOT_INITIALIZED,
+)
 from memento.security import secrets
 
 log = logging.getLogger(__name__)
@@ -155,6 +161,14 @@ class MementoProtocol(OwnedDispatch):
         if "id" in data:
             return converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
         return converter.structure(data, self.get_message_type(data["method"]) or JsonRPCNotification)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        """pygls' answer, with the version of Memento's own methods among the capabilities
+        (pygls' builder knows only LSP's)."""
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"memento": {"protocolVersion": PROTOCOL_VERSION}}
+        return result
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:

@@ -89,6 +89,7 @@ def default_features() -> list[type[LanguageFeature]]:
     from memento.lsp.features.lifecycle import LifecycleFeature
     from memento.lsp.features.mcp import McpFeature
     from memento.lsp.features.memory import MemoryFeature
+    from memento.lsp.features.model import ModelFeature
     from memento.lsp.features.rules import RulesFeature
     from memento.lsp.features.session import SessionFeature
     from memento.lsp.features.settings import SettingsFeature
@@ -104,6 +105,7 @@ def default_features() -> list[type[LanguageFeature]]:
         RulesFeature,
         SettingsFeature,
         SubagentsFeature,
+        ModelFeature,
         McpFeature,
     ]
 

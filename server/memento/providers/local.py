@@ -55,7 +55,7 @@ class LocalProvider:
 
     async def _start(self) -> str:
         if not locate.runtime_available(self.settings):
-            raise ProviderError(f"local: {locate.INSTALL_HINT}")
+            raise ProviderError(f"local: {locate.runtime_hint()}")
         try:
             model = await asyncio.to_thread(locate.ensure_model, self.settings, _log_progress)
             return await self.server.acquire(model, self.model)

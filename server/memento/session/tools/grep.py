@@ -8,7 +8,6 @@ import contextlib
 import fnmatch
 import json
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from memento.core.provider import ToolSpec
 from memento.security import secrets
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, parse_args, resolve_in_workspace
+from memento.util.child import isolated_script
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv"})
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -109,7 +109,7 @@ async def _search(
     }
     try:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-S", str(WORKER),
+            *isolated_script("memento.session.tools.grep_worker", WORKER),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=secrets.active().child_env(), start_new_session=True,
         )  # fmt: skip
