@@ -285,6 +285,14 @@ class TaskSettings(Settings):
     """Results a child may report that violate the output schema before its task fails."""
 
 
+class SessionSettings(Settings):
+    """Which conversation an editor shows when it starts."""
+
+    resume: Literal["last", "new"] = "last"
+    """`last`: reopen the workspace's most recent session (what `memento chat -c` does);
+    `new`: start a new one each time."""
+
+
 class MementoConfig(Settings):
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     tools: ToolSettings = Field(default_factory=ToolSettings)
@@ -294,6 +302,7 @@ class MementoConfig(Settings):
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     task: TaskSettings = Field(default_factory=TaskSettings)
+    session: SessionSettings = Field(default_factory=SessionSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     data_dir: str | None = None
     """Where sessions live; defaults to the user data dir (or $MEMENTO_DATA_DIR)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from memento.chat.status import change
 from memento.core.entries import CompactionEntry, Entry, MessageEntry
 from memento.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from memento.governance.history import relief_history
+from memento.session.relief_log import relief_history
 
 RECAP_TURNS = 3
 REPLY_CHARS = 4000

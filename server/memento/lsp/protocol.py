@@ -165,6 +165,9 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
         ToolParams as ToolParams,
     )
     from memento.lsp.messages import (
+        TranscriptParams as TranscriptParams,
+    )
+    from memento.lsp.messages import (
         TrustParams as TrustParams,
     )
     from memento.lsp.messages import (
@@ -208,6 +211,8 @@ PROMPT = "memento/prompt"
 ABORT = "memento/abort"
 STEER = "memento/steer"
 HISTORY = "memento/history"
+TRANSCRIPT = "memento/transcript"
+TRANSCRIPT_PATCH = "memento/transcript/patch"
 SESSION_LIST = "memento/session/list"
 SESSION_NEW = "memento/session/new"
 SESSION_OPEN = "memento/session/open"
