@@ -78,7 +78,10 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
     # What the transcript shows of the retry, read back after a restart: the rule, the attempt,
     # the end of the reply it dropped (never sent to a model: a `custom` entry).
     assert retry["customType"] == "memento.retry" and retry["data"]["rules"] == ["no-console"]
-    assert retry["data"]["attempt"] == 2 and retry["data"]["discarded"] == "Let me explain first. Then call console.log("
+    assert (
+        retry["data"]["attempt"] == 2
+        and retry["data"]["discarded"] == "Let me explain first. Then call console.log("
+    )
     assert reminder["customType"] == "ttsr-injection" and reminder["details"] == {"rules": ["no-console"]}
     assert marker["injectedRules"] == ["no-console"]
     [item] = [r for r in listed["rules"] if r["name"] == "no-console"]

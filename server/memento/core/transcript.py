@@ -22,7 +22,7 @@ applies patches with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Literal, assert_never
+from typing import Annotated, Any, Literal, assert_never, cast
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer
 from pydantic.alias_generators import to_camel
@@ -391,6 +391,10 @@ class TranscriptState:
     def __contains__(self, key: str) -> bool:
         return key in self._nodes
 
+    def parent(self, key: str) -> str | None:
+        """The key of the node that holds `key` (None for a top-level item)."""
+        return self._parent.get(key)
+
     def top(self, key: str) -> str:
         """The key of the top-level item that holds `key`."""
         return self._top[key]
@@ -442,9 +446,8 @@ class TranscriptState:
         old = self._nodes.get(new.key)
         if old is None or old.kind != new.kind:
             raise TranscriptError(f"update: no {new.kind} {new.key!r}")
-        for name in type(old).model_fields:
-            if name not in CHILDREN:
-                setattr(old, name, getattr(new, name))
+        values = {name: getattr(new, name) for name in type(old).model_fields if name not in CHILDREN}
+        _fields(old).update(values)  # plain fields, no validators: pydantic's setattr is not needed
         if self.sink is not None:
             self._tell(UpdateOp(item=self._top[new.key], node=old.model_copy()))
 
@@ -455,6 +458,9 @@ class TranscriptState:
             raise TranscriptError(f"change: no node {key!r}")
         if all(getattr(node, name) == value for name, value in fields.items()):
             return False
+        if self.sink is None:  # nobody follows (a transcript read from storage): just set them
+            _fields(node).update(fields)
+            return True
         self.update(node.model_copy(update=fields))
         return True
 
@@ -514,3 +520,7 @@ class TranscriptState:
                 self.reset()
             case _:
                 assert_never(op)
+
+
+def _fields(node: NodeType) -> dict[str, Any]:
+    return cast("dict[str, Any]", node.__dict__)

@@ -309,11 +309,11 @@ class Session:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.shield(resuming)
 
-    async def resume_last(self) -> str | None:
+    async def resume_last(self, *, quiet: bool = True) -> str | None:
         """Reopen the workspace's most recent session that has anything in it (the editors
-        do this when they start, unless `session.resume` is "new"). None when there is none,
-        or when it cannot be opened (another server holds it: then this one starts anew).
-        A prompt sent meanwhile waits for it and goes to the reopened session."""
+        do this when they start, unless `session.resume` is "new"; `memento chat -c`). None
+        when there is none, or (`quiet`) when it cannot be opened: another server holds it,
+        so this one starts anew. A prompt sent meanwhile waits, and goes to the reopened one."""
         async with self._switching, self._turn_lock:
             if self.store is not None:
                 return None  # something was stored already: that session stays
@@ -324,6 +324,8 @@ class Session:
                 try:
                     store, transcript = await asyncio.to_thread(_load_store, Path(info.path))
                 except (SessionLocked, SessionCorrupt, MigrationFailed, OSError) as exc:
+                    if not quiet:
+                        raise
                     log.info("not resuming session %s: %s", info.id, exc)
                     return None
                 self._use_loaded(store, transcript)

@@ -283,11 +283,11 @@ class TranscriptBuilder:
             self._mark = mark.key if retry.rules else None
         elif (end := read_turn_end(entry)) is not None:
             reply = self._ensure_reply()
-            state = "done" if end.state == "finished" else end.state
-            self.state.change(reply.key, state=state, retry=None)
             last = reply.parts[-1] if reply.parts else None
             if end.error and not (isinstance(last, ErrorPart) and last.message == end.error):
                 self.state.append(reply.key, ErrorPart(key=self._key(f"e:{entry.id}"), message=end.error))
+            state = "done" if end.state == "finished" else end.state
+            self.state.change(reply.key, state=state, retry=None)
             self._last = "other"
         else:
             self._relief(entry)
