@@ -14,14 +14,20 @@ A recording is JSON:
 
 from __future__ import annotations
 
+import io
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memento.chat.render import PlainRenderer
+from memento.chat.status import Status
 from memento.core.transcript import Patch, ResetOp, TranscriptPage, TranscriptState
 from tests.lsp.harness import Editor
 
+RECORDINGS = Path(__file__).resolve().parents[1] / "data" / "transcript"
+"""The recordings committed for the clients' replays (`python -m tests.transcript.record`)."""
 FIXTURES_ENV = "MEMENTO_TRANSCRIPT_RECORDINGS"
 """A folder: each property-test run writes its recordings there (for the client replays)."""
 
@@ -71,26 +77,68 @@ def without_transient(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item for item in items if not item.get("transient")]
 
 
+Step = tuple[str, dict[str, Any]]
+
+
+def steps(recording: dict[str, Any]) -> Iterator[Step]:
+    """What a client goes through, in order: ("page", page) for the first page and each one
+    read again after a reset, ("patch", patch) for each patch it applies (those a page already
+    holds are skipped)."""
+    yield "page", recording["start"]
+    seq = recording["start"]["seq"]
+    pages = sorted(recording["pages"].values(), key=lambda page: page["seq"])
+    for patch in recording["patches"]:
+        if patch["seq"] <= seq:
+            continue
+        if any(op["op"] == "reset" for op in patch["ops"]):
+            page = next(p for p in pages if p["seq"] >= patch["seq"])
+            yield "page", page
+            seq = page["seq"]
+            continue
+        yield "patch", patch
+        seq = patch["seq"]
+
+
 def replay(recording: dict[str, Any]) -> list[dict[str, Any]]:
     """A recording's patches applied to its first page, as a client does: the items at the end."""
-    state = TranscriptState(TranscriptPage.model_validate(recording["start"]).items)
-    seq = recording["start"]["seq"]
-    for raw in recording["patches"]:
-        patch = Patch.model_validate(raw)
-        if patch.seq <= seq:
-            continue
-        if any(isinstance(op, ResetOp) for op in patch.ops):
-            page = next(
-                p
-                for s, p in sorted(recording["pages"].items(), key=lambda kv: int(kv[0]))
-                if int(s) >= patch.seq
-            )
-            state, seq = TranscriptState(TranscriptPage.model_validate(page).items), page["seq"]
-            continue
-        for op in patch.ops:
-            state.apply(op)
-        seq = patch.seq
+    state = TranscriptState()
+    for kind, value in steps(recording):
+        if kind == "page":
+            state = TranscriptState(TranscriptPage.model_validate(value).items)
+        else:
+            for op in Patch.model_validate(value).ops:
+                state.apply(op)
     return state.dump()
+
+
+def chat_replay(recording: dict[str, Any]) -> tuple[PlainRenderer, str]:
+    """`memento chat`'s renderer fed the recording as it would be live; what it printed."""
+    out = io.StringIO()
+    renderer = PlainRenderer(Status(model="m"), out=out, err=out)
+    for kind, value in steps(recording):
+        if kind == "page":
+            renderer.show(TranscriptPage.model_validate(value).items, draw=False)
+        else:
+            renderer.patch(Patch.model_validate(value))
+    return renderer, out.getvalue()
+
+
+def chat_drawing(items: list[dict[str, Any]]) -> str:
+    """`memento chat`'s drawing of a whole transcript (a continued session, every turn)."""
+    out = io.StringIO()
+    page = TranscriptPage.model_validate({"sessionId": "s", "seq": 0, "items": items})
+    PlainRenderer(Status(model="m"), out=out, err=out).show(page.items, turns=len(items) + 1)
+    return out.getvalue()
+
+
+def check_clients(recording: dict[str, Any]) -> None:
+    """The Python clients of the transcript: the reference copy, and `memento chat`'s
+    renderer fed the patches as they came, drawing what it draws after a restart."""
+    live, stored = recording["live"]["items"], recording["stored"]["items"]
+    assert replay(recording) == live
+    chat, _ = chat_replay(recording)
+    assert chat.copy.dump() == live
+    assert chat_drawing(without_transient(chat.copy.dump())) == chat_drawing(stored)
 
 
 def write(recording: dict[str, Any], name: str, folder: Path | None = None) -> Path | None:

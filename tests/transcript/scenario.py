@@ -235,9 +235,28 @@ async def subagent(world: World, editor: Editor) -> None:
 
 
 async def compact(world: World, editor: Editor) -> None:
-    """A manual compaction (nothing is scripted for its summary: the summary model fails and
-    the structured summary stands in), or a step skipped when nothing is old enough."""
-    await editor.request("memento/compact", {})
+    """A long turn and two short ones, then a manual compaction of the long one (nothing is
+    scripted for its summary: the summary request fails and the summary is built by code)."""
+
+    def text(sentences: int) -> Text:
+        return Text(" ".join(world.words(8, 12) + "." for _ in range(sentences)), chunks=4)
+
+    for prompt, reply in (
+        ("explain everything", text(120)),
+        ("and then?", text(12)),
+        ("in short?", text(12)),
+    ):
+        end = await world.turn(editor, prompt, Reply(reply))
+        assert end["state"] == "finished", end
+    result = await editor.request("memento/compact", {})
+    assert result["compacted"], result
+
+
+async def compact_early(world: World, editor: Editor) -> None:
+    """A compaction asked for when there is little to compact: it is skipped (a step shown
+    live only, or not even started)."""
+    result = await editor.request("memento/compact", {"aggressive": world.rng.random() < 0.5})
+    assert "tokensBefore" in result, result
 
 
 async def rewind(world: World, editor: Editor) -> None:
@@ -262,6 +281,7 @@ STEPS: dict[str, Run] = {
     "steer": steer,
     "subagent": subagent,
     "compact": compact,
+    "compact-early": compact_early,
     "rewind": rewind,
 }
 
