@@ -58,7 +58,7 @@ class TranscriptProjector:
         """Ops sent so far (the last patch's `seq`)."""
         self._adopted: list[Callable[[], None]] = []
         self._prefix = ""
-        self.builder = self._attach(TranscriptBuilder())
+        self.builder = self._attach(TranscriptBuilder(children=self._load_child))
         self._built_for = session.session_id
         session.events.subscribe(self._on_event)
 
@@ -97,15 +97,19 @@ class TranscriptProjector:
     # -- what the session tells it -----------------------------------------------------------
     def entry_appended(self, entry: Entry) -> None:
         """An entry was stored (always after it is on disk, before the event about it)."""
-        if entry.parent_id != self.builder.last_entry_id:
-            self.rebuild()  # the branch moved: the new path, entry included, read whole
-        else:
-            self.builder.add(entry)
+        try:
+            if entry.parent_id != self.builder.last_entry_id:
+                self.rebuild()  # the branch moved: the new path, entry included, read whole
+            else:
+                self.builder.add(entry)
+        except Exception:  # a fault of the projection must not stop the turn that stores
+            log.exception("the transcript could not take entry %s; reading it again", entry.id)
+            self.rebuild()
         self._flush()
 
     def rebuild(self) -> None:
         """Read the transcript again from the session's branch (the listeners get a reset)."""
-        self.replace(build(self._session.branch_path(), prefix=self._prefix, children=self._children()))
+        self.replace(build(self._session.branch_path(), prefix=self._prefix, children=self._load_child))
 
     def replace(self, builder: TranscriptBuilder) -> None:
         """Take `builder`'s transcript (one built off the event loop, for a session just opened)."""
@@ -124,9 +128,10 @@ class TranscriptProjector:
         self._prefix = prefix
         self.rebuild()
 
-    def _children(self) -> Callable[[str, str], list[Item]] | None:
+    def _load_child(self, child_id: str, prefix: str) -> list[Item]:
+        """A subagent's stored transcript, beside this session's file."""
         store = self._session.store
-        return child_loader(store.path) if store is not None else None
+        return child_loader(store.path)(child_id, prefix) if store is not None else []
 
     def _attach(self, builder: TranscriptBuilder) -> TranscriptBuilder:
         builder.state.sink = self._queue
@@ -149,7 +154,15 @@ class TranscriptProjector:
             except Exception:
                 log.exception("transcript listener failed")
 
-    def _on_event(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind
+    def _on_event(self, event: events.Event) -> None:
+        try:
+            self._follow(event)
+        except Exception:  # the copies are told to read it again rather than drift
+            log.exception("the transcript could not follow %s; reading it again", event.kind)
+            self.rebuild()
+        self._flush()
+
+    def _follow(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind
         builder = self.builder
         match event:
             case events.TurnStarted():
@@ -179,7 +192,6 @@ class TranscriptProjector:
                     self.rebuild()
             case _:
                 pass
-        self._flush()
 
     # -- subagents -------------------------------------------------------------------------
     def subagent(
