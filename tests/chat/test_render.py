@@ -103,7 +103,7 @@ def test_a_turn_draws_from_the_transcript_and_the_status_line_tracks_context_and
     # A plain renderer cannot take back what it printed: the dropped start stays above.
     assert out == "Half an ans\nClean answer.\n"
     assert err.splitlines() == [
-        "[ttsr] rule no-print interrupted the reply; retrying (attempt 2)",
+        "[ttsr] rule no-print interrupted the reply; asking again",
         "[retry] rate-limited (HTTP 429), retrying in 20.0 s",
         "[tool] read path=a.py",
         "[tool] read failed: no such file",

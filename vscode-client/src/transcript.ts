@@ -211,6 +211,7 @@ export interface TtsrPart {
   kind: "ttsr";
   key: string;
   rules: string[];
+  interrupted: boolean;
   reason?: string;
   attempt?: number;
   reminder?: string;

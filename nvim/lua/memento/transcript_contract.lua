@@ -16,7 +16,7 @@ return {
     ["text"] = { name = "TextPart", required = { "kind", "key", "text" }, optional = {} },
     ["thinking"] = { name = "ThinkingPart", required = { "kind", "key", "text" }, optional = {} },
     ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "target", "output", "outputTruncated", "diff" } },
-    ["ttsr"] = { name = "TtsrPart", required = { "kind", "key", "rules" }, optional = { "reason", "attempt", "reminder", "discarded" } },
+    ["ttsr"] = { name = "TtsrPart", required = { "kind", "key", "rules", "interrupted" }, optional = { "reason", "attempt", "reminder", "discarded" } },
     ["error"] = { name = "ErrorPart", required = { "kind", "key", "message" }, optional = {} },
   },
   -- a `task` tool part's children

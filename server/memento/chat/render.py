@@ -92,10 +92,10 @@ def advisor_text(note: AdvisorItem) -> str:
 
 
 def ttsr_text(mark: TtsrPart) -> str:
-    rules = ", ".join(mark.rules) or "a hook"
-    if mark.attempt is None:
+    rules = ", ".join(mark.rules)
+    if not mark.interrupted:
         return f"rule {rules} reminded the agent"
-    return f"rule {rules} interrupted the reply; retrying (attempt {mark.attempt})"
+    return f"rule {rules} interrupted the reply; asking again" if rules else f"{mark.reason}; asking again"
 
 
 def item_line(item: Item) -> tuple[LineKind, str] | None:
@@ -288,8 +288,8 @@ class Renderer:
                 self.tool_preparing(name)
             case ToolPart():
                 self._tool_status(None, node)
-            case TtsrPart(discarded=discarded, attempt=attempt):
-                if discarded or attempt is not None:
+            case TtsrPart(interrupted=interrupted):
+                if interrupted:
                     self.discard_partial()
                 self.line("ttsr", ttsr_text(node))
             case ErrorPart(message=message):

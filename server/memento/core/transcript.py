@@ -117,6 +117,8 @@ class TtsrPart(Node):
     kind: Literal["ttsr"] = "ttsr"
     key: str
     rules: list[str]
+    interrupted: bool = False
+    """The reply was stopped for it and asked for again (else: a reminder after the reply)."""
     reason: str | None = None
     attempt: int | None = None
     """The attempt that followed (2: the first retry)."""

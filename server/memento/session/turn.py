@@ -255,6 +255,13 @@ class TurnRunner:
         else:
             dropped = builder.build(api="", provider="", model="", timestamp=started).text()
         turn.attempt += 1
+        if retry.on_retry is not None:
+            try:
+                retry.on_retry()  # what the next request must carry (a TTSR reminder)
+            except Exception:
+                log.exception("retry callback failed")
+        # Stored after the reminder, as metadata after it (no message of its own: a
+        # compaction's cut never stops between a prompt and its reminder because of it).
         record = records.Retry(
             turn_id=turn.turn_id,
             attempt=turn.attempt,
@@ -268,11 +275,6 @@ class TurnRunner:
                 turn_id=turn.turn_id, attempt=turn.attempt, reason=retry.reason, rules=retry.rules
             )
         )
-        if retry.on_retry is not None:
-            try:
-                retry.on_retry()
-            except Exception:
-                log.exception("retry callback failed")
 
     async def _recovers_from(self, error: ProviderError) -> bool:
         recovered = False

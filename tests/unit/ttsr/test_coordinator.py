@@ -73,12 +73,12 @@ async def test_an_interrupt_drops_the_partial_reply_injects_and_retries(make, ro
     assert retry.rules == ["no-console"] and retry.attempt == 2 and "no-console" in retry.reason
     assert types_of(kit) == [
         "message:user",
-        "custom",
         "custom_message",
         "ttsr_injection",
+        "custom",
         "message:assistant",
     ]
-    dropped, reminder, marker, answer = kit.entries()[1:]
+    reminder, marker, dropped, answer = kit.entries()[1:]
     # What the transcript shows after a restart: the rule, the attempt, what was dropped.
     assert dropped["customType"] == "memento.retry" and dropped["data"]["rules"] == ["no-console"]
     assert dropped["data"]["discarded"] == "First some prose. Then console.log(x)"
@@ -99,14 +99,14 @@ async def test_keep_stores_the_partial_reply_before_the_reminder(make, root, ser
     assert types_of(kit) == [
         "message:user",
         "message:assistant",
-        "custom",  # the retry's record: nothing was dropped (the partial reply is stored)
         "custom_message",
         "ttsr_injection",
+        "custom",  # the retry's record: nothing was dropped (the partial reply is stored)
         "message:assistant",
     ]
     partial = kit.entries()[1]["message"]
     assert partial["stopReason"] == "aborted" and partial["content"][0]["text"].startswith("Partial console.")
-    assert "discarded" not in kit.entries()[2]["data"]
+    assert "discarded" not in kit.entries()[4]["data"]
 
 
 @pytest.mark.asyncio

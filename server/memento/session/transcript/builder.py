@@ -76,6 +76,8 @@ ChildLoader = Callable[[str, str], list[Item]]
 """A subagent's stored transcript: (its id, the key prefix of its nodes) → its items."""
 
 _SEVERITIES = ("nit", "concern", "blocker")
+INTERRUPT = "<system-interrupt"
+"""How an interrupting TTSR reminder opens (a reply was stopped for it: its retry follows)."""
 
 
 class TranscriptBuilder:
@@ -111,6 +113,7 @@ class TranscriptBuilder:
     # -- stored entries -------------------------------------------------------------------
     def add(self, entry: Entry) -> None:  # noqa: C901 -- one case per entry kind, matched in one place
         """Fold one stored entry in (entries of the active branch, in order)."""
+        waiting, self._mark = self._mark, None  # a reminder waits for its retry's record only
         match entry:
             case MessageEntry(message=UserMessageModel() as message):
                 self._user(entry.id, content_text(message.content))
@@ -121,7 +124,7 @@ class TranscriptBuilder:
             case CustomMessageEntry(custom_type=custom_type) if custom_type == TTSR_INJECTION:
                 self._reminder(entry)
             case CustomEntry():
-                self._custom(entry)
+                self._custom(entry, waiting)
             case CompactionEntry():
                 self._relief(entry)
             case BranchSummaryEntry(summary=summary):
@@ -257,30 +260,37 @@ class TranscriptBuilder:
         if details.get("restated") is True or not rules:
             return  # a reminder restated after a compaction: nothing happened in the reply
         content = entry.content if isinstance(entry.content, str) else content_text(entry.content)
-        text = reminder_text(content)
-        waiting = self.state.get(self._mark) if self._mark is not None else None
-        self._mark = None
-        if isinstance(waiting, TtsrPart) and waiting.rules == rules:
-            self.state.change(waiting.key, reminder=text)
-            return
         reply = self._ensure_reply()
-        self.state.append(reply.key, TtsrPart(key=self._key(f"m:{entry.id}"), rules=rules, reminder=text))
+        interrupted = INTERRUPT in content
+        mark = TtsrPart(
+            key=self._key(f"m:{entry.id}"),
+            rules=rules,
+            interrupted=interrupted,
+            reminder=reminder_text(content),
+        )
+        self.state.append(reply.key, mark)
+        if interrupted:
+            self._mark = mark.key  # the record of the retry it comes with follows
 
-    def _custom(self, entry: CustomEntry) -> None:
+    def _custom(self, entry: CustomEntry, waiting: str | None) -> None:
         if (retry := read_retry(entry)) is not None:
             reply = self._ensure_reply()
             for key in self._live_parts:
                 self.state.remove(key)
             self._clear_step()
-            mark = TtsrPart(
-                key=self._key(f"m:{entry.id}"),
-                rules=retry.rules,
-                reason=retry.reason,
-                attempt=retry.attempt,
-                discarded=retry.discarded,
-            )
-            self.state.append(reply.key, mark)
-            self._mark = mark.key if retry.rules else None
+            fields = {
+                "interrupted": True,
+                "reason": retry.reason,
+                "attempt": retry.attempt,
+                "discarded": retry.discarded,
+            }
+            mark = self.state.get(waiting) if waiting is not None else None
+            if isinstance(mark, TtsrPart) and mark.rules == retry.rules:
+                self.state.change(mark.key, **fields)
+            else:
+                self.state.append(
+                    reply.key, TtsrPart(key=self._key(f"m:{entry.id}"), rules=retry.rules, **fields)
+                )
         elif (end := read_turn_end(entry)) is not None:
             reply = self._ensure_reply()
             last = reply.parts[-1] if reply.parts else None
