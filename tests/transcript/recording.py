@@ -23,7 +23,8 @@ from typing import Any
 
 from memento.chat.render import PlainRenderer
 from memento.chat.status import Status
-from memento.core.transcript import Patch, ResetOp, TranscriptPage, TranscriptState
+from memento.core.transcript import Patch, ResetOp, TranscriptPage
+from memento.core.transcript_state import TranscriptState
 from tests.lsp.harness import Editor
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "data" / "transcript"

@@ -13,8 +13,9 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
+from memento.chat.lines import LineKind, one_line
 from memento.chat.markdown import split_finished
-from memento.chat.render import LineKind, Renderer, one_line
+from memento.chat.render import Renderer
 from memento.chat.status import Status
 from memento.core import events
 

@@ -8,7 +8,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from memento.core.transcript import OpType, Patch, ResetOp, coalesce
+from memento.core.transcript import OpType, Patch, ResetOp
+from memento.core.transcript_state import coalesce
 
 
 class PatchSender:

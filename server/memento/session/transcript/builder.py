@@ -41,7 +41,6 @@ from memento.core.messages import AssistantMessage, TextContent, ThinkingContent
 from memento.core.messages import UserMessage as UserMessageModel
 from memento.core.transcript import (
     PART_TYPES,
-    AdvisorItem,
     CheckpointItem,
     ErrorPart,
     Item,
@@ -51,21 +50,23 @@ from memento.core.transcript import (
     ReplyItem,
     RetryBanner,
     RewindItem,
-    SubagentCard,
     TextPart,
     ThinkingPart,
     ToolPart,
-    TranscriptState,
     TtsrPart,
     UserItem,
 )
+from memento.core.transcript_state import TranscriptState
 from memento.session.relief_log import relief_record
 from memento.session.transcript.nodes import (
+    ChildOutcome,
+    advisor_item,
     content_text,
     context_figures,
     cut_output,
+    relief_item,
     reminder_text,
-    short_prompt,
+    subagent_card,
     task_outcomes,
     tool_part,
 )
@@ -75,7 +76,6 @@ from memento.util.jsonish import as_object
 ChildLoader = Callable[[str, str], list[Item]]
 """A subagent's stored transcript: (its id, the key prefix of its nodes) → its items."""
 
-_SEVERITIES = ("nit", "concern", "blocker")
 INTERRUPT = "<system-interrupt"
 """How an interrupting TTSR reminder opens (a reply was stopped for it: its retry follows)."""
 
@@ -132,7 +132,7 @@ class TranscriptBuilder:
                 self.state.append(None, RewindItem(key=self._key(f"w:{entry.id}"), summary=summary))
                 self._after = f"w:{entry.id}"
             case AdvisorNoteEntry():
-                self._advisor(entry)
+                self.state.append(None, advisor_item(self._key(f"a:{entry.id}"), entry))
             case CheckpointEntry(checkpoint_id=checkpoint_id, label=label):
                 item = CheckpointItem(
                     key=self._key(f"k:{entry.id}"), checkpoint_id=checkpoint_id, label=label
@@ -240,18 +240,7 @@ class TranscriptBuilder:
                 self.state.change(key, **fields)
                 continue
             items = self.children(child.id, key + "/") if self.children is not None else []
-            card = SubagentCard(
-                key=key,
-                id=child.id,
-                agent=child.agent,
-                state=child.state,
-                prompt=child.prompt,
-                error=child.error,
-                merge=child.merge,
-                result=child.result,
-                items=items,
-            )
-            self.state.append(part.key, card)
+            self.state.append(part.key, subagent_card(key, child, items))
 
     def _reminder(self, entry: CustomMessageEntry) -> None:
         details = as_object(entry.details) or {}
@@ -278,19 +267,19 @@ class TranscriptBuilder:
             for key in self._live_parts:
                 self.state.remove(key)
             self._clear_step()
-            fields = {
-                "interrupted": True,
-                "reason": retry.reason,
-                "attempt": retry.attempt,
-                "discarded": retry.discarded,
-            }
-            mark = self.state.get(waiting) if waiting is not None else None
-            if isinstance(mark, TtsrPart) and mark.rules == retry.rules:
-                self.state.change(mark.key, **fields)
+            mark = TtsrPart(
+                key=self._key(f"m:{entry.id}"),
+                rules=retry.rules,
+                interrupted=True,
+                reason=retry.reason,
+                attempt=retry.attempt,
+                discarded=retry.discarded,
+            )
+            found = self.state.get(waiting) if waiting is not None else None
+            if isinstance(found, TtsrPart) and found.rules == retry.rules:  # its reminder's mark
+                self.state.update(mark.model_copy(update={"key": found.key, "reminder": found.reminder}))
             else:
-                self.state.append(
-                    reply.key, TtsrPart(key=self._key(f"m:{entry.id}"), rules=retry.rules, **fields)
-                )
+                self.state.append(reply.key, mark)
         elif (end := read_turn_end(entry)) is not None:
             reply = self._ensure_reply()
             last = reply.parts[-1] if reply.parts else None
@@ -307,32 +296,8 @@ class TranscriptBuilder:
         if record is None or record.reason == "turn":
             return  # the light prune after each turn is housekeeping, not a step to show
         self._close_reply()
-        item = ReliefItem(
-            key=self._key(f"c:{entry.id}"),
-            level=record.level,
-            reason=record.reason,
-            phase="finished",
-            tokens_before=record.tokens_before,
-            tokens_after=record.tokens_after,
-            summarizer=record.summarizer,
-            summary=record.summary,
-        )
-        self.state.append(None, item)
+        self.state.append(None, relief_item(self._key(f"c:{entry.id}"), record))
         self._after = f"c:{entry.id}"
-
-    def _advisor(self, entry: AdvisorNoteEntry) -> None:
-        severity = entry.severity if entry.severity in _SEVERITIES else "concern"
-        item = AdvisorItem(
-            key=self._key(f"a:{entry.id}"),
-            note_id=entry.note_id,
-            note=entry.note,
-            severity=severity,  # pyright: ignore[reportArgumentType]
-            channel=entry.channel,
-            path=entry.path,
-            line=entry.line,
-            end_line=entry.end_line,
-        )
-        self.state.append(None, item)
 
     # -- what is not stored yet: the running turn --------------------------------------------
     def _clear_step(self) -> None:
@@ -435,44 +400,18 @@ class TranscriptBuilder:
         else:
             self.state.change(key, phase=phase, error=error, why=why)
 
-    def subagent(
-        self,
-        call_id: str | None,
-        child_id: str,
-        *,
-        agent: str,
-        state: Literal["queued", "running", "completed", "failed", "aborted"],
-        prompt: str,
-        error: str | None = None,
-        merge: Literal["applied", "failed", "skipped"] | None = None,
-    ) -> str | None:
-        """A child of a `task` call was queued or changed state; its card's key (None when
-        the call is not in the open reply)."""
+    def subagent(self, call_id: str | None, child: ChildOutcome) -> None:
+        """A child of a `task` call was queued or changed state (its result comes with the
+        call's); nothing when the call is not in the open reply."""
         tool = self._tools.get(call_id) if call_id is not None else None
         if tool is None or tool not in self.state:
-            return None
-        key = self._key(f"s:{child_id}")
-        fields = {
-            "agent": agent,
-            "state": state,
-            "prompt": short_prompt(prompt),
-            "error": error,
-            "merge": merge,
-        }
-        if key in self.state:
-            self.state.change(key, **fields)
-        else:
-            card = SubagentCard(
-                key=key,
-                id=child_id,
-                agent=agent,
-                state=state,
-                prompt=short_prompt(prompt),
-                error=error,
-                merge=merge,
-            )
-            self.state.append(tool, card)
-        return key
+            return
+        key = self._key(f"s:{child.id}")
+        if key not in self.state:
+            self.state.append(tool, subagent_card(key, child, []))
+            return
+        fields = {"agent": child.agent, "state": child.state, "prompt": child.prompt, "merge": child.merge}
+        self.state.change(key, error=child.error, **fields)
 
 
 def _json(text: str) -> object:

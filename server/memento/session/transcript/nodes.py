@@ -10,8 +10,19 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from memento.core.entries import AdvisorNoteEntry
 from memento.core.messages import Content, TextContent, ToolCall, Usage
-from memento.core.transcript import ChildState, ContextFigures, ToolPart, ToolStatus
+from memento.core.transcript import (
+    AdvisorItem,
+    ChildState,
+    ContextFigures,
+    Item,
+    ReliefItem,
+    SubagentCard,
+    ToolPart,
+    ToolStatus,
+)
+from memento.session.relief_log import ReliefRecord
 from memento.util.jsonish import JsonObject, as_array, as_object
 
 OUTPUT_LIMIT = 16_000
@@ -153,3 +164,49 @@ def task_outcomes(output: str, arguments: JsonObject) -> list[ChildOutcome]:
             )
         )
     return found
+
+
+def subagent_card(key: str, child: ChildOutcome, items: list[Item]) -> SubagentCard:
+    """A child's card as the `task` call's result reports it, with its transcript."""
+    return SubagentCard(
+        key=key,
+        id=child.id,
+        agent=child.agent,
+        state=child.state,
+        prompt=child.prompt,
+        error=child.error,
+        merge=child.merge,
+        result=child.result,
+        items=items,
+    )
+
+
+def relief_item(key: str, record: ReliefRecord) -> ReliefItem:
+    """A stored relief step, with the figures every view gives (the meter's)."""
+    return ReliefItem(
+        key=key,
+        level=record.level,
+        reason=record.reason,
+        phase="finished",
+        tokens_before=record.tokens_before,
+        tokens_after=record.tokens_after,
+        summarizer=record.summarizer,
+        summary=record.summary,
+    )
+
+
+_SEVERITIES = ("nit", "concern", "blocker")
+
+
+def advisor_item(key: str, entry: AdvisorNoteEntry) -> AdvisorItem:
+    severity = entry.severity if entry.severity in _SEVERITIES else "concern"
+    return AdvisorItem(
+        key=key,
+        note_id=entry.note_id,
+        note=entry.note,
+        severity=severity,  # pyright: ignore[reportArgumentType]
+        channel=entry.channel,
+        path=entry.path,
+        line=entry.line,
+        end_line=entry.end_line,
+    )

@@ -30,11 +30,12 @@ from memento.core.transcript import (
     SubagentCard,
     TextOp,
     TranscriptPage,
-    TranscriptState,
     UpdateOp,
 )
+from memento.core.transcript_state import TranscriptState
 from memento.session.migrations import read_session
 from memento.session.transcript.builder import TranscriptBuilder, build
+from memento.session.transcript.nodes import ChildOutcome, short_prompt
 
 if TYPE_CHECKING:
     from memento.session.session import Session
@@ -206,9 +207,8 @@ class TranscriptProjector:
         merge: Literal["applied", "failed", "skipped"] | None = None,
     ) -> None:
         """A child of the running `task` call was queued or changed state."""
-        self.builder.subagent(
-            call_id, child_id, agent=agent, state=state, prompt=prompt, error=error, merge=merge
-        )
+        child = ChildOutcome(child_id, agent, state, short_prompt(prompt), error, merge, result=None)
+        self.builder.subagent(call_id, child)
         self._flush()
 
     def adopt(self, child_id: str, child: TranscriptProjector) -> None:
