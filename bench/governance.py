@@ -7,14 +7,18 @@ Each figure is a median, next to the naive baseline measured in the same run:
 - a cold tiktoken count of the whole session vs pi's chars/4 estimate of it;
 - the prune and shake passes as the session runs them (collected on the projection and
   recorded by appending one entry; the file is never rewritten), and the projection each
-  request applies, next to the atomic rewrite of the session file they replace.
+  request applies, next to the atomic rewrite of the session file they replace;
+- the tokens sent per turn over a scripted session (100 turns) with local compaction vs the
+  provider's own, for OpenAI Responses and Anthropic, in the same run (`remote_compaction.py`).
 
-Run: `python bench/governance.py [--tokens N] [--runs N]`. Prints figures; asserts nothing.
+Run: `python bench/governance.py [--tokens N] [--runs N] [--turns N] [--compaction-window N]`.
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import sys
 import tempfile
@@ -24,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import remote_compaction  # noqa: E402
 
 from memento.config import CompactionSettings, PruneSettings, ShakeSettings  # noqa: E402
 from memento.core.entries import CustomEntry, Entry, MessageEntry  # noqa: E402
@@ -131,6 +137,8 @@ def main() -> int:
     parser.add_argument(
         "--session", type=Path, help="a real session file instead (e.g. tests/data/corpora/sessions/…)"
     )
+    parser.add_argument("--turns", type=int, default=100, help="turns of the local vs remote compaction run")
+    parser.add_argument("--compaction-window", type=int, default=16_000, help="its context window")
     args = parser.parse_args()
 
     warm = TiktokenEstimator()
@@ -249,6 +257,9 @@ def main() -> int:
 
     # -- recording a pass: one appended record instead of rewriting the file -----------------
     record_passes(path, warm, text_tokens(warm), protection, session.clock, args.runs)
+
+    # -- local vs remote compaction: tokens sent per turn ---------------------------------------
+    asyncio.run(remote_compaction.compare(args.turns, args.compaction_window))
     return 0
 
 

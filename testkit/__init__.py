@@ -3,12 +3,16 @@
 raw JSON-RPC client for the server's stdio (`rawclient`) and fast session files (`sessions`).
 
 Imports only `memento` and the standard library, so `bench/` uses it without reaching into
-`tests/`."""
+`tests/`, except where a wire is built from the official `openai` / `anthropic` SDKs' types
+(the `dev` extra): the Responses stream, compaction answers and `sdk_types`."""
 
 from testkit.model_server import ScriptedModelServer
 from testkit.script import (
+    Answer,
+    Compacted,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     Hold,
@@ -25,8 +29,11 @@ from testkit.script import (
 )
 
 __all__ = [
+    "Answer",
+    "Compacted",
     "Delay",
     "Disconnect",
+    "EmptyStream",
     "EndStream",
     "Hang",
     "Hold",

@@ -2,8 +2,11 @@
 
 A real HTTP server on 127.0.0.1 (random port, background threads) that answers each
 request with the next scripted `Reply`, streamed in the wire format of the endpoint hit:
-OpenAI chat completions (`POST /v1/chat/completions`) or Anthropic Messages
-(`POST /v1/messages`). Usable from sync tests, async tests and other processes.
+OpenAI chat completions (`POST /v1/chat/completions`), OpenAI Responses
+(`POST /v1/responses`, and the compact endpoint `POST /v1/responses/compact`) or Anthropic
+Messages (`POST /v1/messages`, a compaction when the body sets `compaction`). Like the real
+APIs, it refuses (HTTP 400) a compaction or reasoning item it did not issue, or a
+compaction block moved or changed. Usable from sync tests, async tests and other processes.
 
     with ScriptedModelServer() as srv:
         srv.enqueue(Reply(Text("hello", chunks=3)), Reply(HttpError(429, headers={"retry-after": "0"})))
@@ -22,13 +25,17 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from testkit.script import (
+    Answer,
+    Compacted,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     Hold,
@@ -37,7 +44,10 @@ from testkit.script import (
     RecordedRequest,
     Reply,
 )
-from testkit.wire import Wire, wire_for
+from testkit.wire import OpenAIWire, is_compaction, wire_for
+
+if TYPE_CHECKING:
+    from testkit.wire import Wire
 
 
 class _Gone(Exception):
@@ -84,27 +94,72 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"_value": body}
         owner = self.owner
         headers = {k.lower(): v for k, v in self.headers.items()}
-        owner._record(RecordedRequest(self.path, headers, body, self.command))
+        request = RecordedRequest(self.path, headers, body, self.command)
         wire = wire_for(self.path, str(body.get("model") or "scripted-model"))
         if wire is None:
-            self._send_json(
-                404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
-            )
+            owner._record_other(request)
+            self._answer(owner._answers.get((self.command, self.path.split("?", 1)[0])))
             return
-        reply = owner._next_reply(str(body.get("model") or ""))
+        owner._record(request)
+        if is_compaction(self.path, body):
+            self._compaction(wire, owner._next_compaction())
+        elif (refused := wire.refusal(body)) is not None:
+            self._send_json(400, wire.error_body(400, refused))
+        else:
+            reply = owner._next_reply(str(body.get("model") or ""), request)
+            self._reply(wire, reply, streamed=body.get("stream") is not False)
+
+    def _reply(self, wire: Wire, reply: Reply | None, streamed: bool) -> None:
         if reply is None:
             self._send_json(500, wire.error_body(500, "script exhausted"))
         elif reply.steps and isinstance(error := reply.steps[0], HttpError):
-            body_out = error.body
-            if body_out is None or isinstance(body_out, str):
-                body_out = wire.error_body(error.status, body_out or _phrase(error.status))
-            self._send_json(error.status, body_out, error.headers or {})
+            self._send_error(wire, error)
+        elif not streamed and isinstance(wire, OpenAIWire):
+            self._send_json(200, wire.complete(reply))
         else:
             try:
                 self._stream(wire, reply)
             except _Gone as gone:
                 if gone.early:
-                    owner._disconnected()
+                    self.owner._disconnected()
+
+    def _send_error(self, wire: Wire, error: HttpError) -> None:
+        body_out = error.body
+        if body_out is None or isinstance(body_out, str):
+            body_out = wire.error_body(error.status, body_out or _phrase(error.status))
+        self._send_json(error.status, body_out, error.headers or {})
+
+    def _compaction(self, wire: Wire, reply: Reply) -> None:
+        """A compaction request's JSON answer (or its scripted HTTP error)."""
+        first = reply.steps[0] if reply.steps else Compacted()
+        if isinstance(first, HttpError):
+            self._send_error(wire, first)
+        elif isinstance(wire, OpenAIWire) or not isinstance(first, Compacted):
+            self._send_json(404, wire.error_body(404, "no compaction here"))
+        else:
+            self._send_json(200, wire.compacted(first, reply.usage))
+
+    def _answer(self, answer: Answer | None) -> None:
+        """An endpoint other than the model's: its scripted answer, else a 404."""
+        if answer is None:
+            self._send_json(
+                404, {"error": {"message": f"no such endpoint: {self.path}", "type": "not_found"}}
+            )
+            return
+        if answer.delay:
+            _ChunkedWriter(self.connection, self.owner._stop).wait(answer.delay, ping=False)
+        if isinstance(answer.body, dict | list):
+            data = json.dumps(answer.body).encode()
+        else:
+            data = answer.body.encode() if isinstance(answer.body, str) else answer.body
+        self.send_response(answer.status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("connection", "close")
+        for name, value in (answer.headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
 
     def _send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -128,6 +183,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
         except OSError as exc:
             raise _Gone(early=True) from exc
+        if reply.steps and isinstance(empty := reply.steps[0], EmptyStream):
+            out.flush()
+            out.end() if empty.clean else out.abort()
+            return
         out.add(*wire.start(reply))
         for step in reply.steps:
             if isinstance(step, Delay):
@@ -244,12 +303,18 @@ class ScriptedModelServer:
         self._cond = threading.Condition()
         self._script: deque[Reply] = deque()
         self._model_scripts: dict[str, deque[Reply]] = {}
+        self._compactions: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
+        self._other_requests: list[RecordedRequest] = []
+        self._answers: dict[tuple[str, str], Answer] = {}
         self._disconnects = 0
         self._acked = 0
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
+        """Answers a request when the script is empty: a reply decided from the request itself
+        (benchmarks whose requests depend on what the engine decides, e.g. a summary request)."""
         self.errors: list[BaseException] = []
         """Unexpected exceptions raised while handling requests (never printed)."""
 
@@ -304,6 +369,24 @@ class ScriptedModelServer:
                 self._script.extend(replies)
             else:
                 self._model_scripts.setdefault(model, deque()).extend(replies)
+
+    def enqueue_compaction(self, *replies: Reply) -> None:
+        """Script the answers to compaction requests (`Reply(Compacted(...))` or an
+        `HttpError`); without a script they get `Compacted()`'s default summary."""
+        with self._cond:
+            self._compactions.extend(replies)
+
+    def answer(self, path: str, answer: Answer, method: str = "GET") -> None:
+        """Answer `method path` (an endpoint other than the model's: a server's own API, as
+        window discovery asks it) with `answer` from now on; unanswered ones get a 404."""
+        with self._cond:
+            self._answers[(method, path)] = answer
+
+    @property
+    def other_requests(self) -> list[RecordedRequest]:
+        """Requests to endpoints other than the model's (`requests` has the model's only)."""
+        with self._cond:
+            return list(self._other_requests)
 
     @property
     def pending(self) -> int:
@@ -366,12 +449,24 @@ class ScriptedModelServer:
             self._requests.append(request)
             self._cond.notify_all()
 
-    def _next_reply(self, model: str = "") -> Reply | None:
+    def _record_other(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self._other_requests.append(request)
+            self._cond.notify_all()
+
+    def _next_reply(self, model: str = "", request: RecordedRequest | None = None) -> Reply | None:
         with self._cond:
             own = self._model_scripts.get(model)
             if own:
                 return own.popleft()
-            return self._script.popleft() if self._script else None
+            if self._script:
+                return self._script.popleft()
+            responder = self.responder
+        return responder(request) if responder is not None and request is not None else None
+
+    def _next_compaction(self) -> Reply:
+        with self._cond:
+            return self._compactions.popleft() if self._compactions else Reply(Compacted())
 
     def _disconnected(self) -> None:
         with self._cond:

@@ -14,6 +14,10 @@ from typing import Any
 class Text:
     text: str
     chunks: int = 1
+    utf16: bool = False
+    """Cut the `chunks` pieces in UTF-16 code units, as a server streaming JavaScript strings
+    may: a piece can end between the two halves of a surrogate pair, each half then sent as a
+    lone `\\udXXX` escape."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,8 @@ class Thinking:
     text: str
     signature: str = "sig"
     chunks: int = 1
+    utf16: bool = False
+    """As `Text.utf16`."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +37,13 @@ class ToolCallStep:
     chunks: int = 2
     raw_arguments: str | None = None
     """Sent instead of `arguments` as JSON: to script arguments cut off mid-way."""
+    utf16: bool = False
+    """As `Text.utf16`, for the arguments' JSON (`json.dumps(..., ensure_ascii=False)` then)."""
 
     def wire_arguments(self) -> str:
-        return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=not self.utf16)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,16 @@ class Usage:
 @dataclass(frozen=True)
 class NoUsage:
     """Report no usage at all (as llama-cpp-python's server does when streaming; OpenAI wire)."""
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The answer to a compaction request (OpenAI's `POST /responses/compact`, Anthropic's
+    `compaction` parameter): the provider's summary, which OpenAI returns encrypted and
+    Anthropic as readable text with a signature. Compaction requests take their replies from
+    `ScriptedModelServer.enqueue_compaction`, else this default."""
+
+    summary: str = "The conversation so far, compacted by the provider."
 
 
 @dataclass(frozen=True)
@@ -78,6 +98,15 @@ class EndStream:
 
 
 @dataclass(frozen=True)
+class EmptyStream:
+    """Accept the request (200, an event stream) and end it before any event: what
+    llama-cpp-python's server does to a streamed request over its window (the refusal only
+    reaches its log). `clean`: end the body properly; else drop the connection."""
+
+    clean: bool = False
+
+
+@dataclass(frozen=True)
 class MalformedSSE:
     raw: str | bytes = "data: {not json\n\n"
 
@@ -95,6 +124,7 @@ class HttpError:
 Step = (
     Text
     | Thinking
+    | Compacted
     | ToolCallStep
     | Usage
     | NoUsage
@@ -102,6 +132,7 @@ Step = (
     | Hang
     | Disconnect
     | EndStream
+    | EmptyStream
     | MalformedSSE
     | HttpError
 )
@@ -126,6 +157,18 @@ class Reply:
 
     def __repr__(self) -> str:
         return f"Reply({', '.join(map(repr, self.steps))}, stop_reason={self.stop_reason!r})"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A fixed answer of an endpoint other than the model's (`ScriptedModelServer.answer`):
+    a server's own API, e.g. `GET /props`. `body` a dict or list is sent as JSON, str or
+    bytes as they are (a malformed answer); after `delay` seconds."""
+
+    body: dict[str, Any] | list[Any] | str | bytes
+    status: int = 200
+    delay: float = 0.0
+    headers: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,8 @@ def _run_lsp(args: argparse.Namespace) -> int:
     sys.setswitchinterval(0.001)
     server = create_server()
     server.max_message_bytes = args.max_message_bytes
+    if args.client_timeout is not None:
+        server.protocol.client_answer_seconds = args.client_timeout
     to_editor = LogMessageHandler(server)
     to_editor.addFilter(_Redact())
     logging.getLogger("memento").addHandler(to_editor)
@@ -103,7 +105,9 @@ def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chat = sub.add_parser("chat", help="chat with the agent in the terminal (one prompt, or interactive)")
     chat.add_argument("prompt", nargs="?", help="run this one prompt and exit (for scripts)")
     chat.add_argument("-w", "--workspace", default=".", help="workspace root (default: current directory)")
-    chat.add_argument("--provider", choices=["openai", "anthropic", "local"], help="provider kind")
+    chat.add_argument(
+        "--provider", choices=["openai", "openai-responses", "anthropic", "local"], help="provider kind"
+    )
     chat.add_argument("--provider-url", help="base URL of the model server (implies --provider openai)")
     chat.add_argument("--model", help="model id (for the local provider: qwen2.5-coder-1.5b or -0.5b)")
     chat.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
@@ -222,6 +226,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         default=64 * 1024 * 1024,
         metavar="N",
         help="larger messages from the client are refused without being read into memory (default 64 MiB)",
+    )
+    lsp.add_argument(
+        "--client-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the server waits for the editor's answer to a request of its own (applyEdit, "
+        "configuration, progress; default 10); permission prompts wait security.permissionTimeout",
     )
     lsp.set_defaults(run=_run_lsp)
     if command == "lsp":

@@ -29,6 +29,8 @@ from memento.checkpoints.mechanism import Checkpoints
 from memento.config import user_config_dir
 from memento.governance.governor import Governor
 from memento.governance.mechanism import Governance
+from memento.mcp.engine import McpEngine
+from memento.mcp.mechanism import Mcp
 from memento.memory.engine import MemoryEngine
 from memento.memory.mechanism import Memory
 from memento.session.mechanism import Handle, InstallContext
@@ -56,6 +58,7 @@ class Mechanisms:
     ttsr_hooks: TtsrHooks | None = None
     rule_attachments: RuleAttachments | None = None
     subagents: SubagentEngine | None = None
+    mcp: McpEngine | None = None
     installed: list[Handle] = field(default_factory=list[Handle])
     """Every handle, in install (= hook) order."""
 
@@ -79,6 +82,8 @@ def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = Tru
     memory = Memory().install(ctx)
     ttsr = Ttsr(load_rules=load_rules).install(ctx)
     installed: list[Handle] = [governor, advisor, checkpoints, memory, ttsr]
+    mcp = Mcp().install(ctx)
+    installed.append(mcp)
     engine = None
     if session.config.task.enabled and session.config.provider.tool_mode() == "native":
         engine = _subagents(session, spawn, checkpoints, memory).install(ctx)
@@ -92,6 +97,7 @@ def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = Tru
         ttsr_hooks=ttsr.hooks,
         rule_attachments=ttsr.attachments,
         subagents=engine,
+        mcp=mcp,
         installed=installed,
     )
 

@@ -68,14 +68,28 @@ class JsonActionSettings(Settings):
     (session/mentions.py); 0: none."""
 
 
+class ProviderCompactionSettings(Settings):
+    """What the provider may do to the context itself."""
+
+    remote: bool = False
+    """Let the provider write the compaction summary (OpenAI Responses' compact endpoint,
+    Anthropic's compaction) instead of a summary request of Memento's, where the provider
+    offers one; when it is used is `governance/remote.py`."""
+
+
 class ProviderConfig(Settings):
-    kind: Literal["openai", "anthropic", "local"] = "local"
+    kind: Literal["openai", "openai-responses", "anthropic", "local"] = "local"
+    """`openai`: chat completions (any OpenAI-compatible server); `openai-responses`: OpenAI's
+    Responses API; `anthropic`: Messages; `local`: the embedded model."""
     base_url: str = "http://127.0.0.1:11434/v1"
     """OpenAI-compatible servers take the `/v1` root; Anthropic the API root."""
     model: str = ""
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key (the key itself is never stored)."""
     context_window: int = Field(default=128_000, gt=0)
+    """The model's window in tokens. When not set: what the server says of itself (asked as a
+    session starts), else this default (the catalog default); a refusal naming a smaller
+    window overrides both (`session/window.py`)."""
     max_tokens: int = Field(default=8192, gt=0)
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=300.0, gt=0)
@@ -86,6 +100,7 @@ class ProviderConfig(Settings):
     `json` for the local model, `native` otherwise."""
     json_action: JsonActionSettings = Field(default_factory=JsonActionSettings)
     local: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    compaction: ProviderCompactionSettings = Field(default_factory=ProviderCompactionSettings)
 
     @model_validator(mode="after")
     def _local_defaults(self) -> ProviderConfig:
@@ -95,7 +110,7 @@ class ProviderConfig(Settings):
                 self.context_window = self.local.n_ctx
             if "max_tokens" not in self.model_fields_set:
                 self.max_tokens = 1024
-        if self.kind == "anthropic" and self.tool_calling == "json":
+        if self.kind in ("anthropic", "openai-responses") and self.tool_calling == "json":
             raise ValueError(
                 'toolCalling "json" needs an OpenAI-compatible server (kind "openai" or "local")'
             )
@@ -116,8 +131,8 @@ class ToolSettings(Settings):
     """Seconds one `grep` may search before it is stopped (its pattern comes from the model)."""
     tolerant_edits: bool = True
     """`edit` falls back to tolerant matchers (whitespace, indentation, first/last lines) when
-    oldText is not in the file exactly; see session/tools/matching.py. A Markdown fence around
-    a code file's whole content, oldText or newText is left out (session/tools/fences.py)."""
+    oldText is not in the file exactly; see session/harness/matching.py. A Markdown fence around
+    a code file's whole content, oldText or newText is left out (session/harness/fences.py)."""
     syntax_guard: bool = True
     """`write`/`edit` refuse a change that leaves a file which parsed with syntax errors;
     `read` adds a file's syntax errors after its text."""
@@ -125,7 +140,7 @@ class ToolSettings(Settings):
     """`write` refuses to replace a Python or JSON file with content that drops most of its
     definitions and lines; an append to a Python file may not redefine a name it has or be a
     bare string; a write that defines nothing and does not parse may not replace a file that
-    defines something (session/tools/loss.py)."""
+    defines something (session/harness/loss.py)."""
 
     def denied(self) -> frozenset[str]:
         """The tools the user's policy turns off (`bash = "deny"`, the only per-tool policy):
@@ -293,6 +308,55 @@ class SessionSettings(Settings):
     `new`: start a new one each time."""
 
 
+McpPolicy = Literal["allow", "ask", "deny"]
+"""What a call to an MCP tool needs: nothing, the user's yes (the prompt bash uses), or it is
+never offered."""
+
+
+class McpServerSettings(Settings):
+    """One server in Memento's own `mcp.servers`, in the shape of VS Code's `mcp.json`."""
+
+    type: Literal["stdio", "http", "sse"] | None = None
+    """Default: `stdio` with a `command`, `http` (streamable HTTP) with a `url`."""
+    command: str | None = None
+    args: list[str] = Field(default_factory=list[str])
+    env: dict[str, str] = Field(default_factory=dict[str, str])
+    env_file: str | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+    disabled: bool = False
+    policy: McpPolicy | None = None
+    """The policy of every tool of this server (else `mcp.policies`, else `mcp.defaultPolicy`)."""
+    tools: dict[str, McpPolicy] = Field(default_factory=dict[str, McpPolicy])
+    """Per tool (the server's own tool name): beats `policy`."""
+
+
+class McpSettings(Settings):
+    """Model Context Protocol servers: their tools, resources and prompts (server/memento/mcp)."""
+
+    enabled: bool = True
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict[str, McpServerSettings])
+    """Servers by name. The user file's and the editor's start freely; a workspace
+    `.memento/config.toml`'s are repository servers (they start once their definition is trusted)."""
+    read_from: list[Literal["vscode", "claude", "cursor"]] = Field(
+        default_factory=lambda: ["vscode", "claude", "cursor"]  # pyright: ignore[reportUnknownLambdaType]
+    )
+    """Other tools' files read too (never written): VS Code's `mcp.json` (user and
+    `.vscode/mcp.json`), Claude Code's `.mcp.json`, Cursor's `.cursor/mcp.json` (and `~/.cursor`)."""
+    policies: dict[str, McpPolicy] = Field(default_factory=dict[str, McpPolicy])
+    """`"server"` or `"server/tool"` → allow | ask | deny, for servers from any source."""
+    default_policy: McpPolicy = "ask"
+    inputs: dict[str, str] = Field(default_factory=dict[str, str])
+    """Values for `${input:id}` in VS Code-style definitions (treated as secrets)."""
+    start_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a server may take to start and list its tools."""
+    call_timeout: float = Field(default=600.0, gt=0)
+    """Seconds one tool call may run before it is cancelled."""
+    max_result_chars: int = Field(default=20_000, ge=1000)
+    """A longer result is cut; the whole is kept and readable through `mcp_resource`."""
+
+
 class MementoConfig(Settings):
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     tools: ToolSettings = Field(default_factory=ToolSettings)
@@ -304,6 +368,7 @@ class MementoConfig(Settings):
     task: TaskSettings = Field(default_factory=TaskSettings)
     session: SessionSettings = Field(default_factory=SessionSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     data_dir: str | None = None
     """Where sessions live; defaults to the user data dir (or $MEMENTO_DATA_DIR)."""
     system_prompt: str | None = None
@@ -317,6 +382,7 @@ USER_LEVEL_KEYS = (
     "security",
     "dataDir",
     "ttsr.userRulesDir",
+    "mcp",
 )
 """Keys (and everything under them) that grant a permission, run a program, choose where
 requests and keys go, or name paths outside the workspace. They come only from the editor and

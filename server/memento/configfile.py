@@ -29,15 +29,38 @@ def workspace_config_file(root: Path) -> Path:
     return root / ".memento" / CONFIG_FILE
 
 
-def normalize(raw: Any) -> dict[str, Any]:
-    """`raw` with every key in snake_case (camelCase and snake_case both name a field)."""
+def normalize(raw: Any, path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`raw` with every key in snake_case (camelCase and snake_case both name a field), except
+    the keys that are names rather than fields (`VERBATIM_TABLES`)."""
     if not isinstance(raw, dict):
         return {}
+    verbatim = _verbatim(path)
     out: dict[str, Any] = {}
     for key, value in raw.items():  # pyright: ignore[reportUnknownVariableType]
-        name = to_snake(key) if isinstance(key, str) else str(key)  # pyright: ignore[reportUnknownArgumentType]
-        out[name] = normalize(value) if isinstance(value, dict) else value
+        text = key if isinstance(key, str) else str(key)  # pyright: ignore[reportUnknownArgumentType]
+        name = text if verbatim else to_snake(text)
+        out[name] = normalize(value, (*path, name)) if isinstance(value, dict) else value
     return out
+
+
+VERBATIM_TABLES = (
+    ("mcp", "servers"),
+    ("mcp", "servers", "*", "env"),
+    ("mcp", "servers", "*", "headers"),
+    ("mcp", "servers", "*", "tools"),
+    ("mcp", "policies"),
+    ("mcp", "inputs"),
+)
+"""Tables whose keys are names (MCP server and tool names, environment variables, HTTP headers),
+kept as written: `GITHUB_TOKEN` is not `github_token`."""
+
+
+def _verbatim(path: tuple[str, ...]) -> bool:
+    return any(
+        len(path) == len(pattern)
+        and all(p == "*" or p == part for p, part in zip(pattern, path, strict=True))
+        for pattern in VERBATIM_TABLES
+    )
 
 
 @dataclass(frozen=True)

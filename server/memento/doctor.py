@@ -4,7 +4,8 @@ Python, each dependency and its version, the embedded model's runtime (llama-cpp
 model files, the effective settings of the workspace with the layer each came from (secret
 values redacted), the compaction budget in the model's window (a note when it can never free
 space), the API key variable (set or not, never its value), and whether the
-language server starts (`memento lsp` is run and answers `initialize`). Exits 1 when
+language server starts (`memento lsp` is run and answers `initialize`), and each MCP server:
+where it is defined and whether it starts. Exits 1 when
 something needed is missing: a dependency, the server, or what the configured provider needs.
 """
 
@@ -25,12 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from memento.config import MementoConfig
+from memento.core.provider import ProviderError
+from memento.core.window import ContextWindow
 from memento.governance.budget import budget_problem, window_settings
 from memento.governance.tokens import effective_reserve_tokens, threshold_tokens
 from memento.layers import Resolved, SettingsLayers
 from memento.localmodel import locate
 from memento.localmodel.catalog import CATALOG
+from memento.providers.factory import create_provider
 from memento.security import secrets
+from memento.session.window import WindowBelief
+from memento.util.tasks import TaskRegistry
 
 DISTRIBUTION = "memento-lsp"
 SERVER_START_TIMEOUT_S = 60.0
@@ -89,8 +95,11 @@ def diagnose(root: Path, *, start_server: bool = True) -> Report:
     secrets.activate(secrets.Secrets.from_config(resolved.config))
     report.settings = resolved.view()
     _provider(report, resolved.config)
-    _compaction(report, resolved.config)
+    window = asyncio.run(believed_window(resolved.config))
+    _window(report, resolved.config, window)
+    _compaction(report, resolved.config, window.tokens)
     _settings(report, resolved)
+    _mcp(report, root, resolved.config)
     if start_server:
         ok, detail = asyncio.run(server_starts(root))
         report.add("server", ok, detail)
@@ -167,11 +176,39 @@ def _provider(report: Report, config: MementoConfig) -> None:
         report.add(f"{role} key", bool(value), detail)
 
 
-def _compaction(report: Report, config: MementoConfig) -> None:
+async def believed_window(config: MementoConfig) -> ContextWindow:
+    """The window a session would believe now: the settings, else what the server says of
+    itself (asked as a session asks, bounded in time), else the default."""
+    windows = WindowBelief()
+    try:
+        provider = create_provider(config.provider)
+    except ProviderError:
+        return windows.current(config.provider)
+    tasks = TaskRegistry()
+    try:
+        windows.refresh(config.provider, provider, tasks.spawn, lambda: None)
+        await windows.settle()
+    finally:
+        await tasks.cancel_all()
+        await provider.aclose()
+    return windows.current(config.provider)
+
+
+def _window(report: Report, config: MementoConfig, window: ContextWindow) -> None:
+    """The model's context window and where it came from: a note, never a missing part."""
+    detail = f"{window.tokens:,} tokens ({window.origin})"
+    if window.source == "default" and config.provider.kind != "local":
+        detail += (
+            f": {config.provider.base_url} does not say; set provider.contextWindow, or Memento "
+            "learns it from the server's first refusal"
+        )
+    report.add("context window", True, detail, needed=False)
+
+
+def _compaction(report: Report, config: MementoConfig, window: int) -> None:
     """The compaction budget a session on this configuration runs with (unset token settings
     sized to the window), and whether it can ever free space: a note, not a missing part."""
-    window = config.provider.context_window
-    settings = window_settings(config)
+    settings = window_settings(config, window)
     if not settings.enabled:
         report.add("compaction", True, "off (compaction.enabled = false)", needed=False)
         return
@@ -181,7 +218,7 @@ def _compaction(report: Report, config: MementoConfig) -> None:
         f"{window:,}-token window: compacts above {threshold_tokens(window, settings):,} tokens "
         f"(reserve {effective_reserve_tokens(window, settings):,}), keeps the last {keep:,} ({given})"
     )
-    problem = budget_problem(config)
+    problem = budget_problem(config, window)
     if problem is not None:
         detail = problem.removeprefix("Memento: ")
     report.add("compaction", problem is None, detail, needed=False)
@@ -263,6 +300,24 @@ async def _drain(proc: asyncio.subprocess.Process) -> str:
     assert proc.stderr is not None
     tail = (await proc.stderr.read())[-600:].decode("utf-8", "replace").strip()
     return f"; its stderr ends with:\n{tail}" if tail else ""
+
+
+def _mcp(report: Report, root: Path, config: MementoConfig) -> None:
+    """Each MCP server: where it is defined and whether it starts (information: a server that
+    does not start fails no check, its tools are simply not offered)."""
+    from memento.mcp.probe import probe
+
+    if not config.mcp.enabled:
+        return
+    for found in asyncio.run(probe(root, config.mcp)):
+        state = "starts" if found.started else ("does not start" if found.started is False else "not started")
+        where = found.path or "Memento settings"
+        report.add(
+            f"mcp {found.name}",
+            found.started is not False,
+            f"{state} ({where}): {found.detail}",
+            needed=False,
+        )
 
 
 def render(report: Report, *, defaults: bool = False) -> str:

@@ -95,6 +95,10 @@ def split_user_level(values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
     return _without(values, is_user_level), removed
 
 
+def _is_mcp_servers(path: tuple[str, ...]) -> bool:
+    return path[:2] == ("mcp", "servers")
+
+
 def _without(values: dict[str, Any], drop: Any, prefix: tuple[str, ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
@@ -260,9 +264,10 @@ def editor_section(raw: Any) -> tuple[dict[str, Any], bool | None]:
     `workspaceTrusted` flag when it gave one."""
     if not isinstance(raw, dict):
         return {}, None
-    outer = normalize(raw)
-    section = outer.get("memento", {}) if "memento" in outer else outer
-    section = dict(section) if isinstance(section, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+    # Unwrapped before normalizing: the tables whose keys are names are found by their path.
+    inner: Any = raw.get("memento", {}) if "memento" in raw else raw  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    outer = normalize({k: v for k, v in raw.items() if k != "memento"})  # pyright: ignore[reportUnknownVariableType]
+    section = normalize(inner)
     trusted = section.pop("workspace_trusted", None)
     if not isinstance(trusted, bool):
         trusted = outer.get("workspace_trusted")
@@ -326,9 +331,11 @@ class SettingsLayers:
         user = read_config_file(user_config_file())
         workspace = self.read_workspace_file()
         trusted = self.client_trusted is not False and self.trust.is_trusted(self.root, workspace.sha256)
-        workspace_values, ignored = workspace.values, []
+        # Its MCP servers are repository servers, each started once its own definition is
+        # trusted (memento.mcp); they never join the settings.
+        workspace_values, ignored = _without(workspace.values, _is_mcp_servers), []
         if not trusted:
-            workspace_values, ignored = split_user_level(workspace.values)
+            workspace_values, ignored = split_user_level(workspace_values)
         initialization = Layer("initializationOptions", "initializationOptions", self.initialization)
         pushes = Layer("didChangeConfiguration", "workspace/didChangeConfiguration", self.pushes)
         layers = [

@@ -111,7 +111,7 @@ def test_a_turn_draws_from_the_transcript_and_the_status_line_tracks_context_and
         "[compaction] compacting (compact, threshold, 90k)…",
         "[compaction] compact: 90k → 21.5k tokens, model summary",
         # The live state: the finished compaction is a line above, not stuck in the status.
-        "[status] qwen · context 21.5k/128k (17%) · cached prefix 20k",
+        "[status] qwen · context 21.5k/128k (17%) · window: catalog default · cached prefix 20k",
     ]
     # What the chat holds is the server's transcript.
     assert renderer.copy.dump() == builder.state.dump()
@@ -121,13 +121,16 @@ def test_the_status_line_shows_a_relief_step_only_while_it_runs() -> None:
     status = Status(model="qwen")
     status.update(events.ContextUsage(tokens=1830, context_window=8192, percent=22.3, stable_prefix_tokens=0))
     status.update(events.CompactionStarted(level="shake", reason="manual", tokens_before=1830))
-    assert status.line() == "qwen · context 1.8k/8.2k (22%) · compacting (shake, manual, 1.8k)…"
+    assert (
+        status.line()
+        == "qwen · context 1.8k/8.2k (22%) · window: catalog default · compacting (shake, manual, 1.8k)…"
+    )
     status.update(
         events.CompactionFinished(level="shake", reason="manual", tokens_before=1830, tokens_after=1790)
     )
-    assert status.line() == "qwen · context 1.8k/8.2k (22%)"
+    assert status.line() == "qwen · context 1.8k/8.2k (22%) · window: catalog default"
     status.update(events.ModeChanged(mode="ask"))
-    assert status.line() == "qwen · ask mode (read-only) · context 1.8k/8.2k (22%)"
+    assert status.line() == "qwen · ask mode (read-only) · context 1.8k/8.2k (22%) · window: catalog default"
     # Rounding would say "1.8k → 1.8k": the exact figures say what changed.
     done = events.CompactionFinished(level="shake", reason="manual", tokens_before=1830, tokens_after=1790)
     assert compaction_text(done) == "shake: 1,830 → 1,790 tokens (-40)"

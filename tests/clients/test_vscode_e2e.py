@@ -203,3 +203,33 @@ def test_a_server_that_cannot_start_is_reported_once_with_the_setting_to_set(
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots: {shots})"
     assert "4 passed, 0 failed" in walk.stdout
     assert not model.errors
+
+
+@pytest.mark.mcp_servers
+def test_the_mcp_servers_view_in_a_real_vscode(tmp_path: Path, vsix: Path) -> None:
+    from tests.mcp.kit import write_json
+    from tests.mcp.servers import time_server
+
+    shots = fresh(OUTPUT / "mcp-shots")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    write_json(workspace / ".vscode" / "mcp.json", {"servers": {"repo-clock": time_server()}})
+    env = dict(os.environ) | {"MEMENTO_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
+    with ScriptedModelServer() as model:
+        options = settings(model, advisor=False) | {
+            "memento.mcp.servers": {
+                "clock": time_server() | {"tools": {"convert_time": "deny"}, "policy": "allow"}
+            },
+        }
+        with code_server(tmp_path / "code-server", workspace, vsix, options, env) as url:
+            walk = subprocess.run(
+                ["node", str(CLIENT / "e2e" / "mcp-e2e.mjs")],
+                env=env | {"MEMENTO_E2E_URL": url, "MEMENTO_E2E_SHOTS": str(shots)},
+                capture_output=True, text=True, timeout=400,
+            )  # fmt: skip
+    (OUTPUT / "mcp-walk.log").write_text(walk.stdout + walk.stderr)
+    print(walk.stdout)
+    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
+    assert "4 passed, 0 failed" in walk.stdout
+    assert list(shots.glob("*-mcp-servers.png"))
+    assert not model.errors

@@ -53,11 +53,11 @@ SCENARIOS = {
 }
 
 
-def failed_edits(model_server: ScriptedModelServer) -> list[str]:
-    """Tool results the model got back that were not successful edits or writes (such as
-    "oldText not found")."""
+def failed_edits(model_server: ScriptedModelServer, model: str | None = None) -> list[str]:
+    """Tool results the model (`model` only, when given) got back that were not successful
+    edits or writes (such as "oldText not found")."""
     found: list[str] = []
-    for request in model_server.requests:
+    for request in model_server.requests if model is None else model_server.requests_for(model):
         for message in request.body.get("messages", []):
             content = str(message.get("content"))
             if message.get("role") == "tool" and not content.startswith(("Edited ", "Wrote ")):

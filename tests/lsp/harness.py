@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -87,6 +88,8 @@ class Editor:
         """`$/progress` notifications as (token, value)."""
         self.registrations: list[types.Registration] = []
         """Capabilities the server registered dynamically (`client/registerCapability`)."""
+        self.tool_progress: list[dict[str, Any]] = []
+        self.mcp_changes: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
         self._install()
 
@@ -118,6 +121,8 @@ class Editor:
         client.feature("memento/session")(record(self.sessions))
         client.feature("memento/subagent")(record(self.subagents))
         client.feature("memento/transcript/patch")(record(self.patches))
+        client.feature("memento/tool/progress")(record(self.tool_progress))
+        client.feature("memento/mcp")(record(self.mcp_changes))
         self._install_answers()
 
     def _install_answers(self) -> None:
@@ -162,7 +167,7 @@ class Editor:
         version, text = self.buffers[uri]
         changes: list[types.TextDocumentContentChangeEvent] = []
         for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-            text = _apply(text, edit, self.encoding)
+            text = apply_text_edit(text, edit, self.encoding)
             changes.append(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
         self.buffers[uri] = (version + 1, text)
         if self.debounce is None:
@@ -299,19 +304,28 @@ def _units(char: str, encoding: str) -> int:
     return 2 if ord(char) > 0xFFFF else 1
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _offset(text: str, position: types.Position, encoding: str) -> int:
-    lines = text.split("\n")
-    start = sum(len(line) + 1 for line in lines[: position.line])
-    line = lines[position.line] if position.line < len(lines) else ""
+    """As the specification (and VS Code) reads a position: a line ends at `\\n`, `\\r\\n` or
+    `\\r`; a character past a line's end (inside its break too) is that end; a line past
+    the last is the end of the text."""
+    breaks = list(_LINE_BREAK.finditer(text))
+    if position.line > len(breaks):
+        return len(text)
+    start = breaks[position.line - 1].end() if position.line else 0
+    end = breaks[position.line].start() if position.line < len(breaks) else len(text)
     units = 0
-    for index, char in enumerate(line):
+    for index in range(start, end):
         if units >= position.character:
-            return start + index
-        units += _units(char, encoding)
-    return start + len(line)
+            return index
+        units += _units(text[index], encoding)
+    return end
 
 
-def _apply(text: str, edit: types.TextEdit, encoding: str) -> str:
+def apply_text_edit(text: str, edit: types.TextEdit, encoding: str) -> str:
+    """`edit` applied to `text` as a client that follows the specification applies it."""
     start, end = _offset(text, edit.range.start, encoding), _offset(text, edit.range.end, encoding)
     return text[:start] + edit.new_text + text[end:]
 
@@ -333,8 +347,10 @@ async def running_editor(
     env: dict[str, str] | None = None,
     log_file: Path | None = None,
     debounce: float | None = None,
+    encodings: list[str] | None = None,
 ):
-    """A server for `root`; `log_file` takes its stderr (the log, at DEBUG)."""
+    """A server for `root`; `log_file` takes its stderr (the log, at DEBUG). `encodings`
+    replaces the position encodings the client offers (the server picks the first)."""
     lsp = LanguageClient(converter_factory=_raw_converter)
     # Our own showMessage and diagnostics recorders replace pytest-lsp's, so waiting wakes up.
     replaced = (types.WINDOW_SHOW_MESSAGE, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PROGRESS)
@@ -345,10 +361,14 @@ async def running_editor(
         script = 'exec "$0" -m memento --log-level DEBUG lsp 2>"$1"'
         command = ["/bin/sh", "-c", script, sys.executable, str(log_file)]
     await lsp.start_io(*command, env=env or server_env(data_dir))
+    capabilities = client_capabilities(CLIENTS[client])
+    if encodings is not None:
+        capabilities.general = capabilities.general or types.GeneralClientCapabilities()
+        capabilities.general.position_encodings = encodings
     try:
         result = await lsp.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(CLIENTS[client]),
+                capabilities=capabilities,
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                 initialization_options=options or {},

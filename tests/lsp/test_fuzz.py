@@ -14,6 +14,7 @@ import pytest
 from testkit.rawclient import RawClient
 
 from tests.lsp.harness import server_env
+from tests.lsp.random_json import random_value
 
 SEED = 1111
 MESSAGES = 2400
@@ -53,35 +54,8 @@ class Fuzzer:
         self.expected: set[Any] = set()
         """Ids that must be answered."""
 
-    def value(self, depth: int = 0) -> Any:
-        rng = self.rng
-        kinds = ["int", "str", "none", "bool", "float"] + (["list", "dict"] if depth < 3 else [])
-        match rng.choice(kinds):
-            case "int":
-                return rng.choice([0, -1, 5, 10**30, rng.randint(-1000, 1000)])
-            case "str":
-                return rng.choice(["", "x", "日本語🎉", "\u0000", "a" * 300, "memento.abort", "../../etc"])
-            case "none":
-                return None
-            case "bool":
-                return rng.random() < 0.5
-            case "float":
-                return rng.choice([1.5, -0.0, 1e308])
-            case "list":
-                return [self.value(depth + 1) for _ in range(rng.randint(0, 3))]
-            case _:
-                keys = [
-                    "text",
-                    "limit",
-                    "cursor",
-                    "id",
-                    "enabled",
-                    "command",
-                    "arguments",
-                    "textDocument",
-                    "x",
-                ]
-                return {rng.choice(keys): self.value(depth + 1) for _ in range(rng.randint(0, 3))}
+    def value(self) -> Any:
+        return random_value(self.rng)
 
     def params(self, method: str) -> Any:
         rng = self.rng

@@ -24,7 +24,7 @@ async def test_malformed_messages_get_error_responses(workspace: Path, data_dir:
         client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
         client.send_bytes(b'{"jsonrpc": "2.0", "id": 2, "method": ')
-        parse_error = await client.response(None)
+        parse_error = await client.response(2)  # its id, read from the start of the body
         assert parse_error["error"]["code"] == -32700
 
         client.send({"jsonrpc": "2.0", "id": 3, "method": "memento/nonsense", "params": {}})
@@ -62,3 +62,29 @@ async def test_invalid_settings_are_reported_and_defaults_used(workspace: Path, 
         )
         await editor.until(lambda: sum("invalid settings" in m.message for m in editor.shown) >= 2)
         assert (await editor.request("memento/context"))["contextWindow"] == default_window
+
+
+@pytest.mark.asyncio
+async def test_a_change_to_a_document_not_open_is_one_line_of_log(
+    workspace: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "stderr.log"
+    client = await RawClient.start(server_env(data_dir), stderr=log)
+    try:
+        await client.initialize(workspace, {"compaction": {"estimator": "chars4"}})
+        nowhere = {"textDocument": {"uri": (workspace / "gone.py").as_uri(), "version": 2}}
+        changes = [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "text": "y"}
+        ]
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": nowhere | {"contentChanges": changes},
+            }
+        )
+        assert (await client.request(1, "memento/context", {}))["result"]["contextWindow"] > 0
+    finally:
+        await client.close()
+    text = log.read_text()
+    assert "didChange for a document that is not open" in text and "Traceback" not in text

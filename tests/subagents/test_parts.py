@@ -147,3 +147,26 @@ def test_a_crashed_servers_worktrees_are_removed_at_start_and_a_live_ones_kept(t
 
 async def _no_snapshot() -> str:
     raise AssertionError("not needed")
+
+
+def test_a_definition_names_mcp_tools_one_by_one_or_by_server() -> None:
+    helper = parse_definition(
+        "---\ntools: read, mcp__time__convert_time, mcp__github__*, mcp__absent__*\n---\nHelp.\n",
+        "project",
+        "helper",
+    )
+    parent = {
+        "read",
+        "bash",
+        "mcp__time__convert_time",
+        "mcp__time__get_current_time",
+        "mcp__github__list",
+        "mcp__github__get",
+    }
+    assert granted_tools(helper, parent) == [
+        "read",
+        "mcp__time__convert_time",
+        "mcp__github__get",
+        "mcp__github__list",
+    ]
+    assert not helper.read_only

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit import Answer, ScriptedModelServer
 
 MEMENTO = [sys.executable, "-m", "memento"]
 
@@ -118,3 +119,28 @@ def test_doctor_shows_the_compaction_budget_and_one_that_can_never_free_space(
     assert done.returncode == 0, done.stdout + done.stderr  # a note: nothing is missing
     line = next(line for line in done.stdout.splitlines() if "compaction:" in line)
     assert line.startswith("[ note  ]") and "can never free space" in line and "below 6964" in line
+
+
+def test_doctor_says_where_the_window_comes_from(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    user = tmp_path / "user" / "config.toml"
+    with ScriptedModelServer() as server:
+        # llama.cpp's llama-server, `GET /props` (tools/server/README.md).
+        server.answer("/props", Answer({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}))
+        user.write_text(f'[provider]\nkind = "openai"\nbaseUrl = "{server.openai_base_url}"\nmodel = "m"\n')
+        done = memento(["doctor", "--no-server"], env, workspace)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "context window: 4,096 tokens (server /props n_ctx)" in done.stdout
+        assert "compaction: 4,096-token window: compacts above 3,482 tokens" in done.stdout
+        # A server that says nothing: the default, and what to do about it.
+        server.answer("/props", Answer({}, status=404))
+        done = memento(["doctor", "--no-server"], env, workspace)
+        assert "context window: 128,000 tokens (catalog default): " in done.stdout
+        assert "does not say; set provider.contextWindow" in done.stdout
+    # The user's setting, without asking.
+    user.write_text(
+        '[provider]\nkind = "openai"\nbaseUrl = "http://127.0.0.1:9/v1"\nmodel = "m"\ncontextWindow = 8192\n'
+    )
+    done = memento(["doctor", "--no-server"], env, workspace)
+    assert "context window: 8,192 tokens (settings)" in done.stdout

@@ -37,7 +37,7 @@ try {
     await wb.until("the context meter", () => wb.statusBarItem(METER), 120000);
     await wb.openContainer("memento");
     // The chat gets the side bar's height, as a user who works in it arranges it.
-    for (const view of ["Checkpoints", "Compactions"]) {
+    for (const view of ["Checkpoints", "Compactions", "MCP Servers"]) {
       const header = wb.page.locator(`.part.sidebar .pane-header[aria-label=${JSON.stringify(`${view} Section`)}]`);
       if ((await header.getAttribute("aria-expanded")) === "true") await header.click();
     }

@@ -1,7 +1,7 @@
 // What the Compactions view shows: the step running now (from `memento/compaction` and its
 // work-done progress), the last failure, and the session's compactions, newest first.
 
-import { relativeTime, tokens } from "./format";
+import { relativeTime, summaryBy, tokens } from "./format";
 import type { CompactionItem, CompactionParams, CompactResult } from "./protocol";
 
 export interface LivePhase {
@@ -81,7 +81,7 @@ export function itemNode(item: CompactionItem, now: Date): TreeNode {
   const after = item.tokensAfter === undefined ? "?" : tokens(item.tokensAfter);
   const parts = [relativeTime(item.at, now)];
   if (item.reason) parts.push(item.reason);
-  if (item.level === "compact") parts.push(item.summarizer === "structured" ? "summary by code" : "summary by the model");
+  if (item.level === "compact") parts.push(summaryBy(item));
   else if (item.entries !== undefined) parts.push(`${item.entries} entr${item.entries === 1 ? "y" : "ies"}`);
   return {
     id: `compaction:${item.id}`,
@@ -130,7 +130,13 @@ export function summaryDocument(item: CompactionItem): string {
     `- Reason: ${item.reason ?? "unknown"}`,
   ];
   if (item.level === "compact") {
-    head.push(`- Summary: ${item.summarizer === "structured" ? "built by code (no model answered)" : "by the model"}`);
+    const by =
+      item.summarizer === "structured"
+        ? "built by code (no model answered)"
+        : item.summarizer === "provider"
+          ? `by the provider${item.provider ? ` (${item.provider})` : ""}, its own compaction`
+          : "by the model";
+    head.push(`- Summary: ${by}`);
     return [...head, "", "---", "", item.summary ?? "(no summary text)", ""].join("\n");
   }
   const what =

@@ -1,5 +1,5 @@
 // Memento for VS Code: the language client, the command palette, the context meter and the
-// Chat, Checkpoints and Compactions views in Memento's activity-bar container (`memento`).
+// Chat, Checkpoints, Compactions and MCP Servers views in Memento's activity-bar container (`memento`).
 
 import * as vscode from "vscode";
 import { CheckpointDocuments, CHECKPOINT_SCHEME, type CheckpointNode, CheckpointTree } from "./checkpointTree";
@@ -7,6 +7,8 @@ import { MementoClient, type Middleware } from "./client";
 import * as commands from "./commands";
 import { CompactionTree } from "./compactionTree";
 import type { TreeNode } from "./compactionModel";
+import type { McpNode } from "./mcpModel";
+import { McpTree } from "./mcpTree";
 import { ContextMeter } from "./meter";
 import { registerChatPanel } from "./panel";
 import type { MementoServer } from "./ports";
@@ -37,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
   const live = deps;
   const compactions = new CompactionTree(client, ui, client.onProgress);
   const checkpoints = new CheckpointTree(client, () => vscode.workspace.workspaceFolders?.[0]?.uri);
+  const mcp = new McpTree(client, ui);
   const meter = new ContextMeter(client, compactions.state);
   const panel = registerChatPanel(
     context,
@@ -56,10 +59,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     compactions,
     checkpoints,
     meter,
+    mcp,
     vscode.workspace.registerTextDocumentContentProvider(TEXT_SCHEME, texts),
     vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointDocuments(client)),
     vscode.window.createTreeView("memento.checkpoints", { treeDataProvider: checkpoints, showCollapseAll: true }),
     vscode.window.createTreeView("memento.compactions", { treeDataProvider: compactions }),
+    vscode.window.createTreeView("memento.mcpServers", { treeDataProvider: mcp, showCollapseAll: true }),
     register("memento.sendPrompt", async (text?: string) => {
       const prompt = typeof text === "string" ? text : await ui.input({ title: "Memento: Send Prompt", prompt: "What should the agent do?" });
       if (!prompt?.trim()) return undefined;
@@ -91,6 +96,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.compactions.openSummary", (node: TreeNode) =>
       node.itemId === undefined ? undefined : compactions.openSummary(node.itemId),
     ),
+    register("memento.mcp.refresh", () => mcp.refresh(true)),
+    register("memento.mcp.restart", (node: McpNode) => mcp.restart(node)),
+    register("memento.mcp.trust", (node: McpNode) => mcp.trust(node)),
+    register("memento.mcp.untrust", (node: McpNode) => mcp.untrust(node)),
     // Glob rules follow the file in front of the user.
     vscode.window.onDidChangeActiveTextEditor((editor) => sendActiveDocument(client, editor)),
     client.onDidChangeRunning((running) => {
@@ -99,6 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
         void meter.connected();
         void checkpoints.refresh();
         void compactions.refresh();
+        void mcp.refresh(false);
       } else {
         meter.stopped(client.startError);
       }

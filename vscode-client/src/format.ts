@@ -44,3 +44,10 @@ export function fileList(files: string[], shown = 3): string {
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
+
+/** Who wrote a compaction's summary, as the views say it ("summary by the provider (openai)"). */
+export function summaryBy(item: { summarizer?: string; provider?: string }): string {
+  if (item.summarizer === "structured") return "summary by code";
+  if (item.summarizer === "provider") return `summary by the provider${item.provider ? ` (${item.provider})` : ""}`;
+  return "summary by the model";
+}

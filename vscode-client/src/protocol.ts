@@ -1,6 +1,19 @@
 // The shapes of Memento's requests, results and notifications as the extension uses them
 // (camelCase on the wire; the models are in server/memento/lsp/protocol.py).
 
+/** Tokens a provider reported, for one request or all of its requests on the active path. */
+export interface UsageFigures {
+  provider: string;
+  /** Input tokens the prompt cache neither read nor wrote. */
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  requests: number;
+  /** Share of the prompt read from the provider's cache. */
+  cacheReadPercent: number;
+}
+
 export interface ContextParams {
   tokens: number;
   contextWindow: number;
@@ -8,7 +21,18 @@ export interface ContextParams {
   stablePrefixTokens: number;
   /** Governance relieves the context above this; absent when compaction is off. */
   thresholdTokens?: number;
+  /** What the provider reported for the newest request (absent: none yet). */
+  lastUsage?: UsageFigures;
+  /** Each provider's reported usage over the session's active path. */
+  usage?: UsageFigures[];
+  /** Where `contextWindow` came from: the settings, the server's own API, a refusal that named it, or the default. */
+  windowSource?: "settings" | "server" | "overflow" | "default";
+  /** The same in words ("server /props n_ctx", "learned from overflow", "catalog default"). */
+  windowOrigin?: string;
 }
+
+/** Who wrote a compaction's summary: the summary model, code, or the provider itself. */
+export type SummaryAuthor = "model" | "structured" | "provider";
 
 export type CompactionLevel = "prune" | "shake" | "compact";
 
@@ -19,7 +43,9 @@ export interface CompactionParams {
   reason: "threshold" | "overflow" | "manual";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: SummaryAuthor;
+  /** The provider that wrote the summary itself (`summarizer` "provider"). */
+  provider?: string;
   error?: string;
   /** `skipped`: why, with the figures. */
   why?: string;
@@ -32,7 +58,9 @@ export interface CompactionItem {
   reason?: string;
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: SummaryAuthor;
+  /** The provider that wrote the summary itself (`summarizer` "provider"). */
+  provider?: string;
   summary?: string;
   entries?: number;
 }
@@ -169,4 +197,48 @@ export interface TrustResult {
   ignoredKeys?: string[];
   /** Why it is not trusted, when it is not. */
   reason?: string;
+}
+
+export type McpPolicy = "allow" | "ask" | "deny";
+
+export interface McpToolItem {
+  name: string;
+  modelName: string;
+  description?: string;
+  policy: McpPolicy;
+}
+
+export interface McpPromptItem {
+  name: string;
+  command: string;
+  description?: string;
+  arguments?: string[];
+}
+
+export interface McpServerItem {
+  name: string;
+  source: string;
+  path?: string;
+  repository: boolean;
+  trusted: boolean;
+  state: string;
+  error?: string;
+  transport?: string;
+  target?: string;
+  env?: string[];
+  tools?: McpToolItem[];
+  prompts?: McpPromptItem[];
+  resources?: boolean;
+  restarts?: number;
+  digest: string;
+  definition: string;
+}
+
+export interface McpListResult {
+  servers: McpServerItem[];
+  problems?: string[];
+}
+
+export interface McpChangedParams {
+  message?: string;
 }

@@ -66,7 +66,8 @@ export interface ReliefItem {
   phase: "started" | "finished" | "failed" | "skipped";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: "model" | "structured" | "provider";
+  provider?: string;
   summary?: string;
   error?: string;
   why?: string;
@@ -168,6 +169,8 @@ export interface ToolPart {
   key: string;
   toolCallId: string;
   name: string;
+  server?: string;
+  serverTool?: string;
   args: string;
   target?: string;
   status: "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
@@ -183,6 +186,8 @@ export interface ToolPartFields {
   key: string;
   toolCallId: string;
   name: string;
+  server?: string;
+  serverTool?: string;
   args: string;
   target?: string;
   status: "streaming" | "pending" | "running" | "done" | "error" | "cancelled";

@@ -167,6 +167,18 @@ const noticeShapes = {
     /** When finished: the result, maybe cut (`outputTruncated`; the history has it whole). */
     output: opt(str),
     outputTruncated: opt(bool),
+    /** An MCP tool: its server and its own name there (the card names both). */
+    server: opt(str),
+    serverTool: opt(str),
+    ...childTag,
+  },
+  /** `memento/tool/progress`: how far a running tool got (an MCP server's progress). */
+  toolProgress: {
+    turnId: str,
+    toolCallId: str,
+    progress: num,
+    total: opt(num),
+    message: opt(str),
     ...childTag,
   },
   /** `memento/subagent`: a child was queued, started or ended (`parentToolCallId`: the
@@ -183,7 +195,7 @@ const noticeShapes = {
     merge: opt(lit("applied", "failed", "skipped")),
     error: opt(str),
   },
-  context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num },
+  context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num, windowOrigin: opt(str) },
   /** `skipped`: the step would not have made the context smaller (`why`); nothing changed. */
   compaction: {
     phase: lit("started", "finished", "failed", "skipped"),
@@ -191,7 +203,8 @@ const noticeShapes = {
     reason: lit("threshold", "overflow", "manual"),
     tokensBefore: num,
     tokensAfter: opt(num),
-    summarizer: opt(lit("model", "structured")),
+    summarizer: opt(lit("model", "structured", "provider")),
+    provider: opt(str),
     error: opt(str),
     why: opt(str),
   },
@@ -233,7 +246,8 @@ const reliefStep = obj({
   reason: opt(str),
   tokensBefore: num,
   tokensAfter: opt(num),
-  summarizer: opt(lit("model", "structured")),
+  summarizer: opt(lit("model", "structured", "provider")),
+  provider: opt(str),
 });
 export type ReliefStep = Infer<typeof reliefStep>;
 

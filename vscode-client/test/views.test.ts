@@ -53,6 +53,29 @@ describe("the context meter", () => {
     expect(tooltip).toContain("Compacts above 83,616 tokens");
     expect(tooltip).toContain("Stable prefix: 3000 tokens (25% of the context");
     expect(tooltip).toContain("Last compaction: 2 minutes ago: compaction (manual), 52k → 9.4k tokens, summary by the model");
+    expect(tooltip).not.toContain("Last request");
+  });
+
+  it("shows what the provider's cache read and wrote, as the server reported it", () => {
+    const last = { provider: "anthropic", input: 120, output: 40, cacheRead: 11_500, cacheWrite: 380, requests: 1, cacheReadPercent: 95.8 };
+    const total = { ...last, input: 2_000, cacheRead: 230_000, cacheWrite: 9_000, requests: 21, cacheReadPercent: 95.4 };
+    const { tooltip } = meterView({ ...context(12_000), lastUsage: last, usage: [total] }, undefined, false, NOW);
+    expect(tooltip).toContain(
+      "Last request (anthropic): 120 input, 11,500 read from the cache (95.8% of the prompt), 380 written to it, 40 output",
+    );
+    expect(tooltip).toContain("This session, anthropic (21 requests): 2,000 input, 230,000 read from the cache (95.4% of the prompt)");
+  });
+
+  it("says when the provider wrote the summary itself", () => {
+    const byProvider: CompactionItem = { ...COMPACTED, summarizer: "provider", provider: "openai" };
+    const { tooltip } = meterView(context(12_000), byProvider, false, NOW);
+    expect(tooltip).toContain("52k → 9.4k tokens, summary by the provider (openai)");
+  });
+
+  it("says where the window came from, as the server reports it", () => {
+    const learned = { ...context(3_100, 3_482), contextWindow: 4_096, windowSource: "overflow" as const, windowOrigin: "learned from overflow" };
+    expect(meterView(learned, undefined, false, NOW).tooltip).toContain("Window: 4,096 tokens, learned from overflow");
+    expect(meterView(context(3_100), undefined, false, NOW).tooltip).not.toContain("Window:");
   });
 });
 
@@ -96,5 +119,13 @@ describe("the Compactions view", () => {
     expect(doc).toContain("- Tokens: 52,000 → 9,400");
     expect(doc).toContain("built by code (no model answered)");
     expect(doc.endsWith("## Goal\nShip it\n")).toBe(true);
+  });
+
+  it("names the provider that compacted the conversation itself", () => {
+    const item: CompactionItem = { ...COMPACTED, summarizer: "provider", provider: "anthropic" };
+    const state = new CompactionState();
+    state.items = [item];
+    expect(compactionNodes(state, NOW)[0].description).toBe("2 minutes ago · manual · summary by the provider (anthropic)");
+    expect(summaryDocument(item)).toContain("- Summary: by the provider (anthropic), its own compaction");
   });
 });

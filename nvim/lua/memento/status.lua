@@ -84,7 +84,9 @@ function M.data(client_id)
   return vim.deepcopy(states[client_id] or {})
 end
 
---- "Memento 12.3k/128k (9.6%) · ask · compacting · working"
+--- "Memento 12.3k/128k (9.6%) · window: catalog default · 95.8% cached · ask · compacting ·
+--- working" (the window's origin unless the user's settings gave it; the share of the newest
+--- request's prompt the provider's cache read, as the server reported it)
 function M.text(client_id)
   local state = states[client_id]
   if not state then
@@ -104,6 +106,14 @@ function M.text(client_id)
     )
   end
   local extra = {}
+  -- Where the window came from, as the server says it, unless it is the user's own setting.
+  if context and context.windowOrigin and context.windowSource ~= 'settings' then
+    table.insert(extra, 'window: ' .. context.windowOrigin)
+  end
+  local last = context and context.lastUsage
+  if type(last) == 'table' and (tonumber(last.cacheRead) or 0) > 0 then
+    table.insert(extra, ('%s%% cached'):format(last.cacheReadPercent))
+  end
   if state.mode == 'ask' then
     table.insert(extra, 'ask')
   end

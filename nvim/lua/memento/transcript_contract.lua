@@ -6,7 +6,7 @@ return {
   items = {
     ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = {} },
     ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context" } },
-    ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "summary", "error", "why", "transient" } },
+    ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "provider", "summary", "error", "why", "transient" } },
     ["advisor"] = { name = "AdvisorItem", required = { "kind", "key", "noteId", "note", "severity", "channel" }, optional = { "path", "line", "endLine" } },
     ["checkpoint"] = { name = "CheckpointItem", required = { "kind", "key", "checkpointId", "label" }, optional = {} },
     ["rewind"] = { name = "RewindItem", required = { "kind", "key", "summary" }, optional = {} },
@@ -15,7 +15,7 @@ return {
   parts = {
     ["text"] = { name = "TextPart", required = { "kind", "key", "text" }, optional = {} },
     ["thinking"] = { name = "ThinkingPart", required = { "kind", "key", "text" }, optional = {} },
-    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "target", "output", "outputTruncated", "diff" } },
+    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "diff" } },
     ["ttsr"] = { name = "TtsrPart", required = { "kind", "key", "rules", "interrupted" }, optional = { "reason", "attempt", "reminder", "discarded" } },
     ["error"] = { name = "ErrorPart", required = { "kind", "key", "message" }, optional = {} },
   },

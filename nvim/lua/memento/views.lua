@@ -95,6 +95,30 @@ function M.rules_lines(result)
   return lines
 end
 
+function M.mcp_lines(result)
+  local lines = { '# Memento: MCP servers', '' }
+  for _, server in ipairs(result.servers or {}) do
+    local trust = server.repository and (server.trusted and ', trusted' or ', NOT TRUSTED (:MementoMcp trust ' .. server.name .. ')') or ''
+    table.insert(lines, ('- **%s** %s (%s: %s%s)'):format(server.name, server.state, server.source, server.path or 'Memento settings', trust))
+    if server.error then
+      table.insert(lines, '  ' .. server.error)
+    end
+    for _, tool in ipairs(server.tools or {}) do
+      table.insert(lines, ('  - tool `%s` %s'):format(tool.name, tool.policy))
+    end
+    for _, prompt in ipairs(server.prompts or {}) do
+      table.insert(lines, ('  - prompt `%s` %s'):format(prompt.command, table.concat(prompt.arguments or {}, ' ')))
+    end
+  end
+  for _, problem in ipairs(result.problems or {}) do
+    table.insert(lines, '- ' .. problem)
+  end
+  if #lines == 2 then
+    table.insert(lines, 'No MCP servers: add them to mcp.servers, .vscode/mcp.json, .mcp.json or .cursor/mcp.json.')
+  end
+  return lines
+end
+
 function M.compactions_lines(result)
   local transcript = require('memento.chat.transcript')
   local lines = { '# Memento: context relief in this session (newest first)', '' }

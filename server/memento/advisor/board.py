@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from memento.advisor.delivery import Channel
 from memento.advisor.guard import Severity
+from memento.util.lines import split_lines
 
 LineEdit = tuple[int, int, int]
 """(start, end) of the replaced old lines (end exclusive) and how many new lines replace them."""
@@ -36,10 +37,6 @@ class LiveNote:
     anchor: str | None = None
     """The main session's leaf entry when the advisor saw the work it comments on."""
     turn_id: str | None = None
-
-
-def split_lines(text: str) -> list[str]:
-    return text.split("\n")
 
 
 def line_edits(old: list[str], new: list[str]) -> list[LineEdit]:

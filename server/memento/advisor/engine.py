@@ -26,6 +26,7 @@ from memento.core.messages import AssistantMessage, ToolCall
 from memento.core.provider import ModelRequest, Provider
 from memento.providers.factory import create_provider
 from memento.session.context import context_messages
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, resolve_in_workspace
@@ -100,6 +101,7 @@ class AdvisorEngine(Hooks):
                 editor=self.session.editor,
                 bash_policy="deny",
                 max_output_chars=ADVISOR_TOOL_OUTPUT_CHARS,
+                harness=SmallModelHarness(),  # its reads note a file's syntax errors too
             ),
             max_tokens=min(settings.max_tokens, 4096),
         )

@@ -24,6 +24,7 @@ from memento.core.provider import ModelRequest
 from memento.session.context import context_messages
 from memento.session.tools.base import ToolError
 from memento.session.tools.workspace import display_path, resolve_in_workspace
+from memento.util.lines import without_bom
 from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
@@ -35,14 +36,15 @@ APPLIED = "The user read this note and asks you to act on it."
 
 
 def read_text(path: Path) -> str | None:
-    """A text file's content, or None when it is missing, binary or too big to follow."""
+    """A text file's content as an editor holds it (no byte-order mark), or None when it is
+    missing, binary or too big to follow."""
     try:
         if path.stat().st_size > MAX_TRACKED_BYTES:
             return None
         data = path.read_bytes()
     except OSError:
         return None
-    return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+    return None if b"\x00" in data[:8192] else without_bom(data.decode("utf-8", errors="replace"))
 
 
 class Router:

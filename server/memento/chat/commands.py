@@ -18,6 +18,7 @@ from memento.checkpoints.rewind import rewind
 from memento.core import events
 from memento.core.events import SessionMode
 from memento.core.provider import ProviderError
+from memento.mcp.views import ServerView
 from memento.session.session import Busy
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import OmfgError, write_rule
@@ -30,6 +31,8 @@ HELP = """\
 /rewind                                 pick a checkpoint and go back to it
 /omfg <complaint>                       turn a complaint into a rule that stops it next time
 /rules                                  list the rules and how often they fired
+/mcp [restart|trust|untrust <server>]   the MCP servers: where each is defined, its state and tools
+/mcp__<server>__<prompt> [args]         send an MCP server's prompt (args: name=value or in order)
 /sessions                               pick a session of this workspace to continue
 /new                                    start a new session
 /help, /quit"""
@@ -48,6 +51,7 @@ class Commands:
             "/rewind": self.rewind,
             "/omfg": self.omfg,
             "/rules": self.rules,
+            "/mcp": self.mcp,
             "/sessions": self.sessions,
             "/new": self.new,
         }
@@ -60,6 +64,9 @@ class Commands:
         name, _, rest = line.partition(" ")
         if name in ("/quit", "/exit", "/q"):
             return False
+        if name.startswith("/mcp__"):
+            await self.app.run_turn(line)  # the engine sends the server's prompt in its place
+            return True
         handler = self.table.get(name)
         if handler is None:
             self.say(f"unknown command {name}; /help lists them")
@@ -249,6 +256,45 @@ class Commands:
             self.say(
                 f"{info.name:<28} {info.bucket:<9} {info.engine:<10} fired {info.fired}×  {info.path}{globs}{attached}"
             )
+
+    async def mcp(self, rest: str) -> None:
+        engine = self.app.mechanisms.mcp
+        if engine is None:
+            return self.missing("/mcp", "MCP")
+        verb, _, name = rest.partition(" ")
+        try:
+            if verb == "restart":
+                views = [await engine.restart(name.strip())]
+            elif verb in ("trust", "untrust"):
+                views = [await engine.set_trust(name.strip(), verb == "trust")]
+            elif verb:
+                return self.say("usage: /mcp [restart|trust|untrust <server>]")
+            else:
+                views = await engine.views()
+        except (KeyError, ValueError) as exc:
+            return self.say(str(exc.args[0] if exc.args else exc))
+        for problem in engine.problems:
+            self.say(problem)
+        if not views:
+            self.say(
+                "no MCP servers (mcp.servers in the user config, .vscode/mcp.json, .mcp.json, .cursor/mcp.json)"
+            )
+        for view in views:
+            self.say(render_server(view))
+
+
+def render_server(view: ServerView) -> str:
+    """One server as the chat lists it: state, where it is defined, tools and prompts."""
+    where = view.path or "Memento settings"
+    trust = "" if not view.repository else (" trusted" if view.trusted else " NOT TRUSTED (/mcp trust NAME)")
+    lines = [f"{view.name:<16} {view.state:<10} {view.source}: {where}{trust}"]
+    if view.error:
+        lines.append(f"    {view.error}")
+    for tool in view.tools:
+        lines.append(f"    tool   {tool.name:<28} {tool.policy}")
+    for prompt in view.prompts:
+        lines.append(f"    prompt {prompt.command} {' '.join(prompt.arguments)}".rstrip())
+    return "\n".join(lines)
 
 
 def _count(entries: int | None) -> str:

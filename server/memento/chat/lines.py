@@ -6,7 +6,15 @@ from __future__ import annotations
 import json
 
 from memento.chat.status import change, tokens
-from memento.core.transcript import AdvisorItem, CheckpointItem, Item, ReliefItem, RewindItem, TtsrPart
+from memento.core.transcript import (
+    AdvisorItem,
+    CheckpointItem,
+    Item,
+    ReliefItem,
+    RewindItem,
+    ToolPart,
+    TtsrPart,
+)
 
 LineKind = str
 """tool, retry, ttsr, advisor, compaction, checkpoint, rewind, rules, session, subagent, info,
@@ -30,6 +38,11 @@ def tool_summary(raw_args: str) -> str:
     return one_line(" ".join(parts), 120)
 
 
+def tool_name(part: ToolPart) -> str:
+    """A tool as the chat names it: an MCP tool as `server › tool`."""
+    return f"{part.server} › {part.server_tool}" if part.server else part.name
+
+
 def relief_text(item: ReliefItem) -> str:
     """One relief step as a transcript line."""
     match item.phase:
@@ -42,7 +55,7 @@ def relief_text(item: ReliefItem) -> str:
         case "finished":
             if item.tokens_after is None:
                 return f"context compacted here ({item.tokens_before:,} tokens before)"
-            how = f", {item.summarizer} summary" if item.summarizer else ""
+            how = f", {item.provider or item.summarizer} summary" if item.summarizer else ""
             return f"{item.level}: {change(item.tokens_before, item.tokens_after)}{how}"
 
 

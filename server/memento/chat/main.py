@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
+import io
 import sys
 
 from memento.chat.app import ChatApp
 from memento.chat.options import ChatError, ChatOptions
 
 
+def _unencodable(error: UnicodeError) -> tuple[bytes, int]:
+    """What the terminal gets for a character its encoding cannot write: U+FFFD, as the editors
+    get it (`?` where even that cannot be written). A session written by JavaScript can hold
+    a lone surrogate, which no UTF-8 stream writes; printing it stopped the chat."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    try:
+        mark = "\ufffd".encode(error.encoding)
+    except UnicodeEncodeError:
+        mark = b"?"
+    return mark * (error.end - error.start), error.end
+
+
+def _tolerant_output() -> None:
+    codecs.register_error("memento-unencodable", _unencodable)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="memento-unencodable")
+
+
 def run_chat(options: ChatOptions) -> int:
+    _tolerant_output()
     try:
         return asyncio.run(_main(options))
     except KeyboardInterrupt:

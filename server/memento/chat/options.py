@@ -42,7 +42,7 @@ def flag_settings(options: ChatOptions, named: str | None) -> dict[str, Any]:
     provider: dict[str, Any] = {}
     kind = options.provider
     if kind is None and options.provider_url:
-        kind = named if named in ("openai", "anthropic") else "openai"
+        kind = named if named in ("openai", "openai-responses", "anthropic") else "openai"
     model: dict[str, Any] = {"model": options.model}
     if (kind or named or "local") == "local" and options.model is not None:
         model = {"local": {"model": options.model}}  # the embedded model: a catalog name

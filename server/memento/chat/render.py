@@ -21,6 +21,7 @@ from memento.chat.lines import (
     item_line,
     one_line,
     relief_text,
+    tool_name,
     tool_summary,
     ttsr_text,
 )
@@ -136,7 +137,10 @@ class Renderer:
             case ToolPart():
                 ok = part.status != "error"
                 self.past_tool(
-                    part.name, tool_summary(part.args), ok, one_line(part.output or STATUS_WORDS[part.status])
+                    tool_name(part),
+                    tool_summary(part.args),
+                    ok,
+                    one_line(part.output or STATUS_WORDS[part.status]),
                 )
                 for card in part.subagents:
                     self.line("subagent", self.children.summary(card))
@@ -227,8 +231,8 @@ class Renderer:
                 self.text(text)
             case ThinkingPart(text=text):
                 self.thinking(text)
-            case ToolPart(name=name, status="streaming"):
-                self.tool_preparing(name)
+            case ToolPart(status="streaming"):
+                self.tool_preparing(tool_name(node))
             case ToolPart():
                 self._tool_status(None, node)
             case TtsrPart(interrupted=interrupted):
@@ -276,9 +280,9 @@ class Renderer:
         if part.status == was:
             return
         if part.status in ("running", "done", "error") and was in (None, "streaming", "pending"):
-            self.tool_started(part.name, tool_summary(part.args))
+            self.tool_started(tool_name(part), tool_summary(part.args))
         if part.status in ("done", "error"):
-            self.tool_finished(part.name, part.status == "done", one_line(part.output or ""))
+            self.tool_finished(tool_name(part), part.status == "done", one_line(part.output or ""))
 
     # -- engine events that are not the transcript -----------------------------------------
     def handle(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind, matched in one place
@@ -362,3 +366,10 @@ class PlainRenderer(Renderer):
         self._end_line()
         if self.status.context is not None:
             self.line("status", self.status.line())
+
+
+def shown_name(event: events.ToolCallStarted | events.ToolCallFinished) -> str:
+    """A tool as the chat names it: an MCP tool as `server › tool`."""
+    if event.server is not None:
+        return f"{event.server} › {event.server_tool or event.tool_name}"
+    return event.tool_name

@@ -55,6 +55,7 @@ class Status:
         if self.context is not None:
             c = self.context
             parts.append(f"context {tokens(c.tokens)}/{tokens(c.context_window)} ({c.percent:.0f}%)")
+            parts.append(f"window: {c.window_origin}")
             if c.stable_prefix_tokens:
                 parts.append(f"cached prefix {tokens(c.stable_prefix_tokens)}")
         if self.compaction:

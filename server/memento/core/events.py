@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
 from memento.security import secrets
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,10 @@ class ToolCallStarted(BaseModel):
     turn_id: str
     tool_call_id: str
     tool_name: str
+    server: str | None = None
+    """The MCP server that serves the tool (None: a Memento tool)."""
+    server_tool: str | None = None
+    """The tool's own name on that server."""
 
 
 class ToolCallFinished(BaseModel):
@@ -49,6 +54,27 @@ class ToolCallFinished(BaseModel):
     is_error: bool
     output: str = ""
     """The result the model gets (as stored in the session)."""
+    server: str | None = None
+    server_tool: str | None = None
+
+
+class ToolProgress(BaseModel):
+    """A running tool said how far it got (an MCP server's `notifications/progress`)."""
+
+    kind: Literal["tool_progress"] = "tool_progress"
+    turn_id: str
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class McpServersChanged(BaseModel):
+    """An MCP server changed state or listing (`memento/mcp/list` answers differently now);
+    `message`, when set, is for the user (a crash and its restart, a failed start)."""
+
+    kind: Literal["mcp_servers_changed"] = "mcp_servers_changed"
+    message: str = ""
 
 
 class TurnRetrying(BaseModel):
@@ -70,6 +96,27 @@ class TurnFinished(BaseModel):
     error: str | None = None
 
 
+class ProviderUsage(BaseModel):
+    """Tokens a provider reported: for one request, or all of its requests on the active path."""
+
+    provider: str
+    input: int = 0
+    """Input tokens the prompt cache neither read nor wrote."""
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    requests: int = 1
+
+    @property
+    def prompt(self) -> int:
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def cache_read_percent(self) -> float:
+        """Share of the prompt read from the provider's cache."""
+        return round(100 * self.cache_read / self.prompt, 1) if self.prompt else 0.0
+
+
 class ContextUsage(BaseModel):
     kind: Literal["context_usage"] = "context_usage"
     tokens: int
@@ -78,6 +125,14 @@ class ContextUsage(BaseModel):
     stable_prefix_tokens: int
     threshold_tokens: int | None = None
     """Governance relieves the context above this many tokens (None: not governed)."""
+    last_usage: ProviderUsage | None = None
+    """What the provider reported for the newest request on the active path."""
+    usage_by_provider: list[ProviderUsage] = Field(default_factory=list[ProviderUsage])
+    """Each provider's reported usage over the active path."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from (`core/window.py`)."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words: "settings", "server /props n_ctx", "learned from overflow"…"""
 
 
 class Error(BaseModel):
@@ -118,6 +173,9 @@ class HistoryRewritten(BaseModel):
 
 CompactionLevel = Literal["prune", "shake", "compact"]
 CompactionReason = Literal["threshold", "overflow", "manual"]
+SummaryAuthor = Literal["model", "structured", "provider"]
+"""Who wrote a compaction's summary: the summary model, code (no model answered), or the
+session's provider itself (its own compaction)."""
 
 
 class CompactionStarted(BaseModel):
@@ -140,7 +198,9 @@ class CompactionFinished(BaseModel):
     reason: CompactionReason
     tokens_before: int
     tokens_after: int
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: SummaryAuthor | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
 
 
 class CompactionFailed(BaseModel):
@@ -229,6 +289,8 @@ Event = Annotated[
     | Delta
     | ToolCallStarted
     | ToolCallFinished
+    | ToolProgress
+    | McpServersChanged
     | TurnRetrying
     | TurnFinished
     | ContextUsage

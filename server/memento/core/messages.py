@@ -66,15 +66,30 @@ class ToolCall(Wire):
     arguments: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
+class ProviderItems(Wire):
+    """Memento: what a provider's own compaction returned, sent back verbatim in place of the
+    summary text to that provider (same wire format and model); every other provider reads
+    the text block beside it. Built when a request is assembled, never stored in a message."""
+
+    type: Literal["providerItems"] = "providerItems"
+    api: str
+    """The wire format that reads the items (`openai-responses`, `anthropic-messages`)."""
+    model: str
+    items: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+
+
 class OtherContent(Wire):
     """A content block of a type we do not know; kept as it is."""
 
     type: str
 
 
+_CONTENT_TAGS = ("text", "thinking", "image", "toolCall", "providerItems")
+
+
 def _content_tag(value: Any) -> str:
     kind = field(value, "type")
-    return kind if kind in ("text", "thinking", "image", "toolCall") else "other"
+    return kind if kind in _CONTENT_TAGS else "other"
 
 
 Content = Annotated[
@@ -82,6 +97,7 @@ Content = Annotated[
     | Annotated[ThinkingContent, Tag("thinking")]
     | Annotated[ImageContent, Tag("image")]
     | Annotated[ToolCall, Tag("toolCall")]
+    | Annotated[ProviderItems, Tag("providerItems")]
     | Annotated[OtherContent, Tag("other")],
     Discriminator(_content_tag),
 ]
@@ -177,6 +193,8 @@ class CompactionSummaryMessage(Wire):
     summary: str
     tokens_before: int = 0
     timestamp: int = 0
+    remote: ProviderItems | None = None
+    """Memento: the provider's own compaction items (a compaction its provider wrote)."""
 
 
 class BranchSummaryMessage(Wire):

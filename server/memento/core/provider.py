@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from memento.core.messages import Message, StopReason, Usage
+from memento.core.messages import Message, ProviderItems, StopReason, Usage
 
 ToolCalling = Literal["native", "json"]
 """How the model calls tools: `native` tool-call APIs, or a schema-constrained JSON action
@@ -55,6 +55,9 @@ class ModelRequest(BaseModel):
 class ProviderCapabilities(BaseModel):
     tool_calling: ToolCalling = "native"
     prompt_cache: bool = False
+    remote_compaction: bool = False
+    """The provider compacts a conversation itself (`RemoteCompactor`) and the user turned it
+    on (`provider.compaction.remote`)."""
 
 
 class TextDelta(BaseModel):
@@ -129,6 +132,26 @@ def announce_retry(notice: RetryNotice) -> None:
     listener = RETRY_LISTENER.get()
     if listener is not None:
         listener(notice)
+
+
+class RemoteCompaction(BaseModel):
+    """A conversation compacted by its provider: `items` stand for it in later requests to
+    that provider; `summary` is the readable text the provider gave, if any."""
+
+    items: ProviderItems
+    summary: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    """What the compaction request cost, as the provider reported it."""
+
+
+@runtime_checkable
+class RemoteCompactor(Protocol):
+    """A provider that can compact a conversation itself (OpenAI Responses, Anthropic)."""
+
+    async def compact(self, request: ModelRequest) -> RemoteCompaction:
+        """Compact `request.messages` (its system prompt and tools as every request sends
+        them, so the provider's prompt cache holds); raises `ProviderError` on failure."""
+        ...
 
 
 class Provider(Protocol):

@@ -97,6 +97,10 @@ class ToolPart(Node):
     key: str
     tool_call_id: str
     name: str
+    """As the model called it."""
+    server: str | None = None
+    """An MCP tool's server, from its name (`mcp__server__tool`): cards say `server › tool`."""
+    server_tool: str | None = None
     args: str = ""
     """The arguments as JSON text: growing while they stream, then the stored call's."""
     target: str | None = None
@@ -181,7 +185,10 @@ class ReliefItem(Node):
     phase: Literal["started", "finished", "failed", "skipped"]
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    """Who wrote a compaction's summary: the summary model, code, or the provider itself."""
+    provider: str | None = None
+    """The provider that wrote it (`summarizer` "provider")."""
     summary: str | None = None
     """A compaction's summary (what the model now sees in place of the older turns)."""
     error: str | None = None

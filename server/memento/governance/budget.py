@@ -64,15 +64,16 @@ def sized_settings(settings: CompactionSettings, window: int) -> CompactionSetti
     return sized
 
 
-def window_settings(config: MementoConfig) -> CompactionSettings:
-    """The compaction settings a session on `config` runs with."""
-    return sized_settings(config.compaction, config.provider.context_window)
+def window_settings(config: MementoConfig, window: int | None = None) -> CompactionSettings:
+    """The compaction settings a session on `config` runs with, in `window` (the window the
+    session believes, `session/window.py`; the configured one when not given)."""
+    return sized_settings(config.compaction, window or config.provider.context_window)
 
 
-def budget_problem(config: MementoConfig) -> str | None:
+def budget_problem(config: MementoConfig, window: int | None = None) -> str | None:
     """Why compaction can never free space with these settings, or None when it can."""
-    window = config.provider.context_window
-    settings = window_settings(config)
+    window = window or config.provider.context_window
+    settings = window_settings(config, window)
     if not settings.enabled or window <= 0:
         return None
     threshold = threshold_tokens(window, settings)

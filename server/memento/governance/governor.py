@@ -36,7 +36,7 @@ from memento.core.provider import (
 from memento.governance.append_only import AppendOnlyContext
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
-from memento.governance.overflow import is_context_overflow, is_recoverable_length
+from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
 from memento.governance.relief import Relief, Skipped, Step
 from memento.governance.summarizer import ModelSummarizer
 from memento.governance.tokens import (
@@ -54,6 +54,8 @@ from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
+ESTIMATE_MARGIN = 1.1
+"""The local estimate may be short of the server's own count by this much (another tokenizer)."""
 RECOVERY_BAND = 0.8
 """A rung suffices when it leaves at most this share of the threshold (hysteresis: no thrash)."""
 OVERFLOW_FAILED = (
@@ -114,16 +116,21 @@ class Governor(Hooks):
 
     def check_budget(self) -> None:
         """Tell the user (once per configuration) when compaction can never free space."""
-        problem = budget_problem(self.session.config)
+        problem = budget_problem(self.session.config, self.window)
         if problem is not None and problem != self._budget_told:
             self.session.publish(events.Error(message=problem))
         self._budget_told = problem
 
     # -- wiring -------------------------------------------------------------------------
     @property
+    def window(self) -> int:
+        """The model's window as the session believes it (`session/window.py`)."""
+        return self.session.context_window.tokens
+
+    @property
     def settings(self) -> CompactionSettings:
         """The compaction settings, their defaults sized to the window (`budget.py`)."""
-        return window_settings(self.session.config)
+        return window_settings(self.session.config, self.window)
 
     @property
     def estimator(self) -> Estimator:
@@ -219,13 +226,18 @@ class Governor(Hooks):
         if self.meter.current or not self._schedule_refresh():
             self.meter.update(session)
         tokens = self.meter.tokens
-        window = session.config.provider.context_window
+        believed = session.context_window
+        window = believed.tokens
         return events.ContextUsage(
             tokens=tokens,
             context_window=window,
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
+            last_usage=self.meter.tally.last,
+            usage_by_provider=self.meter.tally.by_provider,
+            window_source=believed.source,
+            window_origin=believed.origin,
         )
 
     def estimate_usage(self, session: HookContext, reply: AssistantMessage) -> Usage | None:
@@ -249,7 +261,7 @@ class Governor(Hooks):
 
     async def gate(self, reason: CompactionReason = "threshold") -> bool:
         """Relieve the context if it is over the threshold; True when anything changed."""
-        settings, window = self.settings, self.session.config.provider.context_window
+        settings, window = self.settings, self.window
         if not settings.enabled or not self.session.started:
             return False
         tokens = await self._measure()
@@ -262,7 +274,7 @@ class Governor(Hooks):
             return await self._ladder(reason)
 
     async def _ladder(self, reason: CompactionReason) -> bool:
-        window = self.session.config.provider.context_window
+        window = self.window
         threshold = threshold_tokens(window, self.settings)
         target = math.floor(RECOVERY_BAND * threshold)
         changed = False
@@ -325,13 +337,23 @@ class Governor(Hooks):
             relieved = await self._relieve_overflow()
         else:
             relieved = await self.gate("threshold")
-        if not relieved:
+        if relieved:
+            self.context.rollback()  # the request built before relief is never sent
+            fresh = await self._shaped(await session.build_request_off_loop())
+            request = request.model_copy(
+                update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
+            )
+        return self._fit_output(request)
+
+    def _fit_output(self, request: ModelRequest) -> ModelRequest:
+        """Ask for no more output than the window has room for: a server that counts the
+        reply against its window (vLLM) refuses the whole request otherwise, and no
+        compaction helps a request whose output alone is too large. A reply cut short by
+        this comes back as a recoverable length stop (compact, retry)."""
+        room = self.window - math.ceil(self.meter.tokens * ESTIMATE_MARGIN)
+        if request.max_tokens is None or room <= 0 or request.max_tokens <= room:
             return request
-        self.context.rollback()  # the request built before relief is never sent
-        fresh = await self._shaped(await session.build_request_off_loop())
-        return request.model_copy(
-            update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
-        )
+        return request.model_copy(update={"max_tokens": room})
 
     def on_delta(self, session: HookContext, turn: TurnInfo, event: ProviderEvent) -> None:
         if isinstance(event, UsageReport):
@@ -345,7 +367,7 @@ class Governor(Hooks):
             return
         state = turn.state(_TurnState)
         message = AssistantMessage(stop_reason="length", usage=state.usage or Usage())
-        window = session.config.provider.context_window
+        window = self.window
         if is_context_overflow(message, window) or is_recoverable_length(
             message, session.config.provider.max_tokens
         ):
@@ -357,7 +379,13 @@ class Governor(Hooks):
             raise RetryRequest("the reply was cut off by the context window; compacting and retrying")
 
     async def on_request_error(self, session: HookContext, turn: TurnInfo, error: ProviderError) -> bool:
-        if not self.settings.enabled or not self._is_overflow(error):
+        if not self._is_overflow(error):
+            return False
+        if (named := window_named(f"{error}\n{error.body}")) is not None:
+            # A window smaller than believed: the threshold moves down with it, so the
+            # compaction below (and every gate after it) works to the window that refused.
+            session.learn_window(named)
+        if not self.settings.enabled:
             return False
         recovered = await self._relieve_overflow()
         if recovered:
@@ -369,7 +397,7 @@ class Governor(Hooks):
             return True
         last = self.session.branch_path()[-1:]
         message = last[0].message if last and isinstance(last[0], MessageEntry) else None
-        window = self.session.config.provider.context_window
+        window = self.window
         return message is not None and is_context_overflow(message, window)
 
     async def _relieve_overflow(self) -> bool:
@@ -415,5 +443,5 @@ class Governor(Hooks):
             ),
             None,
         )
-        window = self.session.config.provider.context_window
+        window = self.window
         return message is not None and is_context_overflow(message, window)

@@ -21,6 +21,7 @@ from typing import Any
 
 from memento.config import CompactionSettings
 from memento.core.entries import Entry, MessageEntry
+from memento.core.events import ProviderUsage
 from memento.core.messages import ToolResultMessage
 from memento.governance.tokens import Estimator
 from memento.session.edits import Applied, ContextEdit, apply_edits
@@ -134,7 +135,30 @@ def inspect_session(path: Path, settings: CompactionSettings, window: int | None
         "wouldCompact": should_compact(tokens, window, settings),
         "cut": cut,
         "contextEdits": _edits_report(stored, branch, applied, estimator),
+        "usage": _usage_report(stored),
         "warnings": warnings,
+    }
+
+
+def _usage_report(path: list[Entry]) -> dict[str, Any]:
+    """What the providers reported on the path: the newest request, and each provider's totals."""
+    from memento.governance.usage import UsageTally
+
+    def row(u: ProviderUsage) -> dict[str, Any]:
+        return {
+            "provider": u.provider,
+            "requests": u.requests,
+            "input": u.input,
+            "output": u.output,
+            "cacheRead": u.cache_read,
+            "cacheWrite": u.cache_write,
+            "cacheReadPercent": u.cache_read_percent,
+        }
+
+    tally = UsageTally.of(path)
+    return {
+        "last": row(tally.last) if tally.last is not None else None,
+        "byProvider": [row(u) for u in tally.by_provider],
     }
 
 
@@ -215,6 +239,7 @@ def _text(report: dict[str, Any]) -> str:
             + (", updating the previous summary" if cut["previousSummary"] else "")
         )
     lines += _edits_text(report["contextEdits"])
+    lines += _usage_text(report["usage"])
     lines += [f"warning: {w}" for w in report["warnings"]]
     return "\n".join(lines)
 
@@ -231,6 +256,23 @@ def _edits_text(edits: dict[str, Any]) -> list[str]:
         lines.append(
             f"  {row['level']} ({row['reason']}): entry {row['entryId']} {row['part']} -> {replacement}"
         )
+    return lines
+
+
+def _usage_text(usage: dict[str, Any]) -> list[str]:
+    if not usage["byProvider"]:
+        return ["provider usage: none reported"]
+
+    def figures(u: dict[str, Any]) -> str:
+        return (
+            f"input {u['input']}, cache read {u['cacheRead']} ({u['cacheReadPercent']}% of the prompt),"
+            f" cache write {u['cacheWrite']}, output {u['output']}"
+        )
+
+    last = usage["last"]
+    lines = [f"provider usage, last request ({last['provider']}): {figures(last)}"]
+    for u in usage["byProvider"]:
+        lines.append(f"  {u['provider']}, {u['requests']} requests: {figures(u)}")
     return lines
 
 

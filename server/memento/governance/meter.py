@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from memento.core.entries import CompactionEntry, Entry
 from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
+from memento.governance.usage import UsageTally
 from memento.session.edits import apply_edits, is_record
 from memento.session.projection import entry_messages
 
@@ -49,6 +50,8 @@ class ContextMeter:
         self.estimator = estimator
         self.counter = IncrementalCounter(estimator)
         self.usage_stale = False
+        self.tally = UsageTally()
+        """What the providers reported on the path (`usage.py`), for the meter's tooltip."""
         self.prefix_tokens = 0
         """System prompt and tool specs (known once a request was built)."""
         self._file: Path | None = None
@@ -64,6 +67,7 @@ class ContextMeter:
         """Another session: count nothing until the recount."""
         self.counter = IncrementalCounter(self.estimator)
         self.usage_stale = False
+        self.tally = UsageTally()
         self._valid = False
 
     def _appended(self, session: HookContext) -> list[Entry] | None:
@@ -96,6 +100,7 @@ class ContextMeter:
             return
         for entry in appended:
             self.counter.add_entry(entry)
+            self.tally.add(entry)
             if self.usage_stale and any(usage_anchor(m) is not None for m in entry_messages(entry)):
                 self.usage_stale = False
         self._leaf = session.leaf_id
@@ -107,7 +112,7 @@ class ContextMeter:
 
     async def measure_path(self, path: Sequence[Entry]) -> tuple[int, int]:
         """What `tokens` and `local_tokens` would read for a context made of `path`."""
-        counter, stale, _leaf = await asyncio.to_thread(self._recount, path)
+        counter, stale, _leaf, _tally = await asyncio.to_thread(self._recount, path)
         local = counter.local_tokens + self.prefix_tokens
         return (local if stale else max(counter.estimate.tokens, local)), local
 
@@ -121,15 +126,15 @@ class ContextMeter:
         else:
             self.invalidate()  # the path moved while we counted
 
-    def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None]:
+    def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None, UsageTally]:
         counter = IncrementalCounter(self.estimator)
         counter.reset(apply_edits(path))
-        return counter, usage_is_stale(path), path[-1].id if path else None
+        return counter, usage_is_stale(path), path[-1].id if path else None, UsageTally.of(path)
 
     def _install(
-        self, counted: tuple[IncrementalCounter, bool, str | None], session_file: Path | None
+        self, counted: tuple[IncrementalCounter, bool, str | None, UsageTally], session_file: Path | None
     ) -> None:
-        self.counter, self.usage_stale, self._leaf = counted
+        self.counter, self.usage_stale, self._leaf, self.tally = counted
         self._file = session_file
         self._valid = True
 

@@ -100,6 +100,32 @@ def is_overflow_error_text(text: str, provider: str = "") -> bool:
     return any(p.search(text) for p in _OVERFLOW) or (provider == "cerebras" and bool(_CEREBRAS.search(text)))
 
 
+WINDOW_NAMED: Final = (
+    r"maximum context length is ([\d,]+) tokens",  # OpenAI, vLLM, llama-cpp-python, OpenRouter
+    r"maximum context length of ([\d,]+) tokens",  # LiteLLM, proxies
+    r"available context size \(([\d,]+) tokens\)",  # llama.cpp's server (and Ollama's, which runs it)
+    r"\"n_ctx\"\s*:\s*(\d+)",  # llama.cpp's error body
+    r"context length of only ([\d,]+) tokens",  # LM Studio
+    r"exceed context window of ([\d,]+)",  # llama-cpp-python's own words
+    r"context window of ([\d,]+) tokens",  # gateways ("exceeds the context window of 8192 tokens")
+    r"prompt is too long: [\d,]+ tokens > ([\d,]+) maximum",  # Anthropic
+    r"the configured context size is ([\d,]+) tokens",  # DS4
+    r"model'?s context length \(([\d,]+) tokens\)",  # Together AI
+    r"too large for model with (\d+) maximum context length",  # Mistral
+)
+"""How refusals name the window (Memento's addition to pi: pi only tells an overflow apart)."""
+_WINDOW_NAMED = tuple(re.compile(p, re.IGNORECASE) for p in WINDOW_NAMED)
+
+
+def window_named(text: str) -> int | None:
+    """The context window a refusal names (the smallest, if it names several), else None."""
+    sizes = [
+        int(match.group(1).replace(",", "")) for pattern in _WINDOW_NAMED for match in pattern.finditer(text)
+    ]
+    sizes = [n for n in sizes if n > 0]
+    return min(sizes) if sizes else None
+
+
 def is_context_overflow(message: Message, context_window: int | None = None) -> bool:
     stop = assistant_field(message, "stop_reason", "stopReason")
     error = assistant_field(message, "error_message", "errorMessage")

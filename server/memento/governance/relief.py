@@ -14,7 +14,9 @@ meter's figure before may rest on the provider's reported usage).
 
 Compaction cannot fail the user: when the summary model is unreachable, errors or
 returns nothing usable, the summary is built by code (`summarizer.structured_summary`)
-and the entry is marked `summarizer: "structured"`.
+and the entry is marked `summarizer: "structured"`. Where the provider's own compaction is
+the one to use (`remote.py`) it writes the summary (`summarizer: "provider"`); when it
+fails, ours runs.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from typing import TYPE_CHECKING, Literal
 from memento.config import CompactionSettings
 from memento.core import events
 from memento.core.entries import CompactionEntry, CustomEntry, Entry, now_ms
-from memento.core.events import CompactionLevel, CompactionReason
-from memento.governance import pruning, shake
+from memento.core.events import CompactionLevel, CompactionReason, SummaryAuthor
+from memento.governance import pruning, remote, shake
 from memento.governance.budget import why_not_smaller, window_settings
 from memento.governance.compaction import (
     CompactionPreparation,
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SummarizerKind = Literal["model", "structured"]
+SummarizerKind = SummaryAuthor
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Relief:
 
     @property
     def settings(self) -> CompactionSettings:
-        return window_settings(self.session.config)
+        return window_settings(self.session.config, self.session.context_window.tokens)
 
     def _tokens(self, entry: Entry) -> int:
         return self.meter.estimator.entry_tokens(entry)
@@ -273,16 +275,23 @@ class Relief:
             events.CompactionProgress(level="compact", message="Summarizing the conversation", percent=10)
         )
         summarizer: SummarizerKind = "model"
-        try:
-            result = await compact(preparation, summarize, instructions)
-        except Exception as exc:  # noqa: BLE001 -- the model failed in any way: code writes the summary
-            log.warning("compaction summary failed, building it without a model: %s", exc)
-            summarizer = "structured"
-            publish(
-                events.CompactionProgress(level="compact", message="Summarizing without a model", percent=60)
-            )
-            result = self._structured(preparation, path, str(exc))
-        details = {**result.details, "summarizer": summarizer, "reason": reason}
+        remote = await self._by_provider(preparation, path, instructions)
+        if remote is not None:
+            (result, extras), summarizer = remote, "provider"
+        else:
+            extras = {}
+            try:
+                result = await compact(preparation, summarize, instructions)
+            except Exception as exc:  # noqa: BLE001 -- the model failed in any way: code writes the summary
+                log.warning("compaction summary failed, building it without a model: %s", exc)
+                summarizer = "structured"
+                publish(
+                    events.CompactionProgress(
+                        level="compact", message="Summarizing without a model", percent=60
+                    )
+                )
+                result = self._structured(preparation, path, str(exc))
+        details = {**result.details, **extras, "summarizer": summarizer, "reason": reason}
         entry = session.draft(CompactionEntry, **compaction_fields(result))
         entry.details = details
         local_before = self.meter.local_tokens
@@ -308,11 +317,28 @@ class Relief:
                 tokens_before=before,
                 tokens_after=after,
                 summarizer=summarizer,
+                provider=session.provider.name if summarizer == "provider" else None,
             )
         )
         publish(events.HistoryRewritten(reason="compaction"))
         session.publish_context()
         return Step("compact", before, after, summarizer)
+
+    async def _by_provider(
+        self, preparation: CompactionPreparation, path: list[Entry], instructions: str | None
+    ) -> tuple[CompactionResult, dict[str, object]] | None:
+        """The provider's own compaction, where it is the one to use (`remote.py`); None: ours."""
+        compactor = remote.remote_compactor(self.session, instructions)
+        if compactor is None:
+            return None
+        self.session.publish(
+            events.CompactionProgress(
+                level="compact", message="The provider is compacting the conversation", percent=20
+            )
+        )
+        return await remote.remote_result(
+            self.session, compactor, preparation, path, lambda why: self._structured(preparation, path, why)
+        )
 
     def _structured(
         self, preparation: CompactionPreparation, path: list[Entry], reason: str

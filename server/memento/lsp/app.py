@@ -126,6 +126,7 @@ class MementoApp:
         self.patches = PatchSender(lambda params: self.server.protocol.notify(p.TRANSCRIPT_PATCH, params))
         self._session.transcript.subscribe(self.patches.hear)
         self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
+        self._session.watch_window(self.tasks.spawn)
         for feature in self.features:
             feature.started()
         self._announce(resolved)
@@ -213,7 +214,9 @@ class MementoApp:
                 pass  # mechanism events are mapped by their own features (`started`)
 
 
-def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams] | None:
+def turn_notification(
+    event: events.Event,
+) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams | p.ToolProgressParams] | None:
     """The `memento/turn`, `memento/stream` or `memento/tool` notification of a turn event
     (a child's too: the subagents feature adds its `subagentId`)."""
     from memento.core import events
@@ -235,6 +238,16 @@ def turn_notification(event: events.Event) -> tuple[str, p.TurnParams | p.Stream
                 tool_call_id=event.tool_call_id,
                 tool_name=event.tool_name,
                 state="started",
+                server=event.server,
+                server_tool=event.server_tool,
+            )
+        case events.ToolProgress():
+            return p.TOOL_PROGRESS, p.ToolProgressParams(
+                turn_id=event.turn_id,
+                tool_call_id=event.tool_call_id,
+                progress=event.progress,
+                total=event.total,
+                message=event.message,
             )
         case events.ToolCallFinished():
             return p.TOOL, tool_finished_params(event)
@@ -264,6 +277,8 @@ def tool_finished_params(event: events.ToolCallFinished) -> p.ToolParams:
         is_error=event.is_error,
         output=event.output[: p.TOOL_OUTPUT_LIMIT],
         output_truncated=truncated or None,
+        server=event.server,
+        server_tool=event.server_tool,
     )
 
 
@@ -278,4 +293,20 @@ def context_params(usage: events.ContextUsage, mechanisms: Mechanisms | None = N
         stable_prefix_tokens=usage.stable_prefix_tokens,
         threshold_tokens=usage.threshold_tokens,
         subagent_tokens=children.tokens if children is not None and children.tokens else None,
+        last_usage=usage_figures(usage.last_usage) if usage.last_usage is not None else None,
+        usage=[usage_figures(u) for u in usage.usage_by_provider] or None,
+        window_source=usage.window_source,
+        window_origin=usage.window_origin,
+    )
+
+
+def usage_figures(usage: events.ProviderUsage) -> p.UsageFigures:
+    return p.UsageFigures(
+        provider=usage.provider,
+        input=usage.input,
+        output=usage.output,
+        cache_read=usage.cache_read,
+        cache_write=usage.cache_write,
+        requests=usage.requests,
+        cache_read_percent=usage.cache_read_percent,
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import uuid
 from pathlib import Path
@@ -14,6 +12,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from memento.lsp.buffers import BufferSync
+from memento.lsp.positions import Encoding, TextPositions, negotiated
 from memento.session.editor import Permission
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ class LspEditor:
         new_text: str,
         edit_caps: types.WorkspaceEditClientCapabilities | None,
     ) -> bool:
-        edit = _minimal_edit(old_text, new_text, self._encoding())
+        edit = minimal_edit(old_text, new_text, negotiated(self.server))
         workspace_edit = types.WorkspaceEdit(changes={document.uri: [edit]})
         if edit_caps is not None and edit_caps.document_changes:
             identifier = types.OptionalVersionedTextDocumentIdentifier(
@@ -89,15 +88,10 @@ class LspEditor:
         except Exception as exc:  # noqa: BLE001 -- any failure of the editor's: the edit goes to disk instead
             log.warning("workspace/applyEdit failed for %s: %s", document.uri, exc)
             return False
-        if not result.applied:
-            log.warning("the editor refused the edit to %s: %s", document.uri, result.failure_reason)
-        return bool(result.applied)
-
-    def _encoding(self) -> str:
-        try:
-            return str(self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16)
-        except RuntimeError:
-            return types.PositionEncodingKind.Utf16
+        applied, reason = _outcome(result)
+        if not applied:
+            log.warning("the editor refused the edit to %s: %s", document.uri, reason)
+        return applied
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
         """`window/showMessageRequest` with three actions. No answer (`null`) is `dismissed`;
@@ -113,19 +107,16 @@ class LspEditor:
                 types.MessageActionItem(title=DENY),
             ],
         )
-        protocol = self.server.protocol
+        # A wait that ends without an answer (time limit, abort) forgets the request and
+        # withdraws the prompt (`OwnedDispatch.send_request`).
         try:
-            answer: Any = await protocol.send_request_async(
+            answer: Any = await self.server.protocol.send_request_async(
                 types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
             )
-        except asyncio.CancelledError:
-            # Forget the request (a late answer is then ignored) and withdraw the prompt.
-            protocol.forget(msg_id)
-            with contextlib.suppress(Exception):
-                protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            raise
-        except Exception:
-            log.warning("the editor answered the permission request with an error", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- the editor's error answer: a deny the model is told about
+            log.warning(
+                "the editor answered the permission request with an error: %s: %s", type(exc).__name__, exc
+            )
             return "invalid"
         if answer is None:
             return "dismissed"
@@ -141,26 +132,36 @@ class LspEditor:
         return permission
 
 
+def _outcome(result: Any) -> tuple[bool, str | None]:
+    """(applied, failure reason) of an applyEdit answer; one that does not fit its type (it is
+    handed over raw) is a refusal."""
+    if isinstance(result, types.ApplyWorkspaceEditResult):
+        return bool(result.applied), result.failure_reason
+    if isinstance(result, dict) and isinstance(applied := result.get("applied"), bool):  # pyright: ignore[reportUnknownMemberType]
+        return applied, None
+    return False, f"an answer that is no ApplyWorkspaceEditResult: {result!r:.100}"
+
+
 def uri_for(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
-def units(text: str, encoding: str) -> int:
-    if encoding == types.PositionEncodingKind.Utf8:
-        return len(text.encode("utf-8"))
-    if encoding == types.PositionEncodingKind.Utf32:
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+def _pair_at(text: str, offset: int) -> bool:
+    """Whether `offset` falls between the `\\r` and the `\\n` of a line break."""
+    return 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n"
 
 
-def _position(text: str, offset: int, encoding: str) -> types.Position:
-    line = text.count("\n", 0, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    return types.Position(line=line, character=units(text[line_start:offset], encoding))
+def _break_before(text: str, offset: int) -> int:
+    """The length of the line break that ends right at `offset` (0 when none does)."""
+    if text.endswith("\r\n", 0, offset):
+        return 2
+    return 1 if offset > 0 and text[offset - 1] in "\r\n" else 0
 
 
-def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
-    """Replace only the changed middle, so the user's cursor and undo history stay sane."""
+def minimal_edit(old: str, new: str, encoding: Encoding) -> types.TextEdit:
+    """The one edit that turns `old` into `new`, replacing only the changed middle, so the
+    user's cursor and undo history stay sane. Its ends never split a `\\r\\n`: a client
+    reads a position there as the end of the line, before the `\\r`."""
     prefix = 0
     limit = min(len(old), len(new))
     while prefix < limit and old[prefix] == new[prefix]:
@@ -168,13 +169,18 @@ def _minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     suffix = 0
     while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
-    if prefix == len(old) and prefix and old[-1] == new[-1]:
-        # An insertion after the final newline starts on a line the buffer does not have;
-        # Neovim then adds an extra empty line. Start it before that newline instead.
-        prefix, suffix = prefix - 1, suffix + 1
+    if _pair_at(old, prefix):
+        prefix -= 1
+    if _pair_at(old, len(old) - suffix):
+        suffix -= 1
+    if prefix == len(old) and (size := _break_before(old, prefix)):
+        # An insertion after the final line break starts on a line the buffer does not
+        # have; Neovim then adds an extra empty line. Start it before that break instead,
+        # keeping the break at the end when the new text ends with it too.
+        prefix -= size
+        if new.endswith(old[prefix:]):
+            suffix += size
+    positions = TextPositions(old, encoding)
     return types.TextEdit(
-        range=types.Range(
-            start=_position(old, prefix, encoding), end=_position(old, len(old) - suffix, encoding)
-        ),
-        new_text=new[prefix : len(new) - suffix],
+        range=positions.range(prefix, len(old) - suffix), new_text=new[prefix : len(new) - suffix]
     )

@@ -8,10 +8,16 @@ pygls' public methods only (`handle_message`, `send_request`, `notify`, `set_wri
 
 - a handler runs as pygls would run it (coroutine, thread, pygls' generator protocol, plain
   function), each in its own context;
-- the requests in flight both ways are ours (`incoming`, `outgoing`), so a cancelled wait can
-  `forget` its request and `shutdown` cancels the rest;
-- every message out goes through `write_message`, which `rpc.MementoProtocol` extends with
-  the redaction step.
+- the requests in flight both ways are ours (`incoming`, `outgoing`): a `$/cancelRequest`
+  cancels every request in flight with its id (a client may reuse one) and the step a
+  pygls generator handler is running; `shutdown` cancels the rest;
+- every request gets exactly one answer: its handler's result, its error, `RequestCancelled`
+  when it was cancelled, or an internal error when the answer itself could not be sent;
+- every request of ours waits for the client's answer a bounded time (`CLIENT_ANSWER_SECONDS`,
+  but the user's own prompts, which their callers bound): a client that never answers must
+  not hold the request (a rewind, a turn) that waits for it, nor leave its entry behind;
+- every message out goes through `write_message` (and `serialize`, which keeps it in whole
+  characters), which `rpc.MementoProtocol` extends with the redaction step.
 """
 
 from __future__ import annotations
@@ -47,11 +53,21 @@ from pygls.protocol.json_rpc import (
 
 from memento.lsp.badinput import RateLimitedLog
 from memento.lsp.protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, REQUEST_CANCELLED
+from memento.util.js import to_well_formed
 
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter, Writer
 
 log = logging.getLogger(__name__)
+
+CLIENT_ANSWER_SECONDS = 10.0
+"""How long a request of ours waits for the client's answer by default (`memento lsp
+--client-timeout`): an editor answers applyEdit, configuration, progress and registration
+requests at once. Then it fails with `TimeoutError`, is forgotten and withdrawn with
+`$/cancelRequest`."""
+ASKS_THE_USER = frozenset({types.WINDOW_SHOW_MESSAGE_REQUEST})
+"""Requests a person answers, in their own time: their callers bound the wait
+(`security.permissionTimeout`)."""
 
 Handler = Callable[..., Any]
 AnyFuture = Future[Any] | asyncio.Future[Any]
@@ -65,14 +81,16 @@ class OwnedDispatch(LanguageServerProtocol):
         self.ls = server
         self.converter = converter
         self.bad_input = RateLimitedLog(log)
-        self.incoming: dict[MsgId, AnyFuture] = {}
-        """The client's requests whose handlers run (a `$/cancelRequest` finds them here)."""
+        self.incoming: dict[MsgId, list[AnyFuture]] = {}
+        """The client's requests whose handlers run, by id (a `$/cancelRequest` finds them
+        here; a list, as a client may send an id again before the first is answered)."""
         self.outgoing: dict[MsgId, Future[Any]] = {}
         """Our requests to the client that wait for an answer."""
         self.result_types: dict[MsgId, type | None] = {}
         """The lsprotocol type of each awaited answer's result, to structure it by."""
         self.shut_down = False
         """True once `shutdown` is answered: from then on only `exit` is handled."""
+        self.client_answer_seconds = CLIENT_ANSWER_SECONDS
         self.include_headers = True
         self.writes: set[asyncio.Future[Any]] = set()
 
@@ -114,31 +132,57 @@ class OwnedDispatch(LanguageServerProtocol):
         self.run_handler(handler, (params,), partial(self._notification_done, method))
 
     def _cancel(self, msg_id: MsgId) -> None:
-        future = self.incoming.pop(msg_id, None)
-        if future is None:
+        running = self.incoming.get(msg_id)
+        if not running:
             log.debug("cancel for a request not in flight: %r", msg_id)
-        elif future.cancel():
-            log.debug("cancelled request %r", msg_id)
+            return
+        for future in list(running):
+            if future.cancel():  # its answer (RequestCancelled) comes when it has stopped
+                log.debug("cancelled request %r", msg_id)
 
     def _notification_done(self, method: str, future: AnyFuture) -> None:
         if not future.cancelled() and (exc := future.exception()) is not None:
             self.bad_input.warning(f"notification {method} failed: {type(exc).__name__}: {exc}", exc_info=exc)
 
     def _answer(self, msg_id: MsgId, method: str, future: AnyFuture) -> None:
-        """Send what a request's handler ended with; `rpc.MementoProtocol` refines it."""
-        self.incoming.pop(msg_id, None)
-        if future.cancelled():
-            self.answer_error(msg_id, REQUEST_CANCELLED, f"request {msg_id!r} was cancelled")
-            return
-        if method == types.SHUTDOWN and future.exception() is None:
-            self._shut_down(msg_id)
-        self.answer(msg_id, future)
+        """Send what a request's handler ended with (`rpc.MementoProtocol` refines it); when
+        that cannot be sent, an internal error is: the request is answered either way."""
+        self._untrack(msg_id, future)
+        try:
+            if future.cancelled():
+                self.answer_error(msg_id, REQUEST_CANCELLED, f"request {msg_id!r} was cancelled")
+                return
+            if method == types.SHUTDOWN and future.exception() is None:
+                self._shut_down(future)
+            self.answer(msg_id, future)
+        except BrokenPipeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 -- a bug of ours must not leave the request unanswered; logged
+            self.bad_input.warning(f"the answer to request {msg_id!r} could not be sent", exc_info=exc)
+            self.answer_error(
+                msg_id, INTERNAL_ERROR, f"internal error: the answer could not be sent: {type(exc).__name__}"
+            )
 
-    def _shut_down(self, current: MsgId) -> None:
+    def _untrack(self, msg_id: MsgId, future: AnyFuture) -> None:
+        running = self.incoming.get(msg_id)
+        if running is None:
+            return
+        if future in running:
+            running.remove(future)
+        if not running:
+            del self.incoming[msg_id]
+
+    def _shut_down(self, current: AnyFuture) -> None:
         """What pygls' `shutdown` does to the requests in flight, on ours: all cancelled."""
         self.shut_down = True
-        for msg_id, future in [*self.incoming.items(), *self.outgoing.items()]:
-            if msg_id != current and not future.done():
+        running = [future for futures in self.incoming.values() for future in futures]
+        log.debug(
+            "shutdown with %d other requests in flight and %d of ours unanswered",
+            len(running),
+            len(self.outgoing),
+        )
+        for future in [*running, *self.outgoing.values()]:
+            if future is not current and not future.done():
                 future.cancel()
 
     def answer(self, msg_id: MsgId, future: AnyFuture) -> None:
@@ -157,16 +201,14 @@ class OwnedDispatch(LanguageServerProtocol):
         *,
         kwargs: dict[str, Any] | None = None,
         track: MsgId | None = None,
-    ) -> None:
-        """Run `handler(*args, **kwargs)` as pygls runs it and call `done` with its future; a
-        tracked request can be cancelled while it runs."""
+    ) -> AnyFuture:
+        """Run `handler(*args, **kwargs)` as pygls runs it and call `done` with its future
+        (returned); a tracked request can be cancelled while it runs."""
         kwargs = kwargs or {}
         if inspect.iscoroutinefunction(handler):
-            self._watch(asyncio.ensure_future(handler(*args, **kwargs)), done, track)
-            return
+            return self._watch(asyncio.ensure_future(handler(*args, **kwargs)), done, track)
         if is_thread_function(handler):
-            self._watch(self.ls.thread_pool.submit(handler, *args, **kwargs), done, track)
-            return
+            return self._watch(self.ls.thread_pool.submit(handler, *args, **kwargs), done, track)
         future: Future[Any] = Future()
         self._watch(future, done, track)
         try:
@@ -176,11 +218,13 @@ class OwnedDispatch(LanguageServerProtocol):
                 future.set_result(handler(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 -- the handler's failure is its request's answer
             future.set_exception(exc)
+        return future
 
-    def _watch(self, future: AnyFuture, done: Done, track: MsgId | None) -> None:
+    def _watch(self, future: AnyFuture, done: Done, track: MsgId | None) -> AnyFuture:
         if track is not None:
-            self.incoming[track] = future
+            self.incoming.setdefault(track, []).append(future)
         future.add_done_callback(done)
+        return future
 
     def _step(
         self, previous: AnyFuture | None, *, generator: Generator[Any, Any, Any], result: Future[Any]
@@ -193,7 +237,10 @@ class OwnedDispatch(LanguageServerProtocol):
             value = previous.result() if previous is not None else None
             handler, args, kwargs = generator.send(value)
             step = partial(self._step, generator=generator, result=result)
-            self.run_handler(handler, tuple(args or ()), step, kwargs=kwargs)
+            running = self.run_handler(handler, tuple(args or ()), step, kwargs=kwargs)
+            # A cancelled request (`$/cancelRequest`, `shutdown`) stops the step it is in: an
+            # executeCommand's command must not run on, holding what it holds, unanswered.
+            result.add_done_callback(lambda done: running.cancel() if done.cancelled() else None)
         except StopIteration as stop:
             result.set_result(stop.value)
         except Exception as exc:  # noqa: BLE001 -- the handler's failure is its request's answer
@@ -211,11 +258,41 @@ class OwnedDispatch(LanguageServerProtocol):
         kind = self.get_message_type(method) or JsonRPCRequestMessage
         future: Future[Any] = Future()
         if callback is not None:
-            future.add_done_callback(lambda done: callback(done.result()))
+            future.add_done_callback(partial(_call_back, callback))
         self.outgoing[msg_id] = future
         self.result_types[msg_id] = self.get_result_type(method)
+        # However the wait ends (answered, cancelled by the caller, timed out), its entry goes.
+        future.add_done_callback(partial(self._ended, msg_id))
+        if method not in ASKS_THE_USER:
+            self._bound(msg_id, method, future)
         self.write_message(kind(id=msg_id, method=method, params=params, jsonrpc="2.0"))
         return future
+
+    def _bound(self, msg_id: MsgId, method: str, future: Future[Any]) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # sent from a worker thread: the caller bounds it
+            return
+        timer = loop.call_later(self.client_answer_seconds, self._expire, msg_id, method, future)
+        future.add_done_callback(lambda _: timer.cancel())
+
+    def _expire(self, msg_id: MsgId, method: str, future: Future[Any]) -> None:
+        if not future.done():
+            waited = self.client_answer_seconds
+            log.warning("the client did not answer %s %r within %g s", method, msg_id, waited)
+            future.set_exception(TimeoutError(f"the client did not answer {method} within {waited:g} s"))
+
+    def _ended(self, msg_id: MsgId, future: Future[Any]) -> None:
+        """A wait that ended without the client's answer (cancelled, timed out) forgets the
+        request and withdraws it from the client; a late answer is then ignored."""
+        if self.outgoing.get(msg_id) is not future:
+            return  # answered (`resolve` took it off)
+        self.forget(msg_id)
+        if not self.shut_down:
+            try:
+                self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            except BrokenPipeError:
+                pass
 
     def send_request_async(
         self, method: str, params: Any | None = None, msg_id: MsgId | None = None
@@ -238,7 +315,7 @@ class OwnedDispatch(LanguageServerProtocol):
         if future is None:
             log.debug("an answer to no request in flight: %r", msg_id)
         elif future.done():
-            pass  # cancelled at shutdown
+            pass  # the wait ended before the answer came
         elif error is not None:
             future.set_exception(JsonRpcException.from_error(error))
         else:
@@ -258,7 +335,10 @@ class OwnedDispatch(LanguageServerProtocol):
         self.write_message({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
     def serialize(self, message: Any) -> str:
-        return json.dumps(message, default=self._unstructure)
+        """The message as JSON, in whole characters: a lone surrogate (a session file written
+        by JavaScript may hold one) would go out as a `\\udXXX` escape, which JSON's grammar
+        allows but Neovim's decoder refuses, dropping the whole message; it is U+FFFD here."""
+        return to_well_formed(json.dumps(message, default=self._unstructure, ensure_ascii=False))
 
     def _unstructure(self, value: Any) -> Any:
         if hasattr(value, "__attrs_attrs__"):
@@ -289,3 +369,10 @@ class OwnedDispatch(LanguageServerProtocol):
             raise
         except Exception:
             log.exception("a message could not be sent")
+
+
+def _call_back(callback: Callable[[Any], None], future: Future[Any]) -> None:
+    """pygls' `send_request(callback=...)`: called with the answer, not with a wait that ended
+    without one."""
+    if not future.cancelled() and future.exception() is None:
+        callback(future.result())

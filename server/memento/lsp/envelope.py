@@ -4,6 +4,10 @@ leniency editors need ("no arguments" spelt five ways).
 pygls drops what it cannot read (batches, a bad `jsonrpc`, object ids, a missing method)
 without an answer, and answers some of the rest with a traceback in `data`. Here every
 invalid request is named (`Invalid`) so that `rpc.MementoProtocol` answers it.
+
+LSP has no batches. A JSON-RPC batch is refused, but each request in it is answered by its
+own id (`batch_request_ids`), one message each as LSP clients read them: a client that sent
+one still hears about every request it waits for.
 """
 
 from __future__ import annotations
@@ -25,10 +29,22 @@ def valid_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
+BATCH_REFUSED = "batches are not supported (LSP has none); send one message per frame"
+
+
+def batch_request_ids(batch: list[Any]) -> list[int | str]:
+    """The usable ids of the requests in a batch, in order (a repeated id once per request)."""
+    return [
+        item["id"]
+        for item in batch
+        if isinstance(item, dict) and "method" in item and valid_id(item.get("id"))
+    ]
+
+
 def check(message: Any) -> Invalid | None:
     """Why `message` is not a JSON-RPC 2.0 request, notification or response (None: it is)."""
     if isinstance(message, list):
-        return Invalid("batches are not supported (LSP has none); send one message per frame", None)
+        return Invalid(BATCH_REFUSED, None)
     if not isinstance(message, dict):
         return Invalid("a message must be a JSON object", None)
     has_id = "id" in message

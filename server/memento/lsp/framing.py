@@ -11,6 +11,11 @@ it (see `transport.py`):
   not come; a frame whose length is missing, unreadable, zero, negative, doubled, above
   the cap or wrong for its body becomes a `BadFrame` (answered by the caller) and the
   reader resyncs at the next `Content-Length` header;
+- a refused frame keeps its request's id when it can still be read (a length a few bytes
+  off, a body above the cap), so that the request is answered by its id;
+- a frame whose blank line after the headers is missing never swallows the next one: its
+  body is refused (by its id) where it is seen, and a `Content-Length` header with bytes
+  glued before it, or after bytes that are no header, starts a new frame;
 - a body above the cap is scanned and dropped as it streams, never held in memory.
 """
 
@@ -22,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memento.lsp.envelope import valid_id
 from memento.lsp.protocol import INVALID_REQUEST, PARSE_ERROR
 
 DEFAULT_MAX_BODY = 64 * 1024 * 1024
@@ -145,6 +151,12 @@ class FrameReader:
         self._buf = bytearray()
         self._pos = 0
         self._eof = False
+        self._ready: list[Frame | BadFrame] = []
+        """Frames found while reading another, in the order they came."""
+        self._skipped = False
+        """Bytes that are no header were skipped since the last header line."""
+        self._overlong: bytes | None = None
+        """The start of the overlong line skipped last (a body with no blank line before it?)."""
 
     # -- the buffer -------------------------------------------------------------------
     async def _fill(self) -> bool:
@@ -175,9 +187,12 @@ class FrameReader:
             if len(self._buf) - self._pos > _HEADER_LINE_LIMIT:
                 # No header is this long. Go on at the next Content-Length in it, else keep
                 # only the last bytes (they may begin one).
+                if not self._skipped:
+                    self._overlong = bytes(self._buf[self._pos : self._pos + _KEEP_FOR_ID])
                 found = _CONTENT_LENGTH.search(self._buf, self._pos + 1)
                 self._pos = found.start() if found else len(self._buf) - 16
                 self._on_garbage("an overlong line where a header should be")
+                self._skipped = True
                 continue
             if not await self._fill():
                 if self._pos < len(self._buf):
@@ -189,10 +204,25 @@ class FrameReader:
     # -- frames -----------------------------------------------------------------------
     async def read(self) -> Frame | BadFrame | None:
         """The next frame; None at the end of the stream."""
+        if self._ready:
+            return self._ready.pop(0)
+        item = await self._read()
+        if self._ready:  # a broken frame was found before this one
+            if item is not None:
+                self._ready.append(item)
+            return self._ready.pop(0)
+        return item
+
+    async def _read(self) -> Frame | BadFrame | None:  # noqa: C901 -- the header block's states in one loop
         lengths: list[bytes] = []
         headers = False
+        self._skipped = False
         while True:
             line = await self._line()
+            if self._overlong is not None:
+                if lengths and _looks_like_json(self._overlong):
+                    self._ready.append(_no_blank_line(self._overlong))
+                self._overlong = None
             if line is None:
                 return None
             if not line.strip():
@@ -201,12 +231,22 @@ class FrameReader:
                 continue  # blank lines between frames
             header = _header(line)
             if header is None:
+                if lengths and _looks_like_json(line):
+                    return _no_blank_line(line)
                 self._on_garbage("bytes that are not a header")
+                self._skipped = True
                 continue
             headers = True
-            name, value = header
+            name, value, glued = header
             if name.lower() == b"content-length":
+                if glued or self._skipped:
+                    # A new frame starts here: what came before was the body of a frame with
+                    # no blank line after its headers, leftovers of one, or garbage.
+                    if lengths and _looks_like_json(glued):
+                        self._ready.append(_no_blank_line(glued))
+                    lengths = []
                 lengths.append(value)
+                self._skipped = False
         problem, length = self._judge(lengths)
         if problem is not None:
             return await self._skip_value(problem, keep_id=length is not None)
@@ -259,13 +299,17 @@ class FrameReader:
                         return self._decode(start, at)
                     # Not waiting for bytes that may never come: the next frame starts here.
                     self._pos = at
-                    return BadFrame(
-                        f"Content-Length {length} is longer than the message ({at - start} bytes)"
+                    return _refused(
+                        f"Content-Length {length} is longer than the message ({at - start} bytes)",
+                        _request_id(self._buf, start, at),
                     )
                 if state == "more" and end == limit:
                     self._pos = limit
-                    return BadFrame(
-                        f"the message ends inside its JSON value (a Content-Length of {length} is short?)"
+                    head = bytes(self._buf[start : min(limit, start + _KEEP_FOR_ID)])
+                    return _refused(
+                        f"the message ends inside its JSON value (a Content-Length of {length} is short?)",
+                        sniff_id(head, b"") if b'"method"' in head else None,
+                        PARSE_ERROR,
                     )
                 invalid = state == "invalid"
                 if invalid:
@@ -303,15 +347,44 @@ class FrameReader:
                 return BadFrame(problem, None, INVALID_REQUEST if keep_id else PARSE_ERROR)
 
 
-def _header(line: bytes) -> tuple[bytes, bytes] | None:
-    """(name, value) of a header line. Leftovers glued to a Content-Length header (the tail
-    of a body whose length was short) are cut off it."""
+def _header(line: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """(name, value, glued) of a header line. Bytes glued before a Content-Length header (the
+    tail of a body whose length was short, a body with no blank line before it) are cut off
+    it and returned as `glued`."""
     found = _CONTENT_LENGTH_HEADER.search(line)
     if found is not None:
-        return b"content-length", line[found.end() :].strip()
+        return b"content-length", line[found.end() :].strip(), line[: found.start()].strip()
     name, colon, value = line.partition(b":")
     name = name.strip()
-    return (name, value.strip()) if colon and _TOKEN.fullmatch(name) else None
+    return (name, value.strip(), b"") if colon and _TOKEN.fullmatch(name) else None
+
+
+def _looks_like_json(data: bytes) -> bool:
+    return data.lstrip()[:1] in (b"{", b"[")
+
+
+def _no_blank_line(body: bytes) -> BadFrame:
+    """The body of a frame whose headers had no blank line after them: refused, by its id."""
+    return _refused(
+        "the message has no blank line after its headers", sniff_id(body[:_KEEP_FOR_ID], body[-256:])
+    )
+
+
+def _refused(reason: str, request_id: int | str | None, code: int | None = None) -> BadFrame:
+    """A frame refused for its framing: by its request's id when that could be read."""
+    return BadFrame(reason, request_id, code or (INVALID_REQUEST if request_id is not None else PARSE_ERROR))
+
+
+def _request_id(data: bytearray, start: int, end: int) -> int | str | None:
+    """The id of the request `data[start:end]` holds (a whole JSON value), if any."""
+    try:
+        message: Any = json.loads(bytes(data[start:end]))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    request_id: Any = message.get("id")  # pyright: ignore[reportUnknownMemberType]
+    return request_id if valid_id(request_id) else None
 
 
 def _short(exc: BaseException) -> str:

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pygls.exceptions import JsonRpcInvalidParams
 
+from memento.core.window import DEFAULT_ORIGIN, WindowSource
+
 
 class Model(BaseModel):
     # defer_build: a model's validator is built on its first use, not at import, so the server
@@ -165,9 +167,106 @@ class ToolParams(ChildTagged):
     """When finished: the result (its first `TOOL_OUTPUT_LIMIT` characters; the history has it
     whole), so a tool card shows it while the turn still runs."""
     output_truncated: bool | None = None
+    server: str | None = None
+    """An MCP tool's server (the card names it: `server › serverTool`); absent for Memento's own."""
+    server_tool: str | None = None
+    """That tool's own name on its server."""
+
+
+class ToolProgressParams(Model):
+    """`memento/tool/progress`: how far a running tool got (an MCP server's progress)."""
+
+    turn_id: str
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 TOOL_OUTPUT_LIMIT = 16_000
+
+
+class McpToolItem(Model):
+    name: str
+    model_name: str
+    """What the model calls it (`mcp__server__tool`)."""
+    description: str = ""
+    policy: Literal["allow", "ask", "deny"]
+
+
+class McpPromptItem(Model):
+    name: str
+    command: str
+    """The slash command that sends it (`/mcp__server__prompt`), in every client's prompt box."""
+    description: str = ""
+    arguments: list[str] = Field(default_factory=list[str])
+    """Argument names; a trailing `?` marks an optional one."""
+
+
+class McpServerItem(Model):
+    name: str
+    source: str
+    """`memento`, `vscode-user`, `cursor-user` (the user's), `vscode`, `claude`, `cursor`,
+    `memento-workspace` (the repository's)."""
+    path: str | None = None
+    repository: bool
+    trusted: bool
+    state: str
+    """idle | starting | running | restarting | failed | stopped | untrusted | disabled |
+    shadowed | invalid."""
+    error: str | None = None
+    transport: str | None = None
+    target: str = ""
+    env: list[str] = Field(default_factory=list[str])
+    tools: list[McpToolItem] = Field(default_factory=list[McpToolItem])
+    prompts: list[McpPromptItem] = Field(default_factory=list[McpPromptItem])
+    resources: bool = False
+    restarts: int = 0
+    digest: str
+    """Of the definition as written: `memento/mcp/trust` takes it back, so what is trusted is
+    what the user read."""
+    definition: str
+    """The definition as written (JSON), for the user to read before trusting it."""
+
+
+class McpListResult(Model):
+    servers: list[McpServerItem]
+    problems: list[str] = Field(default_factory=list[str])
+
+
+class McpListParams(Model):
+    start: bool = True
+    """Start the servers that may start (lazily started servers come up here)."""
+
+
+class McpServerRef(Model):
+    name: str = Field(min_length=1)
+
+
+class McpTrustParams(Model):
+    name: str = Field(min_length=1)
+    trusted: bool = True
+    digest: str | None = None
+
+
+class McpChangedParams(Model):
+    """`memento/mcp`: a server changed state or listing; `message` is for the user."""
+
+    message: str | None = None
+
+
+class UsageFigures(Model):
+    """Tokens a provider reported, for one request or all of its requests on the path."""
+
+    provider: str
+    input: int
+    """Input tokens the prompt cache neither read nor wrote."""
+    output: int
+    cache_read: int
+    cache_write: int
+    requests: int
+    cache_read_percent: float
+    """Share of the prompt read from the provider's cache."""
 
 
 class ContextParams(Model):
@@ -179,6 +278,16 @@ class ContextParams(Model):
     """Governance relieves the context above this (absent: compaction is off)."""
     subagent_tokens: int | None = None
     """Tokens the session's subagents used, all together: never part of `tokens`."""
+    last_usage: UsageFigures | None = None
+    """What the provider reported for the newest request (absent: none reported yet)."""
+    usage: list[UsageFigures] | None = None
+    """Each provider's reported usage over the session's active path."""
+    window_source: WindowSource = "default"
+    """Where `context_window` came from: `settings`, `server` (its own API), `overflow` (named
+    by a refusal) or `default`."""
+    window_origin: str = DEFAULT_ORIGIN
+    """The same in words, for the meter: "settings", "server /props n_ctx", "learned from
+    overflow", "catalog default"."""
 
 
 class SessionParams(Model):
@@ -333,7 +442,10 @@ class CompactionParams(Model):
     reason: Literal["threshold", "overflow", "manual"]
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    """Who wrote a compaction's summary: the summary model, code, or the provider itself."""
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     error: str | None = None
     why: str | None = None
     """`skipped`: why the step was not applied, with the figures."""
@@ -349,7 +461,9 @@ class CompactionItem(Model):
     """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: Literal["model", "structured", "provider"] | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     summary: str | None = None
     entries: int | None = None
     """Entries a prune or shake rewrote."""

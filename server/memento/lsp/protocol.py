@@ -96,6 +96,30 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
         M as M,
     )
     from memento.lsp.messages import (
+        McpChangedParams as McpChangedParams,
+    )
+    from memento.lsp.messages import (
+        McpListParams as McpListParams,
+    )
+    from memento.lsp.messages import (
+        McpListResult as McpListResult,
+    )
+    from memento.lsp.messages import (
+        McpPromptItem as McpPromptItem,
+    )
+    from memento.lsp.messages import (
+        McpServerItem as McpServerItem,
+    )
+    from memento.lsp.messages import (
+        McpServerRef as McpServerRef,
+    )
+    from memento.lsp.messages import (
+        McpToolItem as McpToolItem,
+    )
+    from memento.lsp.messages import (
+        McpTrustParams as McpTrustParams,
+    )
+    from memento.lsp.messages import (
         Model as Model,
     )
     from memento.lsp.messages import (
@@ -165,6 +189,9 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
         ToolParams as ToolParams,
     )
     from memento.lsp.messages import (
+        ToolProgressParams as ToolProgressParams,
+    )
+    from memento.lsp.messages import (
         TranscriptParams as TranscriptParams,
     )
     from memento.lsp.messages import (
@@ -178,6 +205,9 @@ if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazil
     )
     from memento.lsp.messages import (
         UndoRewindParams as UndoRewindParams,
+    )
+    from memento.lsp.messages import (
+        UsageFigures as UsageFigures,
     )
     from memento.lsp.messages import (
         parse as parse,
@@ -258,6 +288,13 @@ CMD_OMFG = "memento.omfg"
 SUBAGENT_LIST = "memento/subagent/list"
 SUBAGENT_ABORT = "memento/subagent/abort"
 SUBAGENT_NOTIFICATION = "memento/subagent"
+
+TOOL_PROGRESS = "memento/tool/progress"
+
+MCP_LIST = "memento/mcp/list"
+MCP_RESTART = "memento/mcp/restart"
+MCP_TRUST = "memento/mcp/trust"
+MCP_NOTIFICATION = "memento/mcp"
 
 
 def __getattr__(name: str) -> Any:

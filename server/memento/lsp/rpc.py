@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import cattrs
 from lsprotocol import types
@@ -28,6 +29,7 @@ from memento.lsp.badinput import quiet_pygls
 from memento.lsp.buffers import BufferSync
 from memento.lsp.dispatch import AnyFuture, OwnedDispatch
 from memento.lsp.framing import BadFrame, Frame
+from memento.lsp.positions import apply_change, negotiated
 from memento.lsp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, SERVER_NOT_INITIALIZED
 from memento.security import secrets
 
@@ -59,6 +61,9 @@ class MementoProtocol(OwnedDispatch):
             self.answer_error(item.request_id, item.code, item.reason)
             return
         message = item.message
+        if isinstance(message, list):
+            self._refuse_batch(message)  # pyright: ignore[reportUnknownArgumentType]
+            return
         invalid = envelope.check(message)
         if invalid is not None:
             self.bad_input.warning(f"invalid message from the client: {invalid.reason}")
@@ -79,6 +84,15 @@ class MementoProtocol(OwnedDispatch):
         if method == types.INITIALIZE:
             self._initialize_id = message["id"]
         self.handle_message(structured)
+
+    def _refuse_batch(self, batch: list[Any]) -> None:
+        """Each request of a batch refused by its own id; a batch with none, once (id null)."""
+        self.bad_input.warning(f"invalid message from the client: {envelope.BATCH_REFUSED}")
+        ids = envelope.batch_request_ids(batch)
+        for request_id in ids:
+            self.answer_error(request_id, INVALID_REQUEST, envelope.BATCH_REFUSED)
+        if not ids:
+            self.answer_error(None, INVALID_REQUEST, envelope.BATCH_REFUSED)
 
     def _refused(self, message: dict[str, Any], method: str) -> bool:
         """Answer (or drop) what this moment of the session does not allow; True if so."""
@@ -144,11 +158,23 @@ class MementoProtocol(OwnedDispatch):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
-        """pygls' handler with the buffer-truth bookkeeping around the update."""
+        """pygls' handler with the buffer-truth bookkeeping around the update, and each change's
+        range read as the specification and the editors read it (`positions`): pygls splits
+        lines where `str.splitlines` does (form feed, U+2028, ...) and clamps a character past
+        a line's end to a point inside or after its line break."""
         uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            self.bad_input.warning(f"textDocument/didChange for a document that is not open: {uri}")
+            return
         if self.buffers is not None:
             self.buffers.before_change(uri)
+        encoding = negotiated(self)
         for change in params.content_changes:
+            document = self.workspace.text_documents.get(uri)
+            if document is not None:
+                change = types.TextDocumentContentChangeWholeDocument(
+                    text=apply_change(document.source, change, encoding)
+                )
             self.workspace.update_text_document(params.text_document, change)
         if self.buffers is not None:
             self.buffers.after_change(uri)
@@ -170,8 +196,19 @@ class MementoProtocol(OwnedDispatch):
                     body = json.dumps(json.loads(clean))
                 except ValueError:
                     log.error("a message could not be redacted; it was not sent")
+                    self._answer_unsent(body)
                     return
         super().write_body(body)
+
+    def _answer_unsent(self, body: str) -> None:
+        """An answer that could not be sent still ends its request: with an error, by its id."""
+        message: Any = json.loads(body)
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            error = {
+                "code": INTERNAL_ERROR,
+                "message": "the answer could not be redacted, so it was not sent",
+            }
+            super().write_body(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))
 
     def answer(self, msg_id: MsgId, future: AnyFuture) -> None:
         """pygls logs a traceback for every error a handler raises, invalid params included;

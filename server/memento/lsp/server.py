@@ -87,6 +87,7 @@ def default_features() -> list[type[LanguageFeature]]:
     from memento.lsp.features.checkpoints import CheckpointsFeature
     from memento.lsp.features.governance import CompactionFeature
     from memento.lsp.features.lifecycle import LifecycleFeature
+    from memento.lsp.features.mcp import McpFeature
     from memento.lsp.features.memory import MemoryFeature
     from memento.lsp.features.rules import RulesFeature
     from memento.lsp.features.session import SessionFeature
@@ -103,6 +104,7 @@ def default_features() -> list[type[LanguageFeature]]:
         RulesFeature,
         SettingsFeature,
         SubagentsFeature,
+        McpFeature,
     ]
 
 

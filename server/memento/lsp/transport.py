@@ -96,3 +96,6 @@ async def serve(
             protocol.receive(item)
         except Exception as exc:  # noqa: BLE001 -- a bug of ours must not make the server deaf; logged
             protocol.bad_input.warning("could not handle a message", exc_info=exc)
+        # Reading what is buffered never waits, so a client that keeps the pipe full would
+        # hold the loop until it stops: let the handlers, turns and answers in flight run.
+        await asyncio.sleep(0)

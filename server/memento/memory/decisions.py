@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from memento.security.confine import Confinement
 from memento.util.fsio import write_atomic
+from memento.util.lines import split_lines, without_bom
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,9 @@ def parse_line(line: str) -> Decision:
 
 def parse_log(text: str) -> LogContents:
     contents = LogContents([], [])
-    for number, line in enumerate(text.splitlines()):
+    # Numbered as the editor numbers them (its lint is on these lines); a byte-order mark an
+    # editor added on save is no part of the first decision.
+    for number, line in enumerate(split_lines(without_bom(text))):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:

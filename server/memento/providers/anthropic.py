@@ -29,6 +29,7 @@ from memento.core.provider import (
     ProviderCapabilities,
     ProviderError,
     ProviderEvent,
+    RemoteCompaction,
     StreamDone,
     TextDelta,
     ThinkingDelta,
@@ -36,7 +37,16 @@ from memento.core.provider import (
     ToolCallStarted,
     UsageReport,
 )
-from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
+from memento.providers.anthropic_compaction import (
+    API,
+    COMPACT_BETA,
+    COMPACTION_REQUEST,
+    carries_compaction,
+    compaction_blocks,
+    compaction_result,
+)
+from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
+from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_object, get
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -59,20 +69,26 @@ class AnthropicProvider:
     """`Provider` for `POST {base_url}/v1/messages` with `stream: true`."""
 
     name = "anthropic"
-    api = "anthropic-messages"
+    api = API
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
         self.model = config.model
-        self.capabilities = ProviderCapabilities(tool_calling="native", prompt_cache=True)
+        self.capabilities = ProviderCapabilities(
+            tool_calling="native", prompt_cache=True, remote_compaction=config.compaction.remote
+        )
         self._http = LazyClient(config)
         self._path = "messages" if config.base_url.rstrip("/").endswith("/v1") else "v1/messages"
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
+    def headers(self, body: dict[str, Any] | None = None) -> dict[str, str]:
+        stream = body is None or body.get("stream") is True
+        headers = {"accept": "text/event-stream" if stream else "application/json"}
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if body is not None and ("compaction" in body or carries_compaction(body["messages"])):
+            headers["anthropic-beta"] = COMPACT_BETA
         key = self.config.api_key()
         if key:
             headers["x-api-key"] = key
@@ -82,7 +98,7 @@ class AnthropicProvider:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens or self.config.max_tokens,
-            "messages": convert_messages(request.messages, request.stable_prefix_messages),
+            "messages": convert_messages(request.messages, request.stable_prefix_messages, self.model),
             "stream": True,
         }
         if request.system:
@@ -102,17 +118,37 @@ class AnthropicProvider:
         retry = self.config.retry
         async with (
             open_stream(
-                client, self._path, body=body, headers=self.headers(), retry=retry, label=self.name
+                client, self._path, body=body, headers=self.headers(body), retry=retry, label=self.name
             ) as response,
             aclosing(sse_events(response, self.name)) as events,
         ):
             state = _StreamState(self.name)
+            whole = WholeCharacters()
             async for event, data in events:
-                for item in state.feed(event, parse_data(data, self.name)):
+                for item in whole.feed(state.feed(event, parse_data(data, self.name))):
                     yield item
                 if state.done:
                     return
         raise incomplete(self.name)
+
+    async def compact(self, request: ModelRequest) -> RemoteCompaction:
+        """The conversation compacted by Anthropic (`compaction: {"type": "summarize"}`): the
+        same system prompt, tools and cache breakpoints as every request, so it reads the cache."""
+        body = await asyncio.to_thread(self.build_body, request)
+        body["stream"] = False
+        body["compaction"] = dict(COMPACTION_REQUEST)
+        answer = await post_json(
+            self._http.get(),
+            self._path,
+            body=body,
+            headers=self.headers(body),
+            retry=self.config.retry,
+            label=self.name,
+        )
+        result, usage = compaction_result(answer, self.model, self.name)
+        counts = _StreamState(self.name)
+        counts.add_usage(usage)
+        return result.model_copy(update={"usage": counts.usage()})
 
 
 class _StreamState:
@@ -128,7 +164,7 @@ class _StreamState:
     def feed(self, event: str, data: dict[str, Any]) -> Iterator[ProviderEvent]:
         kind = data.get("type") or event
         if kind == "message_start":
-            self._add_usage(get(data.get("message"), "usage"))
+            self.add_usage(get(data.get("message"), "usage"))
         elif kind == "content_block_start":
             yield from self._block_start(data)
         elif kind == "content_block_delta":
@@ -136,15 +172,10 @@ class _StreamState:
         elif kind == "message_delta":
             if stop_reason := get(data.get("delta"), "stop_reason"):
                 self.stop_reason = str(stop_reason)
-            self._add_usage(data.get("usage"))
+            self.add_usage(data.get("usage"))
         elif kind == "message_stop":
             self.done = True
-            c = self.counts
-            usage = Usage(
-                input=c["input"], output=c["output"], cache_read=c["cache_read"], cache_write=c["cache_write"]
-            )
-            usage.total_tokens = sum(c.values())
-            yield UsageReport(usage=usage)
+            yield UsageReport(usage=self.usage())
             yield StreamDone(stop_reason=_STOP_REASONS.get(self.stop_reason or "end_turn", "stop"))
         elif kind == "error":
             error = as_object(data.get("error")) or {}
@@ -156,7 +187,15 @@ class _StreamState:
                 retryable=err_type in ("overloaded_error", "api_error", "rate_limit_error"),
             )
 
-    def _add_usage(self, value: object) -> None:
+    def usage(self) -> Usage:
+        c = self.counts
+        usage = Usage(
+            input=c["input"], output=c["output"], cache_read=c["cache_read"], cache_write=c["cache_write"]
+        )
+        usage.total_tokens = sum(c.values())
+        return usage
+
+    def add_usage(self, value: object) -> None:
         if (raw := as_object(value)) is None:
             return
         fields = {
@@ -204,16 +243,19 @@ class _StreamState:
                 yield ToolCallDelta(id=call_id, arguments_delta=str(delta["partial_json"]))
 
 
-def convert_messages(messages: list[Message], stable_prefix: int = 0) -> list[dict[str, Any]]:
+def convert_messages(
+    messages: list[Message], stable_prefix: int = 0, model: str = ""
+) -> list[dict[str, Any]]:
     """Pi-shaped messages as alternating user/assistant Messages-API turns.
 
     Consecutive messages of one role share a turn (tool results first within a user turn).
-    The last block of message `stable_prefix - 1` gets the prefix's cache breakpoint.
+    The last block of message `stable_prefix - 1` gets the prefix's cache breakpoint. A
+    summary this model compacted itself goes as its compaction block, in an assistant turn.
     """
     wire: list[dict[str, Any]] = []
     sources: list[list[Block]] = []
     for message in messages:
-        role, blocks = _convert(message)
+        role, blocks = _convert(message, model)
         sources.append(blocks)
         if not blocks:
             continue
@@ -235,8 +277,10 @@ def convert_messages(messages: list[Message], stable_prefix: int = 0) -> list[di
     return wire
 
 
-def _convert(message: Message) -> tuple[str, list[Block]]:
+def _convert(message: Message, model: str) -> tuple[str, list[Block]]:
     if isinstance(message, UserMessage | CustomMessage):
+        if (compaction := compaction_blocks(message.content, model)) is not None:
+            return "assistant", compaction
         return "user", _content_blocks(message.content)
     if isinstance(message, AssistantMessage):
         return "assistant", _assistant_blocks(message)
@@ -268,7 +312,8 @@ def _assistant_blocks(message: AssistantMessage) -> list[Block]:
     blocks: list[Block] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
-            if block.thinking_signature:  # unsigned thinking (another provider's) is not sent back
+            # Unsigned thinking, or another wire format's (OpenAI's reasoning items), is not sent back.
+            if block.thinking_signature and message.api in ("", API):
                 blocks.append(
                     {"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature}
                 )

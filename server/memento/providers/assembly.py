@@ -46,7 +46,9 @@ class ReplyBuilder:
                     self._blocks.append(TextContent(text=text))
             case ThinkingDelta(text=text, signature=signature):
                 last = self._blocks[-1] if self._blocks else None
-                if isinstance(last, ThinkingContent):
+                # A signed block is complete: what follows is another one (OpenAI streams
+                # one reasoning item after another).
+                if isinstance(last, ThinkingContent) and not last.thinking_signature:
                     last.thinking += text
                 else:
                     last = ThinkingContent(thinking=text)

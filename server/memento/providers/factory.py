@@ -12,6 +12,10 @@ def create_provider(config: ProviderConfig) -> Provider:
     """A provider for `config.kind`; raises `ProviderError` for kinds not available."""
     if config.kind == "openai":
         return OpenAICompatProvider(config)
+    if config.kind == "openai-responses":
+        from memento.providers.openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(config)
     if config.kind == "anthropic":
         return AnthropicProvider(config)
     if config.kind == "local":

@@ -22,6 +22,7 @@ import httpx
 from memento.config import ProviderConfig, RetrySettings
 from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, announce_retry
 from memento.security import secrets
+from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
 
 logger = logging.getLogger(__name__)
@@ -42,13 +43,19 @@ _RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
 _OVERFLOW_HINTS = (
     "prompt is too long",
     "context_length_exceeded",
-    "maximum context length",
-    "context length",
-    "context window",
+    "maximum context length",  # OpenAI, vLLM, llama-cpp-python ("This model's maximum context length is 4096 tokens")
+    "max context length",  # Ollama ("prompt too long; exceeded max context length")
+    "context length",  # LM Studio ("loaded with context length of only 4096 tokens")
+    "context window",  # llama-cpp-python's own words ("exceed context window of 4096")
+    "context size",  # llama.cpp ("exceeds the available context size (4096 tokens)"), also in Ollama's
+    "context the overflows",  # LM Studio ("Trying to keep the first 5000 tokens when context the overflows")
     "too many tokens",
     "input is too long",
     "request_too_large",
 )
+OVERFLOW_STATUS = frozenset({400, 413, 422, 500})
+"""Statuses a refusal for size comes with: 400 from most, 413 for bytes, 422 from some
+gateways, 500 from servers that pass their engine's error through (Ollama, llama-cpp-python)."""
 
 STREAM_INCOMPLETE = "stream ended before the reply was complete"
 
@@ -110,15 +117,38 @@ def error_message(body: str, status: int) -> str:
         return "error"
 
 
+def says_overflow(text: str) -> bool:
+    """Whether a server's error text says the request did not fit its context window."""
+    lowered = text.lower()
+    return any(hint in lowered for hint in _OVERFLOW_HINTS)
+
+
 def status_error(label: str, status: int, body: str) -> ProviderError:
-    """The error for a non-2xx reply; `ContextOverflow` when the request did not fit."""
+    """The error for a non-2xx reply; `ContextOverflow` when the request did not fit (never
+    retried as it is: only a smaller request can succeed)."""
     message = error_message(body, status)
-    lowered = body.lower()
-    overflow = status in (400, 413) and any(hint in lowered for hint in _OVERFLOW_HINTS)
-    cls = ContextOverflow if overflow else ProviderError
-    return cls(
+    if status in OVERFLOW_STATUS and says_overflow(body):
+        return ContextOverflow(f"{label}: HTTP {status}: {message}", status=status, body=body)
+    return ProviderError(
         f"{label}: HTTP {status}: {message}", status=status, body=body, retryable=status in RETRYABLE_STATUS
     )
+
+
+def stream_error(label: str, chunk: dict[str, Any]) -> ProviderError | None:
+    """The error an event of a 2xx stream carries, if it is one: `{"error": ...}` (OpenAI,
+    llama.cpp, LM Studio) or `{"object": "error", "message": ...}` (vLLM); `ContextOverflow`
+    when it says the request did not fit."""
+    error = chunk.get("error")
+    if error:
+        message = get(error, "message") if as_object(error) is not None else error
+    elif chunk.get("object") == "error":
+        message = chunk.get("message")
+    else:
+        return None
+    text = message if isinstance(message, str) else json.dumps(error or chunk)
+    body = json.dumps(chunk)
+    cls = ContextOverflow if says_overflow(body) else ProviderError
+    return cls(f"{label}: provider error in stream: {text}", body=body)
 
 
 def retry_after(headers: httpx.Headers) -> float | None:
@@ -165,7 +195,9 @@ def encode_body(body: dict[str, Any]) -> bytes:
     """The request body as sent: redacted (nothing sent to a model carries a key's value) and
     encoded as httpx encodes `json=`."""
     clean = secrets.active().redact_tree(body)
-    return json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    # A lone surrogate (a prompt or a pi session file can hold one) has no UTF-8.
+    text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return escape_surrogates(text).encode()
 
 
 async def send_with_retry(
@@ -252,6 +284,34 @@ async def open_stream(
         yield response
     finally:
         await response.aclose()
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    retry: RetrySettings,
+    label: str,
+) -> dict[str, Any]:
+    """POST `body` for a JSON answer (no stream: a compaction request), retried as any
+    request; the answer as an object, or a `ProviderError` naming what came instead."""
+    response = await send_with_retry(client, url, body=body, headers=headers, retry=retry, label=label)
+    try:
+        raw = await response.aread()
+    except httpx.HTTPError as exc:
+        raise ProviderError(f"{label}: {STREAM_INCOMPLETE} ({describe(exc)})") from exc
+    finally:
+        await response.aclose()
+    text = raw.decode("utf-8", "replace")
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        value = None
+    if (found := as_object(value)) is None:
+        raise ProviderError(f"{label}: expected a JSON object, got {text[:200]!r}", body=text)
+    return found
 
 
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncGenerator[tuple[str, str], None]:

@@ -16,6 +16,7 @@ from memento.config import JsonActionSettings
 from memento.core.messages import (
     AssistantMessage,
     Content,
+    ImageContent,
     Message,
     TextContent,
     ToolCall,
@@ -275,4 +276,9 @@ def plain_text(content: str | list[Content]) -> str:
     """A message's content as text (images as a placeholder)."""
     if isinstance(content, str):
         return content
-    return "\n".join(b.text if isinstance(b, TextContent) else "[image omitted]" for b in content)
+    parts = (
+        b.text if isinstance(b, TextContent) else "[image omitted]"
+        for b in content
+        if isinstance(b, TextContent | ImageContent)  # not another provider's compaction items
+    )
+    return "\n".join(parts)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
+
+import httpx
 
 from memento.config import ProviderConfig
 from memento.core.messages import (
@@ -36,8 +40,23 @@ from memento.core.provider import (
     UsageReport,
 )
 from memento.providers import json_action
-from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, sse_events
+from memento.providers.http import (
+    STREAM_INCOMPLETE,
+    LazyClient,
+    build_client,
+    describe,
+    incomplete,
+    open_stream,
+    parse_data,
+    send_with_retry,
+    sse_events,
+    stream_error,
+)
+from memento.providers.whole import WholeCharacters
+from memento.providers.window import Found, discover_window
 from memento.util.jsonish import as_array, as_object, get
+
+log = logging.getLogger(__name__)
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",
@@ -102,6 +121,31 @@ class OpenAICompatProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
+        heard = _Heard()
+        whole = WholeCharacters()
+        actions = json_action.ActionStream() if self.json_actions(request) else None
+        try:
+            async with aclosing(self._streamed(body, heard)) as events:
+                async for event in events:
+                    for piece in whole.feed((event,)):
+                        for out in _decoded(piece, actions):
+                            yield out
+            return
+        except ProviderError:
+            if not heard.opened or heard.events:
+                raise
+        # The server accepted the stream and ended it before its first event. llama-cpp-python's
+        # server does that to a request over its window (the refusal only reaches its log);
+        # the same request without streaming gets the refusal, with the window, as a 400. A
+        # dropped connection gets the reply instead.
+        log.info("%s: the stream ended before its first event; asking once without streaming", self.name)
+        async with aclosing(self._unstreamed(body)) as events:
+            async for event in events:
+                for piece in whole.feed((event,)):
+                    for out in _decoded(piece, actions):
+                        yield out
+
+    async def _streamed(self, body: dict[str, Any], heard: _Heard) -> AsyncGenerator[ProviderEvent]:
         client = self._http.get()
         retry = self.config.retry
         async with (
@@ -110,24 +154,77 @@ class OpenAICompatProvider:
             ) as response,
             aclosing(sse_events(response, self.name)) as events,
         ):
+            heard.opened = True
             state = _StreamState(self.name)
-            actions = json_action.ActionStream() if self.json_actions(request) else None
             async for _event, data in events:
+                heard.events = True
                 if data.strip() == "[DONE]":
                     for event in state.finish():
-                        closing = (
-                            actions.finish(event) if actions and isinstance(event, StreamDone) else [event]
-                        )
-                        for out in closing:
-                            yield out
+                        yield event
                     return
                 for event in state.feed(parse_data(data, self.name)):
-                    decoded = (
-                        actions.feed(event.text) if actions and isinstance(event, TextDelta) else [event]
-                    )
-                    for out in decoded:
-                        yield out
+                    yield event
         raise incomplete(self.name)
+
+    async def _unstreamed(self, body: dict[str, Any]) -> AsyncGenerator[ProviderEvent]:
+        """`body` sent once more without streaming: its error raised as any refusal is (an
+        overflow as `ContextOverflow`), its reply turned into the events a stream gives."""
+        plain = {k: v for k, v in body.items() if k != "stream_options"} | {"stream": False}
+        headers = {**self.headers(), "accept": "application/json"}
+        once = self.config.retry.model_copy(update={"attempts": 1})
+        # A connection of its own: the server may have closed the one the stream came on
+        # (llama-cpp-python's does) while the pool still holds it.
+        async with build_client(self.config) as client:
+            response = await send_with_retry(
+                client, "chat/completions", body=plain, headers=headers, retry=once, label=self.name
+            )
+            try:
+                text = (await response.aread()).decode("utf-8", "replace")
+            except httpx.HTTPError as exc:
+                raise ProviderError(f"{self.name}: {STREAM_INCOMPLETE} ({describe(exc)})") from exc
+            finally:
+                await response.aclose()
+        reply = parse_data(text, self.name)
+        choice = as_object((as_array(reply.get("choices")) or [None])[0]) or {}
+        chunk: dict[str, Any] = {
+            **{k: v for k, v in reply.items() if k in ("error", "object", "message", "usage")},
+            "choices": [
+                {
+                    "delta": as_object(choice.get("message")) or {},
+                    "finish_reason": choice.get("finish_reason"),
+                }
+            ],
+        }
+        state = _StreamState(self.name)
+        for event in state.feed(chunk):
+            yield event
+        for event in state.finish():
+            yield event
+
+    async def discover_window(self) -> Found | None:
+        """The window the server says it serves this model with (`providers/window.py`),
+        asked with this provider's client and key, of its own base URL only."""
+        auth = {k: v for k, v in self.headers().items() if k == "authorization"}
+        return await discover_window(self._http.get(), self.config.base_url, self.model, auth)
+
+
+@dataclass
+class _Heard:
+    """How far a streamed request got: the server accepted it (2xx); any event came."""
+
+    opened: bool = False
+    events: bool = False
+
+
+def _decoded(event: ProviderEvent, actions: json_action.ActionStream | None) -> list[ProviderEvent]:
+    """A provider event as the caller sees it: with JSON actions, text becomes the action."""
+    if actions is None:
+        return [event]
+    if isinstance(event, TextDelta):
+        return list(actions.feed(event.text))
+    if isinstance(event, StreamDone):
+        return list(actions.finish(event))
+    return [event]
 
 
 class _StreamState:
@@ -139,10 +236,8 @@ class _StreamState:
         self.tool_ids: dict[int, str] = {}
 
     def feed(self, chunk: dict[str, Any]) -> Iterator[ProviderEvent]:
-        error = chunk.get("error")
-        if error:
-            message = get(error, "message") if as_object(error) is not None else str(error)
-            raise ProviderError(f"{self.label}: provider error in stream: {message}", body=json.dumps(chunk))
+        if (error := stream_error(self.label, chunk)) is not None:
+            raise error
         choices = as_array(chunk.get("choices"))
         if choices and (choice := as_object(choices[0])) is not None:
             if (delta := as_object(choice.get("delta"))) is not None:

@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +50,22 @@ def key_variables(config: MementoConfig) -> set[str]:
     return {p.api_key_env for p in providers if p is not None and p.api_key_env}
 
 
+MCP_KEY_NAMES = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*", "*AUTH*")
+"""Names of an MCP server's env variables whose values are keys."""
+
+
+def mcp_keys(config: MementoConfig) -> set[str]:
+    """Keys the MCP settings hold as written: every `${input:…}` value, every header value and
+    every env value whose name looks like a key (so `memento/settings` and `memento doctor`
+    never show them either)."""
+    mcp = config.mcp
+    found = set(mcp.inputs.values())
+    for server in mcp.servers.values():
+        found |= set(server.headers.values())
+        found |= {value for name, value in server.env.items() if matches_any(name, MCP_KEY_NAMES)}
+    return found
+
+
 @dataclass(frozen=True)
 class Secrets:
     values: tuple[str, ...] = ()
@@ -72,6 +88,7 @@ class Secrets:
         keys = key_variables(config)
         secret_names = {n for n in env if n in keys or matches_any(n, security.secret_env)}
         values = {env[n] for n in secret_names if len(env[n]) >= MIN_SECRET_CHARS}
+        values |= {v for v in mcp_keys(config) if len(v) >= MIN_SECRET_CHARS}
         return cls(
             values=tuple(sorted(values, key=len, reverse=True)),
             names=frozenset(secret_names | keys),
@@ -220,3 +237,12 @@ def activate(secrets: Secrets) -> Secrets:
 
 def redact(text: str) -> str:
     return active().redact(text)
+
+
+def remember(values: tuple[str, ...] | list[str]) -> None:
+    """Treat `values` as secrets from now on (keys written in an MCP server's env or headers),
+    keeping the active patterns."""
+    current = active()
+    kept = tuple(v for v in values if len(v) >= MIN_SECRET_CHARS and v not in current.values)
+    if kept:
+        activate(replace(current, values=kept))

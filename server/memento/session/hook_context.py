@@ -27,11 +27,13 @@ if TYPE_CHECKING:
     from memento.core import events
     from memento.core.events import SessionMode
     from memento.core.provider import ModelRequest, Provider, ToolSpec
+    from memento.core.window import ContextWindow
     from memento.session.editor import EditorBridge
     from memento.session.hooks import Hooks, RetryRequest, TurnInfo
     from memento.session.session import Session
     from memento.session.tools.base import Tool
     from memento.session.transcript.projector import TranscriptProjector
+    from memento.session.window import WindowBelief
     from memento.util.tasks import Spawn
 
 E = TypeVar("E", bound=EntryBase)
@@ -82,6 +84,21 @@ class HookContext:
         return store.path if store is not None else None
 
     @property
+    def context_window(self) -> ContextWindow:
+        """The model's window as believed now (settings, the server, a refusal, the default)."""
+        return self._session.context_window
+
+    @property
+    def windows(self) -> WindowBelief:
+        """The session's window beliefs (a child session on the same server shares them)."""
+        return self._session.windows
+
+    def learn_window(self, tokens: int) -> bool:
+        """A refusal named the window `tokens`: believe it when it is smaller than the belief
+        (announced as a settings change and a new context size). True when it changed."""
+        return self._session.learn_window(tokens)
+
+    @property
     def editor(self) -> EditorBridge:
         """The editor's documents and permissions (unsaved buffers, asking the user)."""
         return self._session.tool_context.editor
@@ -100,6 +117,10 @@ class HookContext:
     def aborting(self) -> bool:
         """Whether the running turn was asked to stop."""
         return self._session.tool_context.abort.is_set()
+
+    async def wait_aborted(self) -> None:
+        """Return once the running turn is asked to stop (a hook's slow wait ends with it)."""
+        await self._session.tool_context.abort.wait()
 
     @property
     def running_turn(self) -> TurnInfo | None:
@@ -204,6 +225,10 @@ class HookContext:
     def add_tool(self, tool: Tool) -> None:
         """Offer the model one more tool (a mechanism's own: `log_decision`, `task`…)."""
         self._session.tools[tool.spec.name] = tool
+
+    def remove_tool(self, name: str) -> None:
+        """Stop offering a tool a mechanism added (an MCP server's tool that went away)."""
+        self._session.tools.pop(name, None)
 
     def steer(self, text: str) -> bool:
         """Queue a user message for the running turn's next step; False when none runs."""

@@ -94,6 +94,12 @@ class RetryRequest(Exception):
 
 
 class Hooks:
+    async def expand_prompt(self, session: HookContext, text: str) -> str | None:
+        """The prompt a command in the user's text stands for (an MCP server's prompt as
+        `/mcp__server__prompt args`), before anything is stored; None leaves it to the next
+        hook. Raising ends the turn with the exception's message as its error."""
+        return None
+
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         return None
 

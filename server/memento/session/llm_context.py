@@ -87,7 +87,11 @@ def convert_to_llm(messages: Sequence[Message], *, keep_custom: bool = False) ->
                 )
             case CompactionSummaryMessage():
                 text = COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX
-                out.append(_user(text, message.timestamp))
+                summary = _user(text, message.timestamp)
+                if message.remote is not None and isinstance(summary.content, list):
+                    # The provider that wrote it reads its own items; the others, the text.
+                    summary.content.append(message.remote)
+                out.append(summary)
             case _:
                 out.append(message)
     return out

@@ -36,6 +36,7 @@ from memento.core.messages import (
     CustomMessage,
     Message,
     OtherMessage,
+    ProviderItems,
 )
 from memento.util.js import iso_to_ms
 from memento.util.jsonish import as_object
@@ -105,9 +106,24 @@ def custom_message(entry: CustomMessageEntry) -> CustomMessage:
 
 
 def compaction_summary(entry: CompactionEntry) -> CompactionSummaryMessage:
-    return CompactionSummaryMessage(
+    message = CompactionSummaryMessage(
         summary=entry.summary, tokens_before=entry.tokens_before, timestamp=iso_to_ms(entry.timestamp)
     )
+    remote = remote_items(entry)
+    # Set only when there is one: pi's message has no such field.
+    return message if remote is None else message.model_copy(update={"remote": remote})
+
+
+def remote_items(entry: CompactionEntry) -> ProviderItems | None:
+    """The provider's own compaction items a compaction entry keeps (`details.remote`), which
+    requests to that provider send in place of the summary text; None for pi's compactions."""
+    raw = (entry.details or {}).get("remote")
+    if raw is None:
+        return None
+    try:
+        return ProviderItems.model_validate(raw)
+    except ValidationError:
+        return None
 
 
 def branch_summary(entry: BranchSummaryEntry) -> BranchSummaryMessage:

@@ -2,8 +2,8 @@
 the transcript's relief marks.
 
 Read back from what the steps leave in the session: a `compaction` entry per compaction
-(its summary, and in `details` the summarizer, reason and tokens before and after as the
-meter counted them) and a rewrite
+(its summary, and in `details` the summarizer — the provider's name too when it wrote the
+summary itself — reason and tokens before and after as the meter counted them) and a rewrite
 record per prune or shake (`edits.EDIT_RECORD`). Sessions written before the tokens
 after were recorded (or by pi) simply lack them.
 """
@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from memento.core.entries import CompactionEntry, CustomEntry, Entry
+from memento.core.events import SummaryAuthor
 from memento.session.edits import is_record
 from memento.util.jsonish import JsonObject, as_array, as_object
 
@@ -31,7 +32,9 @@ class ReliefRecord(BaseModel):
     """`threshold`, `overflow`, `manual`, or `turn` (the light prune after each turn)."""
     tokens_before: int
     tokens_after: int | None = None
-    summarizer: Literal["model", "structured"] | None = None
+    summarizer: SummaryAuthor | None = None
+    provider: str | None = None
+    """The provider that wrote the summary itself (`summarizer` "provider")."""
     summary: str | None = None
     """A compaction's summary text (what the model sees in place of the history)."""
     entries: int | None = None
@@ -45,6 +48,8 @@ def _int(value: Any) -> int | None:
 def _compaction(entry: CompactionEntry) -> ReliefRecord:
     details = entry.details or {}
     summarizer = details.get("summarizer")
+    summarizer = summarizer if summarizer in ("model", "structured", "provider") else "model"
+    provider = details.get("provider")
     reason = details.get("reason")
     return ReliefRecord(
         id=entry.id,
@@ -53,7 +58,8 @@ def _compaction(entry: CompactionEntry) -> ReliefRecord:
         reason=reason if isinstance(reason, str) else None,
         tokens_before=_int(details.get("tokensBefore")) or entry.tokens_before,
         tokens_after=_int(details.get("tokensAfter")),
-        summarizer=summarizer if summarizer in ("model", "structured") else "model",
+        summarizer=summarizer,
+        provider=provider if summarizer == "provider" and isinstance(provider, str) else None,
         summary=entry.summary,
     )
 

@@ -27,9 +27,11 @@ from memento.core.entries import (
 from memento.core.events import EventBus, SessionMode
 from memento.core.messages import AssistantMessage, Message, Usage
 from memento.core.provider import ModelRequest, Provider, ToolSpec
+from memento.core.window import ContextWindow
 from memento.security.secrets import Secrets, activate, active
 from memento.session.context import context_messages, sendable
 from memento.session.editor import EditorBridge, NoEditor
+from memento.session.harness.small_model import SmallModelHarness
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.questions import QUESTION_NOTE
@@ -48,6 +50,7 @@ from memento.session.tools.registry import default_tools
 from memento.session.transcript.builder import TranscriptBuilder, build
 from memento.session.transcript.projector import TranscriptProjector, child_loader
 from memento.session.turn import TurnRunner
+from memento.session.window import WindowBelief
 from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
@@ -83,6 +86,7 @@ class Session:
         *,
         data_dir: Path,
         editor: EditorBridge | None = None,
+        windows: WindowBelief | None = None,
     ) -> None:
         self.root = root.resolve()
         self.config = config
@@ -104,12 +108,17 @@ class Session:
         self._turn_lock = asyncio.Lock()
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
+        self._queued: set[asyncio.Task[None]] = set()
+        """Turns prompted that wait for the lock (behind a running turn, or not started yet)."""
         self._steering: list[str] = []
         self._recorded_model: tuple[str, str, int] | None = None
         self.mode: SessionMode = "act"
         """`ask`: only read-only tools are offered, and no other tool runs (`set_mode`)."""
         self.hook_context = HookContext(self)
         """What hooks and mechanisms get of this session."""
+        self.windows = windows or WindowBelief()
+        """The context window believed for the model (shared with the session's children)."""
+        self._window_spawn: Spawn | None = None
         self.transcript = TranscriptProjector(self)
         """What front ends draw of this session, kept current (`session/transcript/`)."""
 
@@ -120,6 +129,34 @@ class Session:
         if provider is not None:
             self.provider = provider
         self.events.publish(events.SettingsChanged())
+        self._ask_window()
+
+    # -- context window ---------------------------------------------------------------
+    @property
+    def context_window(self) -> ContextWindow:
+        """The model's window as believed now, and where that belief came from."""
+        return self.windows.current(self.config.provider)
+
+    def watch_window(self, spawn: Spawn) -> None:
+        """Ask the server for its window now, in the background, and again whenever what is
+        known is old (at each prompt) or the provider changes."""
+        self._window_spawn = spawn
+        self._ask_window()
+
+    def _ask_window(self) -> None:
+        if self._window_spawn is not None:
+            self.windows.refresh(self.config.provider, self.provider, self._window_spawn, self._window_moved)
+
+    def learn_window(self, tokens: int) -> bool:
+        """A refusal named the window: believe it when smaller (True when it changed)."""
+        if not self.windows.learn(self.config.provider, tokens):
+            return False
+        self._window_moved()
+        return True
+
+    def _window_moved(self) -> None:
+        self.events.publish(events.SettingsChanged())
+        self.publish_context()
 
     def _configure_tools(self, config: MementoConfig) -> None:
         activate(Secrets.from_config(config))
@@ -129,9 +166,7 @@ class Session:
         ctx.grep_timeout = config.tools.grep_timeout
         ctx.protected_paths = tuple(config.security.protected_paths)
         ctx.permission_timeout = config.security.permission_timeout
-        ctx.tolerant_edits = config.tools.tolerant_edits
-        ctx.syntax_guard = config.tools.syntax_guard
-        ctx.loss_guard = config.tools.loss_guard
+        ctx.harness = SmallModelHarness.of(config.tools)
 
     def set_mode(self, mode: SessionMode) -> None:
         """Switch between act and ask mode; it applies from the next model request on."""
@@ -218,7 +253,7 @@ class Session:
     def record_model(self) -> None:
         """Note the model and its context window in the session when they differ from what the
         active path last noted (a `model_change` entry), so the file says what it ran on."""
-        current = (self.provider.name, self.provider.model, self.config.provider.context_window)
+        current = (self.provider.name, self.provider.model, self.context_window.tokens)
         if current == self._recorded_model:
             return
         last = next((e for e in reversed(self.branch_path()) if isinstance(e, ModelChangeEntry)), None)
@@ -242,7 +277,10 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self._turn_lock.locked()
+        """A turn runs or waits to run. What refuses to run beside a turn (a compaction, a
+        rewind, a session switch) asks this, and must not wait for the lock instead: it would
+        queue behind every prompted turn, each of which may wait minutes for the user."""
+        return self._turn_lock.locked() or bool(self._queued)
 
     @property
     def running_turn(self) -> TurnInfo | None:
@@ -355,20 +393,26 @@ class Session:
     def check_size(self, text: str) -> None:
         """Refuse a message the context window cannot hold (a paste of a 50 MB log) before
         it costs memory, tokenizing and a failed request."""
-        window = self.config.provider.context_window
+        window = self.context_window.tokens
         if window and (tokens := approx_tokens(text)) > window:
             raise TooLarge(f"the message is about {tokens:,} tokens; the context window holds {window:,}")
 
     def prompt(self, text: str, spawn: Spawn) -> str:
         """Start a turn for `text` (queued behind a running one) and return its id at once."""
         self.check_size(text)
+        self._window_spawn = self._window_spawn or spawn
+        self._ask_window()
         turn = TurnInfo(turn_id=new_entry_id(), prompt=text)
-        spawn(self._run(turn), f"turn-{turn.turn_id}")
+        task = spawn(self._run(turn), f"turn-{turn.turn_id}")
+        self._queued.add(task)
+        task.add_done_callback(self._queued.discard)  # also when cancelled before it started
         return turn.turn_id
 
     async def _run(self, turn: TurnInfo) -> None:
         await self.settled()
         async with self._turn_lock:
+            if (task := asyncio.current_task()) is not None:
+                self._queued.discard(task)
             runner = TurnRunner(self, turn)
             self._runner = runner
             try:
@@ -427,8 +471,15 @@ class Session:
         for hook in self.hooks:
             if (usage := hook.measure_context(self.hook_context)) is not None:
                 return usage
-        window = self.config.provider.context_window
-        return events.ContextUsage(tokens=0, context_window=window, percent=0.0, stable_prefix_tokens=0)
+        window = self.context_window
+        return events.ContextUsage(
+            tokens=0,
+            context_window=window.tokens,
+            percent=0.0,
+            stable_prefix_tokens=0,
+            window_source=window.source,
+            window_origin=window.origin,
+        )
 
     def estimate_usage(self, reply: AssistantMessage) -> Usage:
         """A local count of a reply's usage when the provider reported none, marked as an

@@ -6,6 +6,7 @@ as a complete answer."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar, assert_never
@@ -40,7 +41,7 @@ from memento.security import secrets
 from memento.security.secrets import StreamRedactor
 from memento.session.hooks import RetryRequest, TurnInfo
 from memento.session.questions import asks_for_change, is_question
-from memento.session.tools.base import EndsOnAbort, ToolOutput
+from memento.session.tools.base import CURRENT_CALL, EndsOnAbort, FromServer, ToolOrigin, ToolOutput
 from memento.session.tools.permission import denied_by_policy
 from memento.session.tools.registry import run_tool
 from memento.session.transcript import records
@@ -98,6 +99,7 @@ class TurnRunner:
     async def run(self) -> TurnEndState:
         session, turn = self.session, self.turn
         session.tool_context.abort.clear()
+        unexpanded = await self._expand_prompt()
         settings = session.config.provider
         turn.read_only = (
             settings.tool_mode() == "json"
@@ -115,6 +117,8 @@ class TurnRunner:
         state: TurnEndState = "finished"
         error: str | None = None
         try:
+            if unexpanded is not None:
+                raise TurnFailed(unexpanded)
             for hook in session.hooks:
                 await hook.on_turn_start(session.hook_context, turn)
             await self._loop()
@@ -137,6 +141,20 @@ class TurnRunner:
             session.events.publish(events.TurnFinished(turn_id=turn.turn_id, state=state, error=error))
         return state
 
+    async def _expand_prompt(self) -> str | None:
+        """Let a hook replace a command in the prompt by what it stands for; why not, when the
+        command could not be expanded (the turn then ends with that error)."""
+        session, turn = self.session, self.turn
+        for hook in session.hooks:
+            try:
+                expanded = await hook.expand_prompt(session.hook_context, turn.prompt)
+            except Exception as exc:  # noqa: BLE001 -- the user's command failed: the turn says why
+                return str(exc) or type(exc).__name__
+            if expanded is not None:
+                turn.prompt = expanded
+                return None
+        return None
+
     async def _loop(self) -> None:
         while True:
             reply = await self._request_with_retries()
@@ -156,9 +174,17 @@ class TurnRunner:
 
     async def _guard(self, step: Awaitable[T]) -> T:
         """Run one step as a child task so that abort cancels exactly that step."""
-        if self.aborted:
-            raise TurnAborted
+        try:
+            if self.aborted:
+                raise TurnAborted
+            return await self._run_step(step)
+        finally:
+            # Aborted before the step began (an abort in a burst of messages comes that soon):
+            # its coroutine is closed, not left to warn that it was never awaited.
+            if inspect.iscoroutine(step) and inspect.getcoroutinestate(step) == inspect.CORO_CREATED:
+                step.close()
 
+    async def _run_step(self, step: Awaitable[T]) -> T:
         async def wrapper() -> T:
             return await step
 
@@ -384,8 +410,16 @@ class TurnRunner:
 
     async def _run_tool(self, call: ToolCall) -> ToolOutput:
         session, turn = self.session, self.turn
+        origin = _origin(session.tools.get(call.name))
+        CURRENT_CALL.set((turn.turn_id, call.id))  # this step's own task: gone with it
         session.events.publish(
-            events.ToolCallStarted(turn_id=turn.turn_id, tool_call_id=call.id, tool_name=call.name)
+            events.ToolCallStarted(
+                turn_id=turn.turn_id,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                server=origin.server if origin else None,
+                server_tool=origin.tool if origin else None,
+            )
         )
         if call.name in session.config.tools.denied():
             # Never offered; a model may still name it (from memory, or an earlier turn).
@@ -423,11 +457,12 @@ class TurnRunner:
             ToolResultMessage(
                 tool_call_id=call.id,
                 tool_name=call.name,
-                content=[TextContent(text=output.text)],
+                content=[TextContent(text=output.text), *output.images],
                 is_error=output.is_error,
                 timestamp=now_ms(),
             )
         )
+        origin = _origin(session.tools.get(call.name))
         session.events.publish(
             events.ToolCallFinished(
                 turn_id=turn.turn_id,
@@ -435,5 +470,12 @@ class TurnRunner:
                 tool_name=call.name,
                 is_error=output.is_error,
                 output=output.text,
+                server=origin.server if origin else None,
+                server_tool=origin.tool if origin else None,
             )
         )
+
+
+def _origin(tool: object) -> ToolOrigin | None:
+    """The MCP server and tool behind a tool, for the tool card (None: Memento's own)."""
+    return tool.origin if isinstance(tool, FromServer) else None

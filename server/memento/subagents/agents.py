@@ -138,5 +138,12 @@ def load_agents(root: Path, user_dir: Path | None) -> tuple[dict[str, AgentDefin
 
 
 def granted_tools(definition: AgentDefinition, available: set[str]) -> list[str]:
-    """The tools a child gets: those its definition names that the parent has."""
-    return [name for name in dict.fromkeys(definition.tools) if name in available]
+    """The tools a child gets: those its definition names that the parent has. A name ending
+    in `*` names every tool it starts (`mcp__github__*`: an MCP server's tools)."""
+    granted: list[str] = []
+    for name in dict.fromkeys(definition.tools):
+        if name.endswith("*"):
+            granted += sorted(t for t in available if t.startswith(name[:-1]) and t not in granted)
+        elif name in available and name not in granted:
+            granted.append(name)
+    return granted

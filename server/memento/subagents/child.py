@@ -213,7 +213,9 @@ async def _converse(
             update={"provider": config.provider.model_copy(update={"model": child.agent.model})}
         )
     provider = create_provider(config.provider) if own_provider else parent.provider
-    session = Session(root, config, provider, data_dir=parent.data_dir, editor=parent.editor)
+    session = Session(
+        root, config, provider, data_dir=parent.data_dir, editor=parent.editor, windows=parent.windows
+    )
     child.session = session
     session.tool_context.allowed_commands = set(parent.allowed_commands)
     unsubscribe = session.events.subscribe(lambda event: ctx.forward(child, event))
@@ -224,6 +226,11 @@ async def _converse(
         handle = ctx.install(session)
         granted = set(granted_tools(child.agent, {tool.spec.name for tool in parent.tools()}))
         session.tools = {name: tool for name, tool in session.tools.items() if name in granted}
+        # The parent's own tool sources (MCP servers) the definition names: the same tools,
+        # under the same policy (an `ask` still asks the user).
+        for tool in parent.tools():
+            if tool.spec.name in granted and tool.spec.name not in session.tools:
+                session.tools[tool.spec.name] = tool
         tool = YieldTool(state)
         session.tools[tool.spec.name] = tool
         session.add_hooks(_StopOnYield(tool))

@@ -8,10 +8,10 @@ from functools import lru_cache
 
 import ast_grep_py
 
-from memento.session.tools.syntax import LANGUAGES
-from memento.session.tools.syntax import language_of as language_of  # re-exported for TTSR
 from memento.ttsr.scope import split_braces
 from memento.ttsr.toolargs import NEW_TEXT_KEYS, partial_string
+from memento.util.languages import LANGUAGES
+from memento.util.languages import language_of as language_of  # re-exported for TTSR
 
 TOOLS = tuple(NEW_TEXT_KEYS)
 MAX_SNAPSHOT_CHARS = 128 * 1024

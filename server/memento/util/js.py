@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -50,6 +51,27 @@ def utf16_join(parts: list[str], separator: str = "") -> str:
     if joined.isascii():
         return joined
     return joined.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def to_well_formed(text: str) -> str:
+    """`text.toWellFormed()` in JavaScript: each lone surrogate becomes U+FFFD. Two halves of
+    a pair that sit next to each other as separate code points (text joined from pieces cut
+    between them) become the one character they encode."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def escape_surrogates(json_text: str) -> str:
+    """Serialized JSON with each surrogate code point in it written as its `\\uXXXX` escape,
+    as `JSON.stringify` writes a lone one: UTF-8 can then encode it, and a reader gets back
+    the same string."""
+    if json_text.isascii() or _SURROGATE.search(json_text) is None:
+        return json_text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 def utf16_sort_key(text: str) -> bytes:

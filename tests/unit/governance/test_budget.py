@@ -5,7 +5,7 @@ the user gave is kept, a configuration that can never free space is told at star
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,13 @@ def governed_session(srv: ScriptedModelServer, root: Path, data: Path, **compact
 async def run_turn(session: Session, text: str) -> None:
     done = asyncio.Event()
     stop = session.events.subscribe(lambda e: done.set() if isinstance(e, events.TurnFinished) else None)
-    tasks: list[asyncio.Task[None]] = []
-    session.prompt(text, lambda coro, name: tasks.append(asyncio.get_running_loop().create_task(coro)))
+    tasks: list[asyncio.Task[Any]] = []
+
+    def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        tasks.append(task := asyncio.get_running_loop().create_task(coro, name=name))
+        return task
+
+    session.prompt(text, spawn)
     async with asyncio.timeout(30):
         await done.wait()
         await asyncio.gather(*tasks)

@@ -179,3 +179,25 @@ async def test_a_prompt_after_a_long_pause_prunes_stale_reads_deep_in_the_prefix
     [sent] = [r.body for r in model_server.requests]
     results = {m["tool_call_id"]: json.dumps(m["content"]) for m in sent["messages"] if m["role"] == "tool"}
     assert SUPERSEDED_NOTICE in results["r1"] and "value_1 " in results["r2"]
+
+
+@pytest.mark.asyncio
+async def test_the_meter_carries_what_the_providers_cache_read(
+    model_server: ScriptedModelServer, governed: tuple[Session, Governor]
+) -> None:
+    session, _ = governed
+    # OpenAI chat reports the cache in `prompt_tokens_details.cached_tokens`.
+    model_server.enqueue(Reply(Text("first"), Usage(input=100, output=5, cache_read=300)))
+    await turn(session, "hello")
+    model_server.enqueue(Reply(Text("second"), Usage(input=50, output=5, cache_read=700)))
+    await turn(session, "again")
+    usage = session.context_usage()
+    assert usage.last_usage is not None
+    assert (usage.last_usage.provider, usage.last_usage.cache_read, usage.last_usage.input) == (
+        "openai",
+        700,
+        50,
+    )
+    assert usage.last_usage.cache_read_percent == 93.3
+    [total] = usage.usage_by_provider
+    assert (total.requests, total.cache_read, total.output) == (2, 1000, 10)

@@ -51,3 +51,39 @@ def test_inspect_prints_text_and_reports_bad_files(
     assert "would not compact" in out and "cut point: none" in out and "tiktoken" in out
     assert main(["session", "inspect", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_inspect_reports_provider_usage_with_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memento.core.entries import CompactionEntry, MessageEntry
+    from memento.core.messages import AssistantMessage, TextContent, Usage
+
+    b = PathBuilder()
+    b.user("hello")
+    for provider, usage in (
+        ("anthropic", Usage(input=10, output=5, cache_read=900, cache_write=100)),
+        ("openai", Usage(input=40, output=7, cache_read=60)),
+        ("openai", Usage(input=50, output=3, estimated=True)),  # counted by Memento: not the provider's
+    ):
+        reply = AssistantMessage(content=[TextContent(text="ok")], provider=provider, usage=usage)
+        b._add(MessageEntry, message=reply)  # pyright: ignore[reportPrivateUsage]
+    remote = {"provider": "openai", "remoteUsage": {"input": 20, "output": 9, "cacheRead": 300}}
+    b._add(CompactionEntry, summary="s", first_kept_entry_id="e00", tokens_before=1, details=remote)  # pyright: ignore[reportPrivateUsage]
+    path = tmp_path / "u.jsonl"
+    with SessionStore.create(path, cwd=str(tmp_path), session_id="u") as store:
+        for entry in b.entries:
+            store.append(entry)
+    main(["session", "inspect", str(path), "--json"])
+    usage = json.loads(capsys.readouterr().out)["usage"]
+    assert usage["last"]["provider"] == "openai" and usage["last"]["cacheRead"] == 300  # the compaction's
+    anthropic, openai = usage["byProvider"]
+    assert (anthropic["cacheRead"], anthropic["cacheWrite"], anthropic["cacheReadPercent"]) == (
+        900,
+        100,
+        89.1,
+    )
+    assert (openai["requests"], openai["input"], openai["cacheRead"], openai["output"]) == (2, 60, 360, 16)
+    main(["session", "inspect", str(path)])
+    out = capsys.readouterr().out
+    assert "anthropic, 1 requests: input 10, cache read 900 (89.1% of the prompt), cache write 100" in out

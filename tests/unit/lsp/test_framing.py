@@ -90,6 +90,33 @@ async def test_a_length_a_few_bytes_off_loses_only_that_frame(delta: int, size: 
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("delta", [-3, -1, 1, 3])
+@pytest.mark.parametrize("size", [5, 1 << 20])
+async def test_a_request_refused_for_its_length_keeps_its_id(delta: int, size: int) -> None:
+    bad = message(41, text="x")
+    data = frame(bad, b"Content-Length: %d\r\n\r\n" % (len(bad) + delta)) + frame(message(2))
+    first, second = await read_all(data, size=size)
+    assert isinstance(first, BadFrame) and first.request_id == 41
+    assert isinstance(second, Frame) and second.message["id"] == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [4, 1 << 20])
+@pytest.mark.parametrize(
+    "after",
+    [b"", b"garbage that is no header\r\n", b"\r\n", b"X-Other: 1\r\n"],
+    ids=["glued", "garbage", "blank", "header"],
+)
+@pytest.mark.parametrize("text", ["short", "x" * 20_000], ids=["short", "overlong"])
+async def test_a_frame_with_no_blank_line_after_its_headers_loses_nothing_after_it(
+    after: bytes, size: int, text: str
+) -> None:
+    broken = b"Content-Length: %d\r\n" % len(message(7, text=text)) + message(7, text=text)
+    items = await read_all(broken + after + frame(message(8)) + frame(message(9)), size=size)
+    assert [i.request_id if isinstance(i, BadFrame) else i.message["id"] for i in items] == [7, 8, 9]
+
+
+@pytest.mark.asyncio
 async def test_a_long_length_with_nothing_after_does_not_wait() -> None:
     bad = message(1)
     pieces = [b"Content-Length: %d\r\n\r\n" % (len(bad) + 4) + bad]

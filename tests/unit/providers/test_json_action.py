@@ -608,3 +608,12 @@ def test_the_users_words_with_other_punctuation_get_the_words_note() -> None:
         None,
         False,
     )
+
+
+def test_another_providers_compaction_items_are_not_shown_to_a_json_action_model() -> None:
+    from memento.core.messages import ImageContent, ProviderItems, TextContent
+    from memento.providers.json_steps import plain_text
+
+    items = ProviderItems(api="openai-responses", model="gpt", items=[{"type": "compaction"}])
+    content = [TextContent(text="<summary>s</summary>"), items, ImageContent(data="", mime_type="image/png")]
+    assert plain_text(content) == "<summary>s</summary>\n[image omitted]"

@@ -10,8 +10,10 @@ from typing import Any
 import httpx
 import pytest
 from testkit import (
+    Answer,
     Delay,
     Disconnect,
+    EmptyStream,
     EndStream,
     Hang,
     HttpError,
@@ -180,6 +182,50 @@ def test_unknown_path_is_404(srv: ScriptedModelServer) -> None:
     srv.enqueue(Reply(Text("x")))
     assert post(srv.url + "/v2/other").status_code == 404
     assert srv.pending == 1
+    # Recorded apart from the model's requests (window discovery asks such endpoints).
+    assert srv.requests == []
+    assert [(r.method, r.path) for r in srv.other_requests] == [("POST", "/v2/other")]
+
+
+def test_other_endpoints_answer_as_scripted(srv: ScriptedModelServer) -> None:
+    srv.answer("/props", Answer({"default_generation_settings": {"n_ctx": 4096}}))
+    srv.answer("/api/show", Answer("{not json", status=200), method="POST")
+    srv.answer("/slow", Answer([1], delay=0.2))
+    assert httpx.get(srv.url + "/props").json() == {"default_generation_settings": {"n_ctx": 4096}}
+    assert post(srv.url + "/api/show").text == "{not json"
+    assert httpx.get(srv.url + "/props", params={"x": "1"}).status_code == 200  # the query is not the path
+    assert httpx.get(srv.url + "/api/show").status_code == 404  # another method
+    started = time.monotonic()
+    assert httpx.get(srv.url + "/slow").json() == [1]
+    assert time.monotonic() - started >= 0.2
+
+
+def test_a_request_without_streaming_gets_one_completion(srv: ScriptedModelServer) -> None:
+    srv.enqueue(
+        Reply(Text("hel"), Text("lo"), ToolCallStep("c1", "read", {"path": "a"}), Usage(input=7, output=3))
+    )
+    answer = httpx.post(
+        srv.openai_base_url + "/chat/completions", json={"model": "m", "stream": False}
+    ).json()
+    message = answer["choices"][0]["message"]
+    assert message["content"] == "hello"
+    assert message["tool_calls"][0]["function"] == {"name": "read", "arguments": '{"path": "a"}'}
+    assert answer["choices"][0]["finish_reason"] == "tool_calls"
+    assert answer["usage"] == {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_an_empty_stream_ends_before_any_event(srv: ScriptedModelServer, clean: bool) -> None:
+    srv.enqueue(Reply(EmptyStream(clean=clean)))
+    url = srv.openai_base_url + "/chat/completions"
+    with httpx.Client(timeout=5) as client, client.stream("POST", url, json={}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/event-stream"
+        if clean:
+            assert response.read() == b""
+        else:
+            with pytest.raises(httpx.RemoteProtocolError):
+                response.read()
 
 
 def test_wait_timeouts(srv: ScriptedModelServer) -> None:
@@ -237,3 +283,34 @@ def test_stop_ends_a_hanging_stream() -> None:
     assert srv.disconnects == 0
     with pytest.raises(RuntimeError):
         _ = srv.url
+
+
+def test_the_responses_stream_parses_as_the_sdks_event_union(srv: ScriptedModelServer) -> None:
+    from openai.types.responses import ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    srv.enqueue(Reply(Thinking("hm", signature="s"), Text("hi"), ToolCallStep("c1", "read", {"path": "a"})))
+    response = httpx.post(
+        srv.openai_base_url + "/responses", json={"model": "m", "input": "x", "stream": True}
+    )
+    union = TypeAdapter[Any](ResponseStreamEvent)
+    parsed = [union.validate_json(data) for _, data in sse(response.text)]
+    assert [e.type for e in parsed][:2] == ["response.created", "response.in_progress"]
+    assert parsed[-1].type == "response.completed"
+    done = [e.item for e in parsed if e.type == "response.output_item.done"]
+    assert [i.type for i in done] == ["reasoning", "message", "function_call"]
+
+
+def test_parse_request_holds_bodies_to_the_sdks_params() -> None:
+    from testkit import RecordedRequest
+    from testkit.sdk_types import parse_request
+
+    good = {"model": "m", "stream": True, "input": [{"role": "user", "content": "hi"}]}
+    assert parse_request(RecordedRequest("/v1/responses", {}, good))["model"] == "m"
+    with pytest.raises(AssertionError, match="not in the SDK type"):
+        parse_request(RecordedRequest("/v1/responses", {}, good | {"temprature": 0.5}))
+    with pytest.raises(AssertionError, match="not the SDK's responses params"):
+        parse_request(RecordedRequest("/v1/responses", {}, good | {"input": [{"type": "function_call"}]}))
+    bad_chat = {"model": "m", "stream": True, "messages": [{"role": "tool", "content": "x"}]}
+    with pytest.raises(AssertionError):
+        parse_request(RecordedRequest("/v1/chat/completions", {}, bad_chat))

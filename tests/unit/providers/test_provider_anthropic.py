@@ -17,6 +17,7 @@ from testkit import (
     ToolCallStep,
     Usage,
 )
+from testkit.sdk_types import parse_request
 
 from memento.config import ProviderConfig, RetrySettings
 from memento.core.messages import (
@@ -52,6 +53,8 @@ def srv() -> Iterator[ScriptedModelServer]:
     with ScriptedModelServer() as server:
         yield server
         assert server.errors == []
+        for request in server.requests:
+            parse_request(request)  # every body is the official SDK's request params
 
 
 def make_config(srv: ScriptedModelServer, **extra: object) -> ProviderConfig:

@@ -40,6 +40,7 @@ export const FORWARDED = {
   "memento/stream": "stream",
   "memento/turn": "turn",
   "memento/tool": "tool",
+  "memento/tool/progress": "toolProgress",
   "memento/context": "context",
   "memento/compaction": "compaction",
   "memento/advisor": "advisor",

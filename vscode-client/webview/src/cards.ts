@@ -29,10 +29,14 @@ export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined)
   const isEdit = EDIT_TOOLS.has(part.name) && target !== undefined;
   const summary = el(
     "summary",
-    { "aria-label": `Tool ${part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
-    el("span", { class: "tool-name" }, part.name),
+    { "aria-label": `Tool ${part.label ?? part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
+    el("span", { class: "tool-name" }, part.label ?? part.name),
     target !== undefined ? el("span", { class: "tool-target", title: target }, target) : undefined,
-    el("span", { class: `tool-status status-${part.status}` }, STATUS_TEXT[part.status]),
+    el(
+      "span",
+      { class: `tool-status status-${part.status}` },
+      part.status === "running" && part.progress ? `${STATUS_TEXT.running} ${part.progress}` : STATUS_TEXT[part.status],
+    ),
   );
   const body = el("div", { class: "tool-body" });
   if (part.args !== "") body.append(el("pre", { class: "tool-args" }, prettyArgs(part.args)));
@@ -117,7 +121,8 @@ const capitalized = (text: string): string => text.charAt(0).toUpperCase() + tex
 export function compactionDivider(row: CompactionRow): HTMLElement {
   const after = row.tokensAfter === undefined ? "…" : formatTokens(row.tokensAfter);
   const by = row.level !== "compact" ? row.level === "prune" ? "stale tool output pruned" : "bulky blocks shaken out"
-    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model" : "summary";
+    : row.summarizer === "structured" ? "summary by code" : row.summarizer === "model" ? "summary by the model"
+    : row.summarizer === "provider" ? `summary by the provider${row.provider ? ` (${row.provider})` : ""}` : "summary";
   const text =
     row.phase === "started" ? `Compacting the context (${row.level})…`
     : row.phase === "failed" ? `Compaction failed: ${row.error ?? "unknown error"}`

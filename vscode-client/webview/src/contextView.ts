@@ -59,6 +59,7 @@ export function renderContextView(
     el("div", { class: "context-head" },
       el("span", { class: "context-figure" }, meterText(context)),
       el("span", { class: "context-share" }, share === undefined ? "" : `stable prefix ${share}%`),
+      el("span", { class: "context-window" }, context?.windowOrigin ? `window: ${context.windowOrigin}` : ""),
       button("Compact now", "Compact the context now", "compact", { class: "secondary" }),
     ),
     bar,

@@ -129,7 +129,8 @@ function addChildren(parts: readonly Part[]): void {
 function reliefRow(id: string, step: ReliefStep, summary?: string): CompactionRow {
   return {
     kind: "compaction", key: `entry:${id}`, version: 0, entryIds: [id], level: step.level, phase: "finished",
-    tokensBefore: step.tokensBefore, tokensAfter: step.tokensAfter, summarizer: step.summarizer, summary,
+    tokensBefore: step.tokensBefore, tokensAfter: step.tokensAfter, summarizer: step.summarizer,
+    provider: step.summarizer === "provider" ? step.provider : undefined, summary,
   };
 }
 

@@ -29,6 +29,8 @@ export interface ContextState {
   contextWindow: number;
   percent: number;
   stablePrefixTokens: number;
+  /** Where the window came from, in the server's words ("learned from overflow"). */
+  windowOrigin?: string;
 }
 
 export class Timeline {
@@ -194,12 +196,21 @@ export class Timeline {
         }
         if (part.kind === "tool") {
           part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
+          if (notice.server !== undefined) part.label = `${notice.server} › ${notice.serverTool ?? notice.toolName}`;
           const stored = row.orphans?.[part.id];
           if (stored !== undefined) part.output = stored.output;
           else if (notice.output !== undefined) [part.output, part.outputTruncated] = [notice.output, notice.outputTruncated];
           if (notice.state === "finished") mergeChildren(part, this.children);
         }
         if (notice.state === "finished") row.stepStart = row.parts.length;
+        return this.touch(row);
+      }
+      case "toolProgress": {
+        const row = this.liveTurn(notice.turnId);
+        const part = row.parts.find((p) => p.kind === "tool" && p.id === notice.toolCallId);
+        if (part?.kind !== "tool" || part.status !== "running") return;
+        const done = notice.total !== undefined ? `${notice.progress}/${notice.total}` : `${notice.progress}`;
+        part.progress = notice.message ? `${done} · ${notice.message}` : done;
         return this.touch(row);
       }
       case "reminder": {
@@ -312,7 +323,7 @@ export class Timeline {
       row = { kind: "compaction", key: `compaction:${this.liveCompaction++}`, version: 0, entryIds: [], level: notice.level, phase: notice.phase, tokensBefore: notice.tokensBefore };
       this.add(row);
     }
-    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, error: notice.error, why: notice.why });
+    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, provider: notice.provider, error: notice.error, why: notice.why });
     this.contextVersion += 1;
     this.touch(row);
   }

@@ -7,6 +7,10 @@ export interface ToolPart {
   kind: "tool";
   id: string;
   name: string;
+  /** What the card calls it when not its name: an MCP tool's `server › tool`. */
+  label?: string;
+  /** While it runs: how far it got, as its server said (`3/10 · message`). */
+  progress?: string;
   args: string;
   status: ToolStatus;
   output?: string;
@@ -76,7 +80,9 @@ export interface CompactionRow extends RowBase {
   phase: "started" | "finished" | "failed" | "skipped";
   tokensBefore: number;
   tokensAfter?: number;
-  summarizer?: "model" | "structured";
+  summarizer?: "model" | "structured" | "provider";
+  /** The provider that wrote the summary itself (`summarizer` "provider"), when known. */
+  provider?: string;
   summary?: string;
   error?: string;
   why?: string;

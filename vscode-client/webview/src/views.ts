@@ -128,7 +128,7 @@ class AssistantView implements RowView {
       view.body.textContent = part.text;
     } else if (view.kind === "tool" && part.kind === "tool") {
       const checkpoint = context.checkpointFor(row);
-      const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${checkpoint?.id ?? ""}`;
+      const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${checkpoint?.id ?? ""}\u0000${part.label ?? ""}\u0000${part.progress ?? ""}`;
       if (key !== view.key) {
         const open = (view.card as HTMLDetailsElement).open;
         const card = toolCard(part, checkpoint);

@@ -38,6 +38,15 @@ describe("history → rows", () => {
     ]);
   });
 
+  it("says a compaction's summary came from the provider, naming it", () => {
+    const details = { summarizer: "provider", provider: "openai", tokensAfter: 900, remote: { items: [] } };
+    const [row] = entriesToRows(
+      [{ id: "c", type: "compaction", summary: "s", tokensBefore: 9_000, details }],
+      [{ id: "c", level: "compact", reason: "manual", tokensBefore: 9_000, tokensAfter: 900, summarizer: "provider", provider: "openai" }],
+    );
+    expect(row).toMatchObject({ kind: "compaction", summarizer: "provider", provider: "openai", tokensAfter: 900 });
+  });
+
   it("skips entries it cannot read instead of failing", () => {
     const rows = entriesToRows([{ type: "message" }, { id: "x", type: "message", message: "no" }, { id: "y", type: "weird" }]);
     expect(rows).toEqual([]);
@@ -66,6 +75,18 @@ describe("Timeline", () => {
     if (row?.kind !== "assistant") throw new Error("no row");
     expect(row.parts.map((p) => (p.kind === "text" ? p.text : p.kind))).toEqual(["step one", "tool"]);
     expect(row.marks).toEqual([{ rules: ["r"], attempt: 2, at: 2 }]);
+  });
+
+  it("an MCP tool's card names its server and the server's tool", () => {
+    const t = new Timeline(() => 0);
+    t.apply({ kind: "turn", turnId: "t", state: "started" });
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "c", toolName: "mcp__time__convert_time", state: "started", server: "time", serverTool: "convert_time" });
+    t.apply({ kind: "tool", turnId: "t", toolCallId: "r", toolName: "read", state: "started" });
+    const row = t.rows[0];
+    if (row?.kind !== "assistant") throw new Error("no row");
+    expect(row.parts.map((p) => (p.kind === "tool" ? p.label ?? p.name : p.kind))).toEqual(["time › convert_time", "read"]);
+    t.apply({ kind: "toolProgress", turnId: "t", toolCallId: "c", progress: 3, total: 10, message: "converting" });
+    expect(row.parts[0]).toMatchObject({ progress: "3/10 · converting" });
   });
 
   it("an older page goes on top; a tail sync keeps the older rows the reader loaded", () => {

@@ -148,6 +148,7 @@ function M.render(transcript, entries, running, children, relief)
           tokensBefore = number(step.tokensBefore) or 0,
           tokensAfter = number(step.tokensAfter),
           summarizer = str(step.summarizer),
+          provider = str(step.provider),
         })
       end
     elseif kind == 'branch_summary' then

@@ -272,7 +272,9 @@ end
 function Chat:tool(params)
   self:ensure_turn(params.turnId)
   if params.state == 'started' then
-    self.t:tool_started(params.toolCallId, params.toolName)
+    -- An MCP tool's card names its server and the server's own tool name.
+    local label = params.server and (params.server .. ' › ' .. (params.serverTool or params.toolName)) or nil
+    self.t:tool_started(params.toolCallId, params.toolName, nil, label)
   else
     self.t:tool_finished(params.toolCallId, params.toolName, params.isError == true, params.output)
   end

@@ -158,13 +158,15 @@ function Transcript:tool_delta(call_id, name, delta)
   card.args = card.args .. (delta or '')
 end
 
---- The call runs: its arguments are complete (given, or as streamed).
-function Transcript:tool_started(call_id, name, arguments)
+--- The call runs: its arguments are complete (given, or as streamed). `label`: what the card
+--- calls it instead of its name (an MCP tool's `server › tool`).
+function Transcript:tool_started(call_id, name, arguments, label)
   local card = self:card(call_id, name)
   if card.started then
     return
   end
   card.started = true
+  card.name = label or card.name
   if arguments == nil and card.args ~= '' then
     local ok, decoded = pcall(vim.json.decode, card.args, { luanil = { object = true, array = true } })
     arguments = ok and decoded or nil
@@ -294,7 +296,13 @@ function M.compaction_text(params)
   local after = params.tokensAfter and format.tokens(params.tokensAfter) or '?'
   local by = ''
   if params.level == 'compact' then
-    by = params.summarizer == 'structured' and ' (summary built by code)' or ' (summary by the model)'
+    if params.summarizer == 'structured' then
+      by = ' (summary built by code)'
+    elseif params.summarizer == 'provider' then
+      by = params.provider and (' (summary by the provider, %s)'):format(params.provider) or ' (summary by the provider)'
+    else
+      by = ' (summary by the model)'
+    end
   end
   return ('── %s: %s → %s tokens%s ──'):format(what, format.tokens(params.tokensBefore), after, by)
 end

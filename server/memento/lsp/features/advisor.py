@@ -18,10 +18,11 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from memento.lsp import protocol as p
-from memento.lsp.bridge import units, uri_for
+from memento.lsp.bridge import uri_for
 from memento.lsp.feature import LanguageFeature
 from memento.lsp.features.checkpoints import CheckpointsFeature
 from memento.lsp.features.rules import RulesFeature
+from memento.lsp.positions import negotiated, whole_lines
 
 if TYPE_CHECKING:
     from memento.advisor.board import LiveNote
@@ -79,26 +80,15 @@ class AdvisorView:
 
     # -- diagnostics ----------------------------------------------------------------------
     def diagnostic(self, note: LiveNote) -> types.Diagnostic:
-        end_char = 0
-        if note.path is not None and (text := self.engine.board.line(note.path, note.end)) is not None:
-            end_char = units(text, self._encoding())
+        last = self.engine.board.line(note.path, note.end) if note.path is not None else None
         return types.Diagnostic(
-            range=types.Range(
-                start=types.Position(line=note.start, character=0),
-                end=types.Position(line=note.end, character=end_char),
-            ),
+            range=whole_lines(note.start, note.end, last or "", negotiated(self.server)),
             message=note.note,
             severity=SEVERITY[note.severity],
             code=note.note_id,
             source=SOURCE,
             data={"noteId": note.note_id},
         )
-
-    def _encoding(self) -> str:
-        try:
-            return str(self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16)
-        except RuntimeError:
-            return types.PositionEncodingKind.Utf16
 
     def publish(self, paths: set[str | None]) -> None:
         for path in paths:

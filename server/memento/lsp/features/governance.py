@@ -38,6 +38,10 @@ TITLES = {
 ProgressValue = types.WorkDoneProgressBegin | types.WorkDoneProgressReport | types.WorkDoneProgressEnd
 
 
+SUMMARIZED_BY = {"structured": " (summary built without a model)", "provider": " (summary by the provider)"}
+"""How the progress report's end names who wrote a compaction's summary (the model: unsaid)."""
+
+
 class CompactionView:
     """Turns the governor's compaction events into notifications and progress."""
 
@@ -72,12 +76,11 @@ class CompactionView:
                         tokens_before=event.tokens_before,
                         tokens_after=event.tokens_after,
                         summarizer=event.summarizer,
+                        provider=event.provider,
                     )
                 )
                 done = f"{event.tokens_before} → {event.tokens_after} tokens"
-                self._end(
-                    done + (" (summary built without a model)" if event.summarizer == "structured" else "")
-                )
+                self._end(done + SUMMARIZED_BY.get(event.summarizer or "model", ""))
             case events.CompactionFailed():
                 self._notify(
                     p.CompactionParams(
@@ -131,8 +134,8 @@ class CompactionView:
         progress = self.server.work_done_progress
         try:
             await progress.create_async(token)
-        except Exception:
-            log.debug("the client declined work-done progress", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- declined (an error, no answer): no progress is shown
+            log.debug("the client declined work-done progress: %s: %s", type(exc).__name__, exc)
             return
         try:
             while True:

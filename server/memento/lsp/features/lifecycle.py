@@ -60,8 +60,8 @@ class LifecycleFeature(LanguageFeature):
             answer = await self.server.workspace_configuration_async(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section="memento")])
             )
-        except Exception:
-            log.exception("workspace/configuration failed")
+        except Exception as exc:  # noqa: BLE001 -- the editor's failure (an error, no answer): settings stay as they are
+            log.warning("workspace/configuration failed: %s: %s", type(exc).__name__, exc)
             return
         if answer and answer[0]:
             self.app.apply_settings(answer[0])

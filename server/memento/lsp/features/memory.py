@@ -15,6 +15,8 @@ from pygls.uris import to_fs_path
 
 from memento.lsp.bridge import uri_for
 from memento.lsp.feature import LanguageFeature
+from memento.lsp.positions import Encoding, TextPositions, negotiated
+from memento.util.lines import without_bom
 
 if TYPE_CHECKING:
     from memento.lsp.app import MementoApp
@@ -26,20 +28,11 @@ log = logging.getLogger(__name__)
 SOURCE = "memento-memory"
 
 
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def diagnostics(text: str, problems: list[LineProblem]) -> list[types.Diagnostic]:
-    lines = text.splitlines()
+def diagnostics(text: str, problems: list[LineProblem], encoding: Encoding) -> list[types.Diagnostic]:
+    positions = TextPositions(text, encoding)
     return [
         types.Diagnostic(
-            range=types.Range(
-                start=types.Position(line=p.line, character=0),
-                end=types.Position(
-                    line=p.line, character=_utf16(lines[p.line]) if p.line < len(lines) else 0
-                ),
-            ),
+            range=positions.lines(p.line),
             message=f"decision log: {p.message}; this line is skipped",
             severity=types.DiagnosticSeverity.Warning,
             source=SOURCE,
@@ -73,7 +66,7 @@ class DecisionLint:
     def publish(self, uri: str, text: str) -> None:
         from memento.memory.decisions import parse_log
 
-        found = diagnostics(text, parse_log(text).problems)
+        found = diagnostics(text, parse_log(text).problems, negotiated(self.server))
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=found)
         )
@@ -98,7 +91,7 @@ class DecisionLint:
             text = await asyncio.to_thread(path.read_text, "utf-8", "replace")
         except OSError:
             return
-        self.publish(uri, text)
+        self.publish(uri, without_bom(text))
 
 
 class MemoryFeature(LanguageFeature):

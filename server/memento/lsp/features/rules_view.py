@@ -14,6 +14,7 @@ from pygls.uris import to_fs_path
 
 from memento.core.provider import ProviderError
 from memento.lsp import protocol as p
+from memento.lsp.positions import TextPositions, negotiated
 from memento.session.context import context_messages
 from memento.ttsr.attach import RuleAttachments, workspace_path
 from memento.ttsr.coordinator import TtsrHooks
@@ -23,6 +24,7 @@ from memento.ttsr.omfg import OmfgError, surfaces_of, validate, write_rule
 from memento.ttsr.omfg_run import generate
 from memento.ttsr.rules import affects_rules, build_rule, is_rule_file, rule_folders
 from memento.ttsr.templates import display_path
+from memento.util.lines import without_bom
 
 if TYPE_CHECKING:
     from memento.lsp.app import MementoApp
@@ -38,14 +40,9 @@ SEVERITY = {
 }
 
 
-def _diagnostic(problem: Problem, lines: list[str]) -> types.Diagnostic:
-    text = lines[problem.line] if 0 <= problem.line < len(lines) else ""
-    width = len(text.encode("utf-16-le")) // 2
+def _diagnostic(problem: Problem, positions: TextPositions) -> types.Diagnostic:
     return types.Diagnostic(
-        range=types.Range(
-            start=types.Position(line=problem.line, character=0),
-            end=types.Position(line=problem.line, character=width),
-        ),
+        range=positions.lines(problem.line),
         message=problem.message,
         severity=SEVERITY[problem.severity],
         source=SOURCE,
@@ -83,8 +80,8 @@ class RulesView:
         return (document.source, document.version) if document is not None else None
 
     def publish(self, uri: str, problems: list[Problem], text: str) -> None:
-        lines = text.split("\n")
-        diagnostics = [_diagnostic(problem, lines) for problem in problems]
+        positions = TextPositions(text, negotiated(self.server))
+        diagnostics = [_diagnostic(problem, positions) for problem in problems]
         if diagnostics:
             self._published.add(uri)
         elif uri not in self._published:
@@ -148,8 +145,12 @@ class RulesView:
             await self.server.client_register_capability_async(
                 types.RegistrationParams(registrations=[registration])
             )
-        except Exception:
-            log.info("the client declined file watchers; rules reload on save only", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 -- declined (an error, no answer): rules reload on save only
+            log.info(
+                "the client declined file watchers (%s: %s); rules reload on save only",
+                type(exc).__name__,
+                exc,
+            )
 
     def files_changed(self, uris: list[str]) -> None:
         paths = [Path(path) for uri in uris if (path := to_fs_path(uri))]
@@ -222,6 +223,6 @@ class RulesView:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return without_bom(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return ""

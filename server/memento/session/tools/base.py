@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from memento.config import DEFAULT_PROTECTED_PATHS
+from memento.core.messages import ImageContent
 from memento.core.provider import ToolSpec
 from memento.session.editor import EditorBridge, NoEditor
+from memento.session.tools.seam import PlainTools, ToolHarness
 
 BashPolicy = Literal["ask", "allow", "deny"]
+
+CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("current_tool_call", default=None)
+"""(turn id, tool-call id) of the call the current task runs, for a tool that reports progress."""
 
 
 class ToolError(Exception):
@@ -23,6 +29,25 @@ class ToolError(Exception):
 class ToolOutput:
     text: str
     is_error: bool = False
+    images: list[ImageContent] = field(default_factory=list[ImageContent])
+    """Images for the model (an MCP tool's), stored after the text; providers that take no
+    images in tool results send them as they can (openai_compat: a user message after)."""
+
+
+@dataclass(frozen=True)
+class ToolOrigin:
+    """Where a tool comes from when it is not Memento's own: the MCP server and its tool name
+    (what a tool card shows)."""
+
+    server: str
+    tool: str
+
+
+@runtime_checkable
+class FromServer(Protocol):
+    """A tool served by an MCP server (`memento.mcp`)."""
+
+    origin: ToolOrigin
 
 
 @dataclass
@@ -43,12 +68,9 @@ class ToolContext:
     grep_timeout: float = 10.0
     notify: Callable[[str], None] = field(default=lambda message: None)
     """Tells the user something outside the tool result (a permission request that expired)."""
-    tolerant_edits: bool = True
-    """`edit` may match oldText through the tolerant matchers (`matching.py`)."""
-    syntax_guard: bool = True
-    """`write`/`edit` refuse changes that break a file's syntax (`syntax.py`)."""
-    loss_guard: bool = True
-    """`write`/`edit` refuse changes that drop what a file defines (`loss.py`)."""
+    harness: ToolHarness = field(default_factory=PlainTools)
+    """What `read`/`write`/`edit` do beyond plain reads and exact edits (`seam.py`): the
+    session puts the small-model harness here, as its settings choose it."""
 
 
 class Tool(Protocol):

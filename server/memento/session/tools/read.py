@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memento.core.provider import ToolSpec
-from memento.session.tools import syntax
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
+from memento.session.tools.seam import ToolHarness
 from memento.session.tools.workspace import display_path, is_binary, parse_args, resolve_in_workspace
 
 DEFAULT_LIMIT = 2000
@@ -32,8 +33,8 @@ class _Window:
     total: int
     next_line: int | None
     """First line not shown when the window was cut short, else None."""
-    syntax_note: str = ""
-    """The file's syntax errors (`syntax.read_note`), when the syntax guard is on."""
+    note: str = ""
+    """What the harness adds after the text (`ToolHarness.read_note`)."""
 
 
 def _take(lines: Iterable[str], offset: int, limit: int, max_chars: int) -> _Window:
@@ -56,7 +57,9 @@ def _take(lines: Iterable[str], offset: int, limit: int, max_chars: int) -> _Win
     return _Window(taken, total, next_line)
 
 
-def _read_disk(path: Path, shown: str, offset: int, limit: int, max_chars: int, check: bool) -> _Window:
+def _read_disk(
+    path: Path, shown: str, offset: int, limit: int, max_chars: int, harness: ToolHarness
+) -> _Window:
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; use ls to list it")
     try:
@@ -65,8 +68,8 @@ def _read_disk(path: Path, shown: str, offset: int, limit: int, max_chars: int, 
                 raise ToolError(f"{shown} is a binary file")
             raw.seek(0)
             with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as text:
-                if check and syntax.language_of(shown) and path.stat().st_size <= syntax.MAX_GUARDED_CHARS:
-                    return _checked(shown, text.read(), offset, limit, max_chars)
+                if harness.annotates(shown, os.fstat(raw.fileno()).st_size):
+                    return _noted(harness, shown, text.read(), offset, limit, max_chars)
                 return _take(text, offset, limit, max_chars)
     except FileNotFoundError as e:
         raise ToolError(f"file not found: {shown}") from e
@@ -74,10 +77,10 @@ def _read_disk(path: Path, shown: str, offset: int, limit: int, max_chars: int, 
         raise ToolError(f"cannot read {shown}: {e.strerror or e}") from e
 
 
-def _checked(shown: str, text: str, offset: int, limit: int, max_chars: int) -> _Window:
-    """The window of `text` and, when the file has syntax errors, the note on them."""
+def _noted(harness: ToolHarness, shown: str, text: str, offset: int, limit: int, max_chars: int) -> _Window:
+    """The window of `text` and what the harness adds after it."""
     window = _take(io.StringIO(text, newline=None), offset, limit, max_chars)
-    window.syntax_note = syntax.read_note(shown, text)
+    window.note = harness.read_note(shown, text)
     return window
 
 
@@ -108,16 +111,14 @@ class ReadTool:
         offset = max(1, a.offset or 1)
         limit = a.limit or DEFAULT_LIMIT
         buffer = ctx.editor.open_document_text(path)
-        # Parsing for the syntax note is blocking too: it runs in the same worker thread.
-        if buffer is not None and ctx.syntax_guard:
-            window = await asyncio.to_thread(_checked, shown, buffer, offset, limit, ctx.max_output_chars)
-        elif buffer is not None:
+        # The harness's note (a parse) is blocking too: it runs in the same worker thread.
+        if buffer is not None:
             window = await asyncio.to_thread(
-                _take, io.StringIO(buffer, newline=None), offset, limit, ctx.max_output_chars
+                _noted, ctx.harness, shown, buffer, offset, limit, ctx.max_output_chars
             )
         else:
             window = await asyncio.to_thread(
-                _read_disk, path, shown, offset, limit, ctx.max_output_chars, ctx.syntax_guard
+                _read_disk, path, shown, offset, limit, ctx.max_output_chars, ctx.harness
             )
         if window.total == 0:
             return ToolOutput(f"({shown} is empty)")
@@ -129,6 +130,6 @@ class ReadTool:
             if not text.endswith("\n"):
                 text += "\n"
             text += f"[… {more} more lines; use offset={window.next_line} to continue]"
-        if window.syntax_note:
-            text += ("\n" if text.endswith("\n") else "\n\n") + window.syntax_note
+        if window.note:
+            text += ("\n" if text.endswith("\n") else "\n\n") + window.note
         return ToolOutput(text)

@@ -98,6 +98,11 @@ def uses_crlf(text: str) -> bool:
     return crlf > 0 and crlf == text.count("\n")
 
 
+def same_text(a: str, b: str) -> bool:
+    """The same text, line endings aside."""
+    return a.replace("\r\n", "\n") == b.replace("\r\n", "\n")
+
+
 def write_text_atomic(path: Path, text: str, shown: str) -> None:
     """Write `text` to `path` atomically (`util.fsio`), keeping an existing mode; a failure is
     a `ToolError` naming `shown`."""

@@ -64,6 +64,7 @@ from memento.session.transcript.nodes import (
     content_text,
     context_figures,
     cut_output,
+    mcp_origin,
     relief_item,
     reminder_text,
     subagent_card,
@@ -324,9 +325,16 @@ class TranscriptBuilder:
             if key is None:
                 key = self._block(reply, "tool", call_id)
                 self._live_tools[call_id] = self._tools[call_id] = key
-                self._live_part(
-                    reply, ToolPart(key=key, tool_call_id=call_id, name=name or "tool", status="streaming")
+                server, server_tool = mcp_origin(name or "")
+                part = ToolPart(
+                    key=key,
+                    tool_call_id=call_id,
+                    name=name or "tool",
+                    server=server,
+                    server_tool=server_tool,
+                    status="streaming",
                 )
+                self._live_part(reply, part)
         else:
             last = self._blocks[-1] if self._blocks else None
             key = f"{reply.key}/{self._steps}.{len(self._blocks) - 1}"

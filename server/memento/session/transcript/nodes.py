@@ -68,12 +68,28 @@ def tool_diff(arguments: JsonObject) -> str | None:
     return "\n".join(lines) or None
 
 
+MCP_PREFIX = "mcp__"
+"""How an MCP tool is named for the model: `mcp__<server>__<tool>` (`memento.mcp.names`)."""
+
+
+def mcp_origin(name: str) -> tuple[str | None, str | None]:
+    """The MCP server and tool a tool name stands for ((None, None): one of Memento's own).
+    Read from the name, as stored: the card reads the same after a restart."""
+    server, found, tool = name.removeprefix(MCP_PREFIX).partition("__")
+    if not name.startswith(MCP_PREFIX) or not found or not server or not tool:
+        return None, None
+    return server, tool
+
+
 def tool_part(key: str, call: ToolCall, status: ToolStatus) -> ToolPart:
     """The card of a stored tool call (its result comes later)."""
+    server, server_tool = mcp_origin(call.name)
     return ToolPart(
         key=key,
         tool_call_id=call.id,
         name=call.name,
+        server=server,
+        server_tool=server_tool,
         args=json.dumps(call.arguments, ensure_ascii=False),
         target=tool_target(call.arguments),
         status=status,
@@ -191,6 +207,7 @@ def relief_item(key: str, record: ReliefRecord) -> ReliefItem:
         tokens_before=record.tokens_before,
         tokens_after=record.tokens_after,
         summarizer=record.summarizer,
+        provider=record.provider,
         summary=record.summary,
     )
 

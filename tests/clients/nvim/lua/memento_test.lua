@@ -46,7 +46,9 @@ end
 
 --- Start `memento lsp` for the workspace with stock vim.lsp (default flags: a 150 ms
 --- didChange debounce). `opts.init_options` defaults to the harness's; `opts.settings` is
---- sent by Neovim in a didChangeConfiguration right after initialize.
+--- sent by Neovim in a didChangeConfiguration right after initialize; `opts.encodings`
+--- replaces the position encodings Neovim offers (utf-8, utf-16, utf-32: the server picks
+--- the first).
 function M.start(opts)
   opts = opts or {}
   local handlers = {}
@@ -62,6 +64,7 @@ function M.start(opts)
     root_dir = M.config.workspace,
     init_options = opts.init_options or M.config.init_options,
     settings = opts.settings,
+    capabilities = opts.encodings and { general = { positionEncodings = opts.encodings } } or nil,
     handlers = handlers,
   }, { bufnr = opts.bufnr, reuse_client = function() return false end })
   assert(id, 'vim.lsp.start returned no client')
@@ -262,6 +265,14 @@ end
 function M.text(buf)
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   return table.concat(lines, '\n') .. (vim.bo[buf].eol and '\n' or '')
+end
+
+--- The buffer's text as Neovim writes it: its lines joined by the file format's line break,
+--- with the byte-order mark ('bomb') and the final line break ('eol') it has ('fixeol' aside).
+function M.file_text(buf)
+  local sep = ({ dos = '\r\n', unix = '\n', mac = '\r' })[vim.bo[buf].fileformat]
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), sep)
+  return (vim.bo[buf].bomb and '\239\187\191' or '') .. text .. (vim.bo[buf].eol and sep or '')
 end
 
 --- Run the script body; record an error and exit non-zero if it fails, else write the

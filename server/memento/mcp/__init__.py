@@ -1,0 +1,1 @@
+"""Model Context Protocol servers: their tools, resources and prompts, behind the trust boundary."""
