@@ -74,8 +74,24 @@ class Copy:
 
 
 def without_transient(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The items a transcript read from storage has: those shown live only left out."""
-    return [item for item in items if not item.get("transient")]
+    """The items a transcript read from storage has: those shown live only left out (a
+    subagent's too, in its card)."""
+    kept: list[dict[str, Any]] = []
+    for item in items:
+        if item.get("transient"):
+            continue
+        if item["kind"] == "reply":
+            parts = [_part_without_transient(part) for part in item["parts"]]
+            item = {**item, "parts": parts}
+        kept.append(item)
+    return kept
+
+
+def _part_without_transient(part: dict[str, Any]) -> dict[str, Any]:
+    if part["kind"] != "tool" or not part.get("subagents"):
+        return part
+    cards = [{**card, "items": without_transient(card["items"])} for card in part["subagents"]]
+    return {**part, "subagents": cards}
 
 
 Step = tuple[str, dict[str, Any]]

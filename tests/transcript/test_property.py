@@ -90,11 +90,13 @@ async def run_script(
 async def settled(copy: Copy) -> dict[str, Any]:
     """The server's transcript once the copy holds every op of it (an advisor note may land
     while it is read)."""
-    while True:
+    live: dict[str, Any] = {}
+    for _ in range(20):
         live = await read_page(copy.editor)
         await copy.catch_up()
         if copy.seq >= live["seq"]:
             return live
+    raise AssertionError(f"the copy stays behind the server: at {copy.seq}, the server at {live['seq']}")
 
 
 def editor_patches(copy: Copy) -> list[dict[str, Any]]:
