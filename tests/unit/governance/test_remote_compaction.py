@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from memento.governance.history import relief_history
 from testkit import Compacted, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 from testkit.sdk_types import parse_request
 
@@ -24,6 +23,7 @@ from memento.governance.remote import ENCRYPTED_NOTE
 from memento.providers.factory import create_provider
 from memento.session.llm_context import build_session_context
 from memento.session.mechanism import InstallContext
+from memento.session.relief_log import relief_history
 from memento.session.session import Session
 from memento.session.store import read_session
 from memento.util.tasks import TaskRegistry
