@@ -41,7 +41,7 @@ from memento.governance.governor import Governor  # noqa: E402
 from memento.governance.mechanism import Governance  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
 from memento.session.hook_context import HookContext  # noqa: E402
-from memento.session.hooks import Hooks, TurnInfo  # noqa: E402
+from memento.session.hooks import Hooks, Phase, TurnInfo  # noqa: E402
 from memento.session.mechanism import InstallContext  # noqa: E402
 from memento.session.session import Session  # noqa: E402
 from memento.util.tasks import TaskRegistry  # noqa: E402
@@ -69,8 +69,8 @@ class Record:
 
 
 @dataclass
-class Recorder(Hooks):
-    """Registered after the governor: sees each request as it is sent, and scripts its reply."""
+class Recorder(Hooks, phase=Phase.OBSERVE):
+    """Observes after the governor's request meter: sees each request as it is sent, and scripts its reply."""
 
     governor: Governor
     server: ScriptedModelServer

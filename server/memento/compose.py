@@ -3,11 +3,11 @@
 `install_mechanisms` installs governance, the advisor, checkpoints, memory, TTSR (with the
 rules attached by the files in play) and, when `task.enabled` and the model calls tools
 natively, subagents on a session, each the same way (`Mechanism.install`,
-`session/mechanism.py`), in the order the language server registers them (that order is
-the hook order), and returns their handles; front ends run their commands (compact,
-checkpoint, rewind, /omfg, rules, subagent abort) through those handles. `memento chat`
-calls it right after building its `Session`, so a terminal session is governed exactly like
-an editor's.
+`session/mechanism.py`), and returns their handles. Their hooks run by the phase each
+declares (shape → augment → observe, `session/hooks.py`), then in this install order. Front
+ends run their commands (compact, checkpoint, rewind, /omfg, rules, subagent abort) through
+those handles. `memento chat` calls it right after building its `Session`, so a terminal
+session is governed exactly like an editor's.
 
 Mechanisms never import each other: what subagents need of checkpoints (the shadow
 repository and its git) and of memory (the constraints) is handed over here.
@@ -60,7 +60,7 @@ class Mechanisms:
     subagents: SubagentEngine | None = None
     mcp: McpEngine | None = None
     installed: list[Handle] = field(default_factory=list[Handle])
-    """Every handle, in install (= hook) order."""
+    """Every handle, in install order."""
 
     async def aclose(self) -> None:
         """Stop the mechanisms' own resources, last installed first (the session is closed
@@ -74,7 +74,7 @@ def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = Tru
     warm-up, advisor turns, worktree clean-up) runs through `spawn` (the front end's task
     registry). The language server loads the rules itself (`load_rules=False`) because it
     publishes their lint with the load."""
-    session.add_hooks(WorkspaceContext())  # the editor's @-mentions, before every mechanism
+    session.add_hooks(WorkspaceContext())  # the editor's @-mentions, first of what augments a request
     ctx = InstallContext(session, spawn)
     governor = Governance().install(ctx)
     advisor = Advisor().install(ctx)

@@ -27,7 +27,7 @@ from memento.core.provider import ModelRequest, Provider
 from memento.providers.factory import create_provider
 from memento.session.context import context_messages
 from memento.session.harness.small_model import SmallModelHarness
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import display_path, resolve_in_workspace
 from memento.util.tasks import Spawn
@@ -45,7 +45,7 @@ ADVISOR_TOOL_OUTPUT_CHARS = 10_000
 """The advisor looks, it does not study: its reads stay small so its context lasts."""
 
 
-class AdvisorEngine(Hooks):
+class AdvisorEngine(Hooks, phase=Phase.AUGMENT):
     def __init__(self, session: HookContext, spawn: Spawn, *, user_dir: Path | None = None) -> None:
         settings = session.config.advisor
         self.session = session

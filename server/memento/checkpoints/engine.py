@@ -34,7 +34,7 @@ from memento.core.events import TurnEndState
 from memento.core.messages import ToolCall, UserMessage
 from memento.session.context import context_messages
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.paths import encode_workspace
 from memento.session.tools.base import ToolOutput
 
@@ -84,7 +84,7 @@ def turn_start(session: HookContext, prompt: str) -> str | None:
     return path[-1].id if path else None
 
 
-class CheckpointEngine(Hooks):
+class CheckpointEngine(Hooks, phase=Phase.OBSERVE):
     async def aclose(self) -> None:
         """Nothing of its own to close: its files and the shadow repository are per call."""
         return None

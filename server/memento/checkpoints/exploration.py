@@ -23,7 +23,7 @@ from memento.core.entries import BranchSummaryEntry, CustomMessageEntry, Entry, 
 from memento.core.messages import AssistantMessage, ToolCall, ToolResultMessage
 from memento.core.provider import ToolSpec
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args
 
@@ -127,7 +127,7 @@ class RewindTool:
         return ToolOutput("Rewind requested.\nReport captured for context replacement.")
 
 
-class ExplorationHooks(Hooks):
+class ExplorationHooks(Hooks, phase=Phase.SHAPE):
     def __init__(self, session: HookContext) -> None:
         self.session = session
         self.state = ExplorationState()

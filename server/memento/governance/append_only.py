@@ -22,12 +22,24 @@ from memento.core.messages import Message
 from memento.core.provider import ModelRequest, ToolSpec
 
 MessageTokens = Callable[[Message], int]
-_PrefixState = tuple[bytes | None, int, int]
 
 
 def _digest(payload: object) -> bytes:
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _specs(tools: Sequence[ToolSpec]) -> list[dict[str, object]]:
+    return [tool.model_dump(mode="json") for tool in tools]
+
+
+def _prefix_tokens(system: str, specs: list[dict[str, object]], count_text: Callable[[str], int]) -> int:
+    return count_text(system) + count_text(json.dumps(specs, separators=(",", ":")))
+
+
+def prefix_tokens(system: str, tools: Sequence[ToolSpec], count_text: Callable[[str], int]) -> int:
+    """What a request's system prompt and tool specs count, as `StablePrefix` counts them."""
+    return _prefix_tokens(system, _specs(tools), count_text)
 
 
 class StablePrefix:
@@ -40,23 +52,17 @@ class StablePrefix:
 
     def build(self, system: str, tools: Sequence[ToolSpec], count_text: Callable[[str], int]) -> bool:
         """True when the prefix changed (a new version); False keeps the old snapshot."""
-        specs = [tool.model_dump(mode="json") for tool in tools]
+        specs = _specs(tools)
         fingerprint = _digest({"s": system, "t": specs})
         if fingerprint == self.fingerprint:
             return False
         self.fingerprint = fingerprint
         self.version += 1
-        self.tokens = count_text(system) + count_text(json.dumps(specs, separators=(",", ":")))
+        self.tokens = _prefix_tokens(system, specs, count_text)
         return True
 
     def invalidate(self) -> None:
         self.fingerprint = None
-
-    def state(self) -> _PrefixState:
-        return (self.fingerprint, self.version, self.tokens)
-
-    def restore(self, state: _PrefixState) -> None:
-        self.fingerprint, self.version, self.tokens = state
 
 
 class AppendOnlyLog:
@@ -124,9 +130,6 @@ class AppendOnlyContext:
         # so each message is serialized and counted once, not on every request.
         self._known: dict[int, _Known] = {}
         self.last: RequestStats | None = None
-        self._undo: tuple[list[Message], list[bytes], list[int], _PrefixState, RequestStats | None] | None = (
-            None
-        )
 
     def reset(self) -> None:
         """Forget everything (session switch, model change): the next request replays."""
@@ -136,7 +139,6 @@ class AppendOnlyContext:
         self._tokens.clear()
         self._known.clear()
         self.last = None
-        self._undo = None
 
     def _facts(self, messages: Sequence[Message]) -> list[_Known]:
         known: dict[int, _Known] = {}
@@ -173,13 +175,6 @@ class AppendOnlyContext:
 
     def build(self, request: ModelRequest) -> ModelRequest:
         """The request with its messages taken from the log; records `last`."""
-        self._undo = (
-            self.log.to_messages(),
-            list(self._digests),
-            list(self._tokens),
-            self.prefix.state(),
-            self.last,
-        )
         changed = self.prefix.build(request.system, request.tools, self._count_text)
         if changed:
             self.log.clear()
@@ -191,18 +186,6 @@ class AppendOnlyContext:
         stable_tokens = 0 if changed else self.prefix.tokens + sum(self._tokens[:stable])
         self.last = RequestStats(prompt, stable_tokens, stable, replayed=changed or stable == 0)
         return request.model_copy(update={"messages": messages, "stable_prefix_messages": len(messages)})
-
-    def rollback(self) -> None:
-        """Forget the last `build`: that request was never sent (the context was relieved and
-        the request rebuilt), so the next one is measured against the one before."""
-        if self._undo is None:
-            return
-        messages, digests, tokens, prefix, last = self._undo
-        self.log.clear()
-        self.log.extend(messages)
-        self._digests, self._tokens, self.last = digests, tokens, last
-        self.prefix.restore(prefix)
-        self._undo = None
 
     @property
     def message_tokens(self) -> Sequence[int]:

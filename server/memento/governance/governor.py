@@ -7,9 +7,12 @@ Gates, lightest relief first (prune → shake → compact):
   through `on_delta`): compact, then the turn loop retries once. A second overflow ends
   the turn with a clear error.
 
-It also shapes every request through the append-only context (`before_request`, off the
-event loop) and measures the context for `memento/context` (`measure_context`). Installed
-by `governance.mechanism.Governance`, like every other mechanism.
+The governor's hooks run in the shape phase: relief comes before anything is added to a
+request, so that reminders restate what a compaction dropped. Its `RequestMeter` runs in the
+observe phase: it syncs each request, as it is sent (rule attachments, reminders and cards
+included), through the append-only context (off the event loop) and measures it. The
+governor also answers `memento/context` (`measure_context`). Installed by
+`governance.mechanism.Governance`, like every other mechanism.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from memento.core.provider import (
     StreamDone,
     UsageReport,
 )
-from memento.governance.append_only import AppendOnlyContext
+from memento.governance.append_only import AppendOnlyContext, prefix_tokens
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
 from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
@@ -48,8 +51,8 @@ from memento.governance.tokens import (
 )
 from memento.providers.factory import create_provider
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, RetryRequest, TurnInfo
-from memento.session.session import off_loop_work
+from memento.session.hooks import Hooks, Phase, RetryRequest, TurnInfo
+from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
@@ -97,7 +100,7 @@ class _TurnState:
     """The step whose context overflow was already compacted and retried."""
 
 
-class Governor(Hooks):
+class Governor(Hooks, phase=Phase.SHAPE):
     def __init__(self, session: HookContext, spawn: Spawn) -> None:
         self.session = session
         self._spawn = spawn
@@ -210,9 +213,10 @@ class Governor(Hooks):
 
     # -- session integration ------------------------------------------------------------
     def shape(self, request: ModelRequest) -> ModelRequest:
-        """The session's request (its messages are the governed context: the projection of
-        `session.llm_context`), synced through the append-only log and measured. Blocking
-        over a long session: `before_request` runs it in a worker thread."""
+        """The request as it is sent (its messages are the governed context, the projection of
+        `session.llm_context`, and what the augmenting hooks added), synced through the
+        append-only log and measured. Blocking over a long session: `RequestMeter` runs it in
+        a worker thread."""
         _ = self.estimator
         shaped = self.context.build(request)
         self.meter.prefix_tokens = self.context.prefix.tokens
@@ -325,24 +329,29 @@ class Governor(Hooks):
             await self.relief.prune_stale(after_idle_only=True)
         await self.gate("threshold")
 
-    async def _shaped(self, request: ModelRequest) -> ModelRequest:
-        return await asyncio.to_thread(off_loop_work, lambda: self.shape(request))
-
     async def before_request(
         self, session: HookContext, turn: TurnInfo, request: ModelRequest
     ) -> ModelRequest:
-        request = await self._shaped(request)
+        if self.context.last is None:  # no request measured yet: count its system prompt and tools
+            await asyncio.to_thread(off_loop_work, lambda: self._count_prefix(request))
         if self._pending_overflow:
             self._pending_overflow = False
             relieved = await self._relieve_overflow()
         else:
             relieved = await self.gate("threshold")
-        if relieved:
-            self.context.rollback()  # the request built before relief is never sent
-            fresh = await self._shaped(await session.build_request_off_loop())
-            request = request.model_copy(
-                update={"messages": fresh.messages, "stable_prefix_messages": fresh.stable_prefix_messages}
-            )
+        if not relieved:
+            return request
+        fresh = await session.build_request_off_loop()
+        return request.model_copy(update={"messages": fresh.messages})
+
+    def _count_prefix(self, request: ModelRequest) -> None:
+        self.meter.prefix_tokens = prefix_tokens(request.system, request.tools, self._text_tokens)
+
+    async def as_sent(self, request: ModelRequest) -> ModelRequest:
+        """The request as it goes out (`RequestMeter`, after every mechanism that adds to it):
+        synced and measured (`shape`, in a worker thread), its output fitted to the room left."""
+        request = await asyncio.to_thread(off_loop_work, lambda: self.shape(request))
+        await self._measure()  # what the augmenting hooks stored since the gate measured
         return self._fit_output(request)
 
     def _fit_output(self, request: ModelRequest) -> ModelRequest:
@@ -445,3 +454,16 @@ class Governor(Hooks):
         )
         window = self.window
         return message is not None and is_context_overflow(message, window)
+
+
+class RequestMeter(Hooks, phase=Phase.OBSERVE):
+    """The governor's sight of each request as it is sent: after every mechanism that adds
+    to it, so that what it syncs and measures (`Governor.shape`) is what the model gets."""
+
+    def __init__(self, governor: Governor) -> None:
+        self.governor = governor
+
+    async def before_request(
+        self, session: HookContext, turn: TurnInfo, request: ModelRequest
+    ) -> ModelRequest:
+        return await self.governor.as_sent(request)

@@ -48,7 +48,7 @@ from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 from memento.session.projection import entry_messages
-from memento.session.session import off_loop_work
+from memento.util.offloop import off_loop_work
 
 if TYPE_CHECKING:
     from memento.session.hook_context import HookContext

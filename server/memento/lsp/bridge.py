@@ -14,6 +14,7 @@ from pygls.workspace import TextDocument
 from memento.lsp.buffers import BufferSync
 from memento.lsp.positions import Encoding, TextPositions, negotiated
 from memento.session.editor import Permission
+from memento.util.jsonish import get
 
 if TYPE_CHECKING:
     from memento.lsp.server import MementoServer
@@ -121,11 +122,10 @@ class LspEditor:
         if answer is None:
             return "dismissed"
         chosen = getattr(answer, "title", None)
-        if chosen is None and isinstance(answer, dict):
-            chosen = answer.get("title")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        permission: Permission | None = {ALLOW_ONCE: "once", ALLOW_ALWAYS: "always", DENY: "deny"}.get(
-            chosen if isinstance(chosen, str) else ""
-        )  # pyright: ignore[reportAssignmentType]
+        if chosen is None:
+            chosen = get(answer, "title")
+        answers: dict[str, Permission] = {ALLOW_ONCE: "once", ALLOW_ALWAYS: "always", DENY: "deny"}
+        permission = answers.get(chosen if isinstance(chosen, str) else "")
         if permission is None:
             log.warning("unreadable answer to a permission request: %r", answer)
             return "invalid"
@@ -137,7 +137,7 @@ def _outcome(result: Any) -> tuple[bool, str | None]:
     handed over raw) is a refusal."""
     if isinstance(result, types.ApplyWorkspaceEditResult):
         return bool(result.applied), result.failure_reason
-    if isinstance(result, dict) and isinstance(applied := result.get("applied"), bool):  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(applied := get(result, "applied"), bool):
         return applied, None
     return False, f"an answer that is no ApplyWorkspaceEditResult: {result!r:.100}"
 

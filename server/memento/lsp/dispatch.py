@@ -32,12 +32,12 @@ import uuid
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import cattrs
 from lsprotocol import types
+from pygls.constants import ATTR_EXECUTE_IN_THREAD
 from pygls.exceptions import JsonRpcException
-from pygls.feature_manager import is_thread_function
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import (
@@ -70,6 +70,13 @@ ASKS_THE_USER = frozenset({types.WINDOW_SHOW_MESSAGE_REQUEST})
 (`security.permissionTimeout`)."""
 
 Handler = Callable[..., Any]
+
+
+def registered(protocol: LanguageServerProtocol, method: str) -> Handler | None:
+    """The feature registered for `method` (pygls leaves its tables untyped)."""
+    return cast("dict[str, Handler]", protocol.fm.features).get(method)
+
+
 AnyFuture = Future[Any] | asyncio.Future[Any]
 """A handler's run: a task (coroutine handlers) or a concurrent future (the rest)."""
 Done = Callable[[AnyFuture], None]
@@ -86,7 +93,7 @@ class OwnedDispatch(LanguageServerProtocol):
         here; a list, as a client may send an id again before the first is answered)."""
         self.outgoing: dict[MsgId, Future[Any]] = {}
         """Our requests to the client that wait for an answer."""
-        self.result_types: dict[MsgId, type | None] = {}
+        self.result_types: dict[MsgId, type[Any] | None] = {}
         """The lsprotocol type of each awaited answer's result, to structure it by."""
         self.shut_down = False
         """True once `shutdown` is answered: from then on only `exit` is handled."""
@@ -111,7 +118,8 @@ class OwnedDispatch(LanguageServerProtocol):
     def handler(self, method: str) -> Handler | None:
         """pygls' built-in handler for `method` (which calls the registered feature), else the
         registered feature."""
-        return self.fm.builtin_features.get(method) or self.fm.features.get(method)
+        builtin = cast("dict[str, Handler]", self.fm.builtin_features)  # pygls leaves its tables untyped
+        return builtin.get(method) or registered(self, method)
 
     def _request(self, msg_id: MsgId, method: str, params: Any) -> None:
         handler = self.handler(method)
@@ -207,7 +215,7 @@ class OwnedDispatch(LanguageServerProtocol):
         kwargs = kwargs or {}
         if inspect.iscoroutinefunction(handler):
             return self._watch(asyncio.ensure_future(handler(*args, **kwargs)), done, track)
-        if is_thread_function(handler):
+        if getattr(handler, ATTR_EXECUTE_IN_THREAD, False):  # `@server.thread()`
             return self._watch(self.ls.thread_pool.submit(handler, *args, **kwargs), done, track)
         future: Future[Any] = Future()
         self._watch(future, done, track)

@@ -13,7 +13,9 @@ one still hears about every request it waits for.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
+
+from memento.util.jsonish import as_array, as_object
 
 
 @dataclass
@@ -25,7 +27,7 @@ class Invalid:
     """False for what looks like the client's reply to one of ours: it is only logged."""
 
 
-def valid_id(value: Any) -> bool:
+def valid_id(value: object) -> TypeGuard[int | str]:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
@@ -34,18 +36,20 @@ BATCH_REFUSED = "batches are not supported (LSP has none); send one message per 
 
 def batch_request_ids(batch: list[Any]) -> list[int | str]:
     """The usable ids of the requests in a batch, in order (a repeated id once per request)."""
-    return [
-        item["id"]
-        for item in batch
-        if isinstance(item, dict) and "method" in item and valid_id(item.get("id"))
-    ]
+    ids: list[int | str] = []
+    for item in batch:
+        request = as_object(item)
+        if request is not None and "method" in request and valid_id(request_id := request.get("id")):
+            ids.append(request_id)
+    return ids
 
 
-def check(message: Any) -> Invalid | None:
-    """Why `message` is not a JSON-RPC 2.0 request, notification or response (None: it is)."""
-    if isinstance(message, list):
+def check(value: Any) -> Invalid | None:
+    """Why `value` is not a JSON-RPC 2.0 request, notification or response (None: it is)."""
+    if isinstance(value, list):
         return Invalid(BATCH_REFUSED, None)
-    if not isinstance(message, dict):
+    message = as_object(value)
+    if message is None:
         return Invalid("a message must be a JSON object", None)
     has_id = "id" in message
     raw_id: Any = message.get("id")
@@ -53,7 +57,7 @@ def check(message: Any) -> Invalid | None:
         if raw_id is None and "error" in message and "method" not in message:
             return Invalid("the client reported an error about a message it could not read", None, False)
         return Invalid(f"invalid id {_shown(raw_id)}: an id is a string or an integer", None)
-    request_id: int | str | None = raw_id if has_id else None
+    request_id = raw_id if has_id and valid_id(raw_id) else None
     if message.get("jsonrpc") != "2.0":
         return Invalid(f'"jsonrpc" must be "2.0", not {_shown(message.get("jsonrpc"))}', request_id)
     if "method" not in message:
@@ -78,7 +82,7 @@ def normalize(message: dict[str, Any]) -> None:
     `[]`, `[{}]` and `[[]]` become `{}` for our own methods; an executeCommand's `arguments`
     may be the single argument object itself, or any of those for none."""
     method = message.get("method")
-    if method == "workspace/executeCommand" and isinstance(params := message.get("params"), dict):
+    if method == "workspace/executeCommand" and (params := as_object(message.get("params"))) is not None:
         arguments = params.get("arguments")
         if is_empty(arguments):
             params["arguments"] = []
@@ -90,8 +94,9 @@ def normalize(message: dict[str, Any]) -> None:
 
 def is_empty(params: Any) -> bool:
     """None, `{}`, `[]`, or one of those alone in a list (Lua's `{{}}` arrives as `[[]]`)."""
-    if isinstance(params, list) and len(params) == 1:  # pyright: ignore[reportUnknownArgumentType]
-        params = params[0]
+    listed = as_array(params)
+    if listed is not None and len(listed) == 1:
+        params = listed[0]
     return params is None or params == {} or params == []
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from memento.lsp.envelope import valid_id
 from memento.lsp.protocol import INVALID_REQUEST, PARSE_ERROR
+from memento.util.jsonish import as_object
 
 DEFAULT_MAX_BODY = 64 * 1024 * 1024
 """Bytes one message may have (`memento lsp --max-message-bytes`)."""
@@ -137,6 +138,10 @@ def sniff_id(head: bytes, tail: bytes) -> int | str | None:
     return raw[1:-1].decode("utf-8", "replace") if raw.startswith(b'"') else int(raw)
 
 
+def _ignore(what: str) -> None:
+    return None
+
+
 class FrameReader:
     def __init__(
         self,
@@ -147,9 +152,9 @@ class FrameReader:
     ) -> None:
         self._read_some = read_some
         self.max_body = max_body
-        self._on_garbage = on_garbage or (lambda what: None)
+        self._on_garbage: Callable[[str], None] = on_garbage or _ignore
         self._buf = bytearray()
-        self._pos = 0
+        self._pos: int = 0
         self._eof = False
         self._ready: list[Frame | BadFrame] = []
         """Frames found while reading another, in the order they came."""
@@ -381,9 +386,10 @@ def _request_id(data: bytearray, start: int, end: int) -> int | str | None:
         message: Any = json.loads(bytes(data[start:end]))
     except (ValueError, RecursionError):
         return None
-    if not isinstance(message, dict) or "method" not in message:
+    request = as_object(message)
+    if request is None or "method" not in request:
         return None
-    request_id: Any = message.get("id")  # pyright: ignore[reportUnknownMemberType]
+    request_id = request.get("id")
     return request_id if valid_id(request_id) else None
 
 

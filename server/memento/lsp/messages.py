@@ -5,7 +5,8 @@ pydantic, so bad params get a JSON-RPC error response instead of silence."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -575,9 +576,10 @@ def parse(model: type[M], params: Any) -> M:
     "No arguments" has many spellings (omitted, null, `{}`, `[]`, `[{}]`, `[[]]`: Lua's `{}`
     is sent as `[]`); a command's arguments are its single argument object, or none."""
     if isinstance(params, list | tuple):
-        if len(params) > 1:
-            raise JsonRpcInvalidParams(f"invalid params: expected one argument object, got {len(params)}")
-        params = params[0] if params else None
+        args = cast("Sequence[object]", params)
+        if len(args) > 1:
+            raise JsonRpcInvalidParams(f"invalid params: expected one argument object, got {len(args)}")
+        params = args[0] if args else None
     if params is None or params == []:  # Lua's {} is sent as []
         params = {}
     try:

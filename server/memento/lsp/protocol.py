@@ -10,208 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
-if TYPE_CHECKING:  # the models, for the type checker (re-exported, loaded lazily below)
-    from memento.lsp.messages import (
-        TOOL_OUTPUT_LIMIT as TOOL_OUTPUT_LIMIT,
-    )
-    from memento.lsp.messages import (
-        AbortResult as AbortResult,
-    )
-    from memento.lsp.messages import (
-        ActiveDocumentParams as ActiveDocumentParams,
-    )
-    from memento.lsp.messages import (
-        AdvisorParams as AdvisorParams,
-    )
-    from memento.lsp.messages import (
-        AdvisorToggleParams as AdvisorToggleParams,
-    )
-    from memento.lsp.messages import (
-        AdvisorToggleResult as AdvisorToggleResult,
-    )
-    from memento.lsp.messages import (
-        CheckpointCreateParams as CheckpointCreateParams,
-    )
-    from memento.lsp.messages import (
-        CheckpointCreateResult as CheckpointCreateResult,
-    )
-    from memento.lsp.messages import (
-        CheckpointFileParams as CheckpointFileParams,
-    )
-    from memento.lsp.messages import (
-        CheckpointFilePlan as CheckpointFilePlan,
-    )
-    from memento.lsp.messages import (
-        CheckpointFileResult as CheckpointFileResult,
-    )
-    from memento.lsp.messages import (
-        CheckpointItem as CheckpointItem,
-    )
-    from memento.lsp.messages import (
-        CheckpointListResult as CheckpointListResult,
-    )
-    from memento.lsp.messages import (
-        CheckpointPreviewResult as CheckpointPreviewResult,
-    )
-    from memento.lsp.messages import (
-        CheckpointRef as CheckpointRef,
-    )
-    from memento.lsp.messages import (
-        CheckpointRewindParams as CheckpointRewindParams,
-    )
-    from memento.lsp.messages import (
-        CheckpointRewindResult as CheckpointRewindResult,
-    )
-    from memento.lsp.messages import (
-        CompactionItem as CompactionItem,
-    )
-    from memento.lsp.messages import (
-        CompactionListResult as CompactionListResult,
-    )
-    from memento.lsp.messages import (
-        CompactionParams as CompactionParams,
-    )
-    from memento.lsp.messages import (
-        CompactParams as CompactParams,
-    )
-    from memento.lsp.messages import (
-        CompactResult as CompactResult,
-    )
-    from memento.lsp.messages import (
-        ContextParams as ContextParams,
-    )
-    from memento.lsp.messages import (
-        Empty as Empty,
-    )
-    from memento.lsp.messages import (
-        HistoryParams as HistoryParams,
-    )
-    from memento.lsp.messages import (
-        HistoryResult as HistoryResult,
-    )
-    from memento.lsp.messages import (
-        InitializationOptions as InitializationOptions,
-    )
-    from memento.lsp.messages import (
-        M as M,
-    )
-    from memento.lsp.messages import (
-        McpChangedParams as McpChangedParams,
-    )
-    from memento.lsp.messages import (
-        McpListParams as McpListParams,
-    )
-    from memento.lsp.messages import (
-        McpListResult as McpListResult,
-    )
-    from memento.lsp.messages import (
-        McpPromptItem as McpPromptItem,
-    )
-    from memento.lsp.messages import (
-        McpServerItem as McpServerItem,
-    )
-    from memento.lsp.messages import (
-        McpServerRef as McpServerRef,
-    )
-    from memento.lsp.messages import (
-        McpToolItem as McpToolItem,
-    )
-    from memento.lsp.messages import (
-        McpTrustParams as McpTrustParams,
-    )
-    from memento.lsp.messages import (
-        Model as Model,
-    )
-    from memento.lsp.messages import (
-        ModeParams as ModeParams,
-    )
-    from memento.lsp.messages import (
-        ModeResult as ModeResult,
-    )
-    from memento.lsp.messages import (
-        NoteRef as NoteRef,
-    )
-    from memento.lsp.messages import (
-        OmfgParams as OmfgParams,
-    )
-    from memento.lsp.messages import (
-        OmfgResult as OmfgResult,
-    )
-    from memento.lsp.messages import (
-        OmfgRule as OmfgRule,
-    )
-    from memento.lsp.messages import (
-        PromptParams as PromptParams,
-    )
-    from memento.lsp.messages import (
-        PromptResult as PromptResult,
-    )
-    from memento.lsp.messages import (
-        RewindMode as RewindMode,
-    )
-    from memento.lsp.messages import (
-        RuleItem as RuleItem,
-    )
-    from memento.lsp.messages import (
-        RulesListResult as RulesListResult,
-    )
-    from memento.lsp.messages import (
-        RunningTurn as RunningTurn,
-    )
-    from memento.lsp.messages import (
-        SessionItem as SessionItem,
-    )
-    from memento.lsp.messages import (
-        SessionListResult as SessionListResult,
-    )
-    from memento.lsp.messages import (
-        SessionOpenParams as SessionOpenParams,
-    )
-    from memento.lsp.messages import (
-        SessionParams as SessionParams,
-    )
-    from memento.lsp.messages import (
-        SessionRef as SessionRef,
-    )
-    from memento.lsp.messages import (
-        SettingsResult as SettingsResult,
-    )
-    from memento.lsp.messages import (
-        SteerParams as SteerParams,
-    )
-    from memento.lsp.messages import (
-        SteerResult as SteerResult,
-    )
-    from memento.lsp.messages import (
-        StreamParams as StreamParams,
-    )
-    from memento.lsp.messages import (
-        ToolParams as ToolParams,
-    )
-    from memento.lsp.messages import (
-        ToolProgressParams as ToolProgressParams,
-    )
-    from memento.lsp.messages import (
-        TranscriptParams as TranscriptParams,
-    )
-    from memento.lsp.messages import (
-        TrustParams as TrustParams,
-    )
-    from memento.lsp.messages import (
-        TrustResult as TrustResult,
-    )
-    from memento.lsp.messages import (
-        TurnParams as TurnParams,
-    )
-    from memento.lsp.messages import (
-        UndoRewindParams as UndoRewindParams,
-    )
-    from memento.lsp.messages import (
-        UsageFigures as UsageFigures,
-    )
-    from memento.lsp.messages import (
-        parse as parse,
-    )
+if TYPE_CHECKING:
+    # Every public name of `messages`, for the type checker: nothing to keep in step by hand.
+    from memento.lsp.messages import *  # noqa: F403
 
 # JSON-RPC and LSP error codes the server answers with.
 PARSE_ERROR = -32700
@@ -297,13 +98,15 @@ MCP_TRUST = "memento/mcp/trust"
 MCP_NOTIFICATION = "memento/mcp"
 
 
-def __getattr__(name: str) -> Any:
-    """A message model or `parse`: loaded with `memento.lsp.messages` the first time one is used."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    from memento.lsp import messages
+if not TYPE_CHECKING:  # hidden from the type checker, so that a name `messages` lacks is an error
 
-    try:
-        return getattr(messages, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    def __getattr__(name: str) -> Any:
+        """A message model or `parse`: loaded with `memento.lsp.messages` the first time one is used."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from memento.lsp import messages
+
+        try:
+            return getattr(messages, name)
+        except AttributeError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -27,7 +27,7 @@ from pygls.protocol.language_server import lsp_method
 from memento.lsp import envelope
 from memento.lsp.badinput import quiet_pygls
 from memento.lsp.buffers import BufferSync
-from memento.lsp.dispatch import AnyFuture, OwnedDispatch
+from memento.lsp.dispatch import AnyFuture, OwnedDispatch, registered
 from memento.lsp.framing import BadFrame, Frame
 from memento.lsp.positions import apply_change, negotiated
 from memento.lsp.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, SERVER_NOT_INITIALIZED
@@ -178,7 +178,7 @@ class MementoProtocol(OwnedDispatch):
             self.workspace.update_text_document(params.text_document, change)
         if self.buffers is not None:
             self.buffers.after_change(uri)
-        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+        if (user_handler := registered(self, types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield user_handler, (params,), None
 
     # -- answering --------------------------------------------------------------------

@@ -28,7 +28,7 @@ from memento.mcp.variables import Unresolved, resolve
 from memento.mcp.views import PromptView, ServerView, prompt_view, server_view
 from memento.security.secrets import remember
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from memento.session.tools.permission import ask_user
 
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class McpEngine(Hooks):
+class McpEngine(Hooks, phase=Phase.AUGMENT):
     session: HookContext
     trust_store: McpTrust = field(default_factory=McpTrust)
     home: Path | None = None

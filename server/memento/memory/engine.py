@@ -42,10 +42,10 @@ from memento.memory.record import record_decision
 from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
-from memento.session.session import off_loop_work
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import ToolOutput
 from memento.util.jsonish import get
+from memento.util.offloop import off_loop_work
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def shown_in_full(path: Sequence[Entry]) -> set[str]:
     return shown
 
 
-class MemoryEngine(Hooks):
+class MemoryEngine(Hooks, phase=Phase.AUGMENT):
     async def aclose(self) -> None:
         """Nothing of its own to close: its files and the shadow repository are per call."""
         return None

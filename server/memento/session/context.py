@@ -1,64 +1,17 @@
 """What the model sees: the messages of the active branch, ready for a request.
 
-Governance (issue: context governance) refines this with pruning, shake and the
-append-only log; this module holds the plain path from entries to messages.
+What one entry contributes is `projection.entry_messages` (pi's own); governance refines
+the path with pruning, shake and the append-only log. Here: the path as the model gets it,
+and what must never go back to a model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memento.core.entries import (
-    BranchSummaryEntry,
-    CustomMessageEntry,
-    Entry,
-    MessageEntry,
-)
-from memento.core.messages import (
-    AssistantMessage,
-    CustomMessage,
-    Message,
-    ToolResultMessage,
-    UserMessage,
-)
+from memento.core.entries import Entry
+from memento.core.messages import AssistantMessage, Message, ToolResultMessage
 from memento.session.llm_context import llm_messages
-
-SUMMARY_PREFIX = (
-    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
-)
-BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-SUMMARY_SUFFIX = "\n</summary>"
-
-
-def _timestamp_ms(entry: Entry) -> int:
-    from datetime import datetime
-
-    try:
-        return int(datetime.fromisoformat(entry.timestamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except (ValueError, OverflowError):
-        return 0
-
-
-def entry_messages(entry: Entry) -> list[Message]:
-    """The messages one entry contributes to the model context."""
-    match entry:
-        case MessageEntry(message=message):
-            return [message]
-        case CustomMessageEntry():
-            return [
-                CustomMessage(
-                    custom_type=entry.custom_type,
-                    content=entry.content,
-                    display=entry.display,
-                    timestamp=_timestamp_ms(entry),
-                )
-            ]
-        case BranchSummaryEntry(summary=summary) if summary:
-            return [
-                UserMessage(content=BRANCH_PREFIX + summary + SUMMARY_SUFFIX, timestamp=_timestamp_ms(entry))
-            ]
-        case _:
-            return []
 
 
 def context_messages(path: Sequence[Entry]) -> list[Message]:

@@ -1,16 +1,20 @@
 """The seams where governance, TTSR, the advisor and checkpoints attach to the turn loop.
 
-A mechanism subclasses `Hooks` and overrides what it needs; the session calls every
-registered hook in registration order, each with the session's `HookContext` (what a
-mechanism may read and do; never the `Session` itself). The turn loop knows nothing else
-about them.
+A mechanism subclasses `Hooks`, declares its `Phase` and overrides what it needs; the session
+calls every registered hook in phase order (shape → augment → observe), then in the order
+they were added, each with the session's `HookContext` (what a mechanism may read and do;
+never the `Session` itself). The turn loop knows nothing else about them.
+
+The phases hold for every hook method, so a mechanism that measures the request (or the
+turn) runs after every mechanism that changes it, whatever the install order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from memento.core import events
 from memento.core.events import TurnEndState
@@ -93,7 +97,31 @@ class RetryRequest(Exception):
         self.on_retry = on_retry
 
 
+class Phase(IntEnum):
+    """When a mechanism's hooks run, relative to the others' (each phase in install order)."""
+
+    SHAPE = 1
+    """Decides what the context is: relieves it (governance), rewinds it (exploration). First,
+    so that what is added next is not compacted away and reminders restate what was."""
+    AUGMENT = 2
+    """Adds to what the model sees: rule attachments and reminders, advisor cards, memory,
+    the editor's @-mentions, MCP servers' tools and prompts."""
+    OBSERVE = 3
+    """Changes nothing the model sees: measures the request as it is sent (governance's
+    meter and append-only log), records the turn (checkpoints, subagents). Last, so that
+    what it measures is what goes out."""
+
+
 class Hooks:
+    """Subclasses name their phase: `class Governor(Hooks, phase=Phase.SHAPE)` (no default:
+    a mechanism without one is an error where it is declared)."""
+
+    phase: ClassVar[Phase]
+
+    def __init_subclass__(cls, *, phase: Phase, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.phase = Phase(phase)
+
     async def expand_prompt(self, session: HookContext, text: str) -> str | None:
         """The prompt a command in the user's text stands for (an MCP server's prompt as
         `/mcp__server__prompt args`), before anything is stored; None leaves it to the next

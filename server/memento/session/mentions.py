@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memento.core.entries import CustomMessageEntry
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import ToolError
 from memento.session.tools.ls import list_directory
 from memento.session.tools.workspace import is_binary, resolve_in_workspace
@@ -81,7 +81,7 @@ def context_text(overview: str, files: list[tuple[str, str]]) -> str:
     return "\n\n".join(parts)
 
 
-class WorkspaceContext(Hooks):
+class WorkspaceContext(Hooks, phase=Phase.AUGMENT):
     """Adds the workspace context after a prompt (JSON-action mode; see the module docstring)."""
 
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import gc
 import json
 import logging
 import secrets
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -51,11 +50,11 @@ from memento.session.transcript.builder import TranscriptBuilder, build
 from memento.session.transcript.projector import TranscriptProjector, child_loader
 from memento.session.turn import TurnRunner
 from memento.session.window import WindowBelief
+from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 E = TypeVar("E", bound=EntryBase)
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -196,7 +195,8 @@ class Session:
         return [t for t in tools if self.offered_spec(t).read_only] if read_only else tools
 
     def add_hooks(self, hooks: Hooks) -> None:
-        self.hooks.append(hooks)
+        """Hooks run by phase (shape → augment → observe), then in the order they were added."""
+        bisect.insort(self.hooks, hooks, key=lambda h: h.phase)
 
     # -- storage ----------------------------------------------------------------------
     @property
@@ -511,39 +511,6 @@ def _redacted(entry: Entry) -> Entry:
     data = entry.dump()
     clean = current.redact_tree(data)
     return entry if clean is data else parse_entry(clean)
-
-
-class _CollectorPause:
-    """The garbage collector off while any worker needs it off (they may overlap)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._holders = 0
-        self._was_enabled = False
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._holders == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._holders += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._holders -= 1
-            if self._holders == 0 and self._was_enabled:
-                gc.enable()
-
-
-_COLLECTOR_PAUSE = _CollectorPause()
-
-
-def off_loop_work(work: Callable[[], T]) -> T:
-    """Run `work` (in a worker thread) with the garbage collector waiting: its full passes
-    over the objects a long session is made of hold every thread, the event loop's too, for
-    a second at a time."""
-    with _COLLECTOR_PAUSE:
-        return work()
 
 
 def _load_store(path: Path) -> tuple[SessionStore, TranscriptBuilder]:

@@ -17,7 +17,7 @@ from memento.core.entries import CustomEntry
 from memento.core.messages import AssistantMessage, ToolCall
 from memento.providers.factory import create_provider
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.session import Session
 from memento.session.store import SessionStore
 from memento.session.tools.base import ToolOutput
@@ -114,7 +114,7 @@ class ChildContext:
     unverified: set[str] = field(default_factory=set[str])
 
 
-class _StopOnYield(Hooks):
+class _StopOnYield(Hooks, phase=Phase.OBSERVE):
     def __init__(self, tool: YieldTool) -> None:
         self.tool = tool
 

@@ -19,7 +19,7 @@ from memento.core import events
 from memento.core.messages import ToolCall
 from memento.core.provider import ToolSpec
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.paths import encode_workspace
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.subagents.agents import AgentDefinition, load_agents
@@ -56,7 +56,7 @@ class ChildEvent:
 SubagentListener = Callable[[ChildEvent | SubagentInfo], None]
 
 
-class SubagentEngine(Hooks):
+class SubagentEngine(Hooks, phase=Phase.OBSERVE):
     def __init__(
         self,
         session: HookContext,

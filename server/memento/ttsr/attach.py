@@ -29,7 +29,7 @@ from memento.core.events import TurnEndState
 from memento.core.messages import STORED, AssistantMessage, CustomMessage, Message, ToolCall
 from memento.core.provider import ModelRequest
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, TurnInfo
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import templates
 from memento.ttsr.engine import TtsrEngine
@@ -71,7 +71,7 @@ def attachments_on(path: Iterable[Entry]) -> dict[str, list[str]]:
     return found
 
 
-class RuleAttachments(Hooks):
+class RuleAttachments(Hooks, phase=Phase.AUGMENT):
     def __init__(self, engine: TtsrEngine) -> None:
         self.engine = engine
         self.session: HookContext | None = None

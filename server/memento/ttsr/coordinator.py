@@ -37,7 +37,7 @@ from memento.core.provider import (
     UsageReport,
 )
 from memento.session.hook_context import HookContext
-from memento.session.hooks import Hooks, RetryRequest, TurnInfo
+from memento.session.hooks import Hooks, Phase, RetryRequest, TurnInfo
 from memento.session.tools.base import ToolOutput
 from memento.ttsr import ast, templates
 from memento.ttsr.astwatch import AstWatch, Candidates, Found
@@ -70,7 +70,7 @@ def injected_on_path(entries: list[Entry]) -> list[str]:
     return list(names)
 
 
-class TtsrHooks(Hooks):
+class TtsrHooks(Hooks, phase=Phase.AUGMENT):
     def __init__(self, engine: TtsrEngine) -> None:
         self.engine = engine
         self.session: HookContext | None = None

@@ -104,17 +104,6 @@ def test_a_new_system_prompt_invalidates_everything() -> None:
     assert ctx.last is not None and ctx.last.stable_tokens == 0 and ctx.last.replayed
 
 
-def test_rollback_forgets_a_request_that_was_never_sent() -> None:
-    ctx = AppendOnlyContext(count, words)
-    a, b = user("alpha beta"), user("gamma")
-    ctx.build(request(a))
-    ctx.build(request(a, b))
-    ctx.rollback()
-    assert len(ctx.log) == 1 and ctx.last is not None and ctx.last.stable_messages == 0
-    ctx.build(request(a, user("delta")))
-    assert ctx.last.stable_messages == 1
-
-
 def test_reset_replays_the_next_request() -> None:
     ctx = AppendOnlyContext(count, words)
     ctx.build(request(user("a")))

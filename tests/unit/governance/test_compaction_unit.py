@@ -181,6 +181,19 @@ def test_requests_carry_summaries_as_wrapped_user_messages() -> None:
     assert isinstance(sent[-1], CustomMessage)
 
 
+def test_a_branch_summary_is_sent_in_pis_wrapper_without_the_compaction_newline() -> None:
+    # pi 1.6 convertToLlm: the branch suffix is "</summary>", the compaction one "\n</summary>".
+    summary = BranchSummaryEntry(id="b1", parent_id="u1", from_id="o3", summary="tried X")
+    [first, second] = context_messages(chain(user("u1", "hi"), summary))
+    assert isinstance(second, UserMessage) and isinstance(second.content, list)
+    assert isinstance(second.content[0], TextContent)
+    assert second.content[0].text == (
+        "The following is a summary of a branch that this conversation came back from:\n\n"
+        "<summary>\ntried X</summary>"
+    )
+    assert first.role == "user"
+
+
 def test_convert_to_llm_forms() -> None:
     bash = BashExecutionMessage(command="make", output="", exit_code=2, timestamp=5)
     hidden = BashExecutionMessage(command="env", output="SECRET", exclude_from_context=True)

@@ -45,7 +45,18 @@ def test_before_initialize_a_request_is_answered_not_initialized() -> None:
     assert raised.value.code == p.SERVER_NOT_INITIALIZED
 
 
-HEAVY = ["httpx", "hyperscan", "ast_grep_py", "tiktoken", "rich", "yaml", "regex", "memento.session.session"]
+HEAVY = [
+    "httpx",
+    "hyperscan",
+    "ast_grep_py",
+    "tiktoken",
+    "rich",
+    "yaml",
+    "regex",
+    "pydantic",  # the message models (`lsp/messages.py`) and the engine's
+    "memento.lsp.messages",
+    "memento.session.session",
+]
 
 
 def test_the_server_is_built_without_loading_the_engine() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
@@ -22,6 +22,8 @@ from memento.lsp import protocol as p
 from memento.lsp.feature import LanguageFeature
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from memento.core import events
     from memento.governance.governor import Governor
     from memento.lsp.app import MementoApp
@@ -132,8 +134,10 @@ class CompactionView:
 
     async def _relay(self, token: str, queue: asyncio.Queue[ProgressValue]) -> None:
         progress = self.server.work_done_progress
+        # pygls leaves the future it answers with, and its token table, unparameterised.
+        create = cast("Callable[[str], Awaitable[object]]", progress.create_async)
         try:
-            await progress.create_async(token)
+            await create(token)
         except Exception as exc:  # noqa: BLE001 -- declined (an error, no answer): no progress is shown
             log.debug("the client declined work-done progress: %s: %s", type(exc).__name__, exc)
             return
@@ -148,7 +152,7 @@ class CompactionView:
                     progress.end(token, value)
                     return
         finally:
-            progress.tokens.pop(token, None)
+            cast("dict[int | str, object]", progress.tokens).pop(token, None)
 
 
 class CompactionFeature(LanguageFeature):

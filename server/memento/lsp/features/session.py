@@ -9,7 +9,6 @@ from typing import Any
 from memento.lsp import protocol as p
 from memento.lsp.app import context_params
 from memento.lsp.feature import LanguageFeature
-from memento.session.relief_log import relief_history
 
 
 class SessionFeature(LanguageFeature):
@@ -73,6 +72,8 @@ class SessionFeature(LanguageFeature):
 
     async def history(self, params: Any) -> dict[str, Any]:
         """To be removed once the clients draw `memento/transcript`."""
+        from memento.session.relief_log import relief_history  # the engine loads after `initialize`
+
         await self.app.session.settled()
         args = p.parse(p.HistoryParams, params)
         entries = self.app.session.branch_path()
