@@ -303,6 +303,14 @@ class TaskSettings(Settings):
     """Results a child may report that violate the output schema before its task fails."""
 
 
+class SessionSettings(Settings):
+    """Which conversation an editor shows when it starts."""
+
+    resume: Literal["last", "new"] = "last"
+    """`last`: reopen the workspace's most recent session (what `memento chat -c` does);
+    `new`: start a new one each time."""
+
+
 McpPolicy = Literal["allow", "ask", "deny"]
 """What a call to an MCP tool needs: nothing, the user's yes (the prompt bash uses), or it is
 never offered."""
@@ -361,6 +369,7 @@ class MementoConfig(Settings):
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     task: TaskSettings = Field(default_factory=TaskSettings)
+    session: SessionSettings = Field(default_factory=SessionSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     data_dir: str | None = None

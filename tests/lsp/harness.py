@@ -82,6 +82,8 @@ class Editor:
         """`memento/session` notifications (another session became active)."""
         self.subagents: list[dict[str, Any]] = []
         """`memento/subagent` notifications (a child was queued, started or ended)."""
+        self.patches: list[dict[str, Any]] = []
+        """`memento/transcript/patch` notifications, in arrival order."""
         self.progress: list[tuple[Any, dict[str, Any]]] = []
         """`$/progress` notifications as (token, value)."""
         self.registrations: list[types.Registration] = []
@@ -118,6 +120,7 @@ class Editor:
         client.feature("memento/compaction")(record(self.compactions))
         client.feature("memento/session")(record(self.sessions))
         client.feature("memento/subagent")(record(self.subagents))
+        client.feature("memento/transcript/patch")(record(self.patches))
         client.feature("memento/tool/progress")(record(self.tool_progress))
         client.feature("memento/mcp")(record(self.mcp_changes))
         self._install_answers()

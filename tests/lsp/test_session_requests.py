@@ -85,7 +85,12 @@ async def test_a_second_server_cannot_open_a_session_in_use(
     async with running_editor(workspace, data_dir, options=options) as first:
         await first.turn_end(await first.prompt("hi"))
         async with running_editor(workspace, data_dir, options=options) as second:
-            [info] = (await second.request("memento/session/list"))["sessions"]
+            sessions = (await second.request("memento/session/list"))["sessions"]
+            # The first server's session is not resumed here (in use); this server's own new
+            # session is listed too, as the current one, before anything of it is stored.
+            [info] = [s for s in sessions if not s.get("current")]
+            [mine] = [s for s in sessions if s.get("current")]
+            assert mine["id"] != info["id"] and "title" not in mine
             with pytest.raises(Exception, match="already open"):
                 await second.request("memento/session/open", {"id": info["id"]})
             assert (await second.request("memento/context"))["contextWindow"] == 100_000

@@ -73,8 +73,15 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
     )
     assert history["entries"][-1]["message"]["content"][0]["text"] == "Call logger.info(value)."
     kinds = [e["type"] for e in entries(data_dir)]
-    assert kinds == ["message", "custom_message", "ttsr_injection", "message"]
-    reminder, marker = entries(data_dir)[1:3]
+    assert kinds == ["message", "custom_message", "ttsr_injection", "custom", "message"]
+    reminder, marker, retry = entries(data_dir)[1:4]
+    # What the transcript shows of the retry, read back after a restart: the rule, the attempt,
+    # the end of the reply it dropped (never sent to a model: a `custom` entry).
+    assert retry["customType"] == "memento.retry" and retry["data"]["rules"] == ["no-console"]
+    assert (
+        retry["data"]["attempt"] == 2
+        and retry["data"]["discarded"] == "Let me explain first. Then call console.log("
+    )
     assert reminder["customType"] == "ttsr-injection" and reminder["details"] == {"rules": ["no-console"]}
     assert marker["injectedRules"] == ["no-console"]
     [item] = [r for r in listed["rules"] if r["name"] == "no-console"]

@@ -6,33 +6,30 @@ from pathlib import Path
 
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
-from memento.chat.render import ChildLines
-from memento.core import events
-from memento.subagents.engine import ChildEvent
-from memento.subagents.spec import SubagentInfo
+from memento.chat.children import ChildLines
+from memento.core.transcript import SubagentCard, TextPart, ToolPart
 from tests.chat.test_chat_cli import configure, run_chat
 
 
-def _info(state: str, **extra: object) -> SubagentInfo:
-    return SubagentInfo.model_validate(
-        {"id": "explore", "agent": "explore", "state": state, "prompt": "Look", "isolation": "none", **extra}
-    )
+def _card(state: str, **extra: object) -> SubagentCard:
+    fields = {"key": "s:explore", "id": "explore", "agent": "explore", "state": state, "prompt": "Look"}
+    return SubagentCard.model_validate({**fields, **extra})
 
 
 def test_a_running_child_is_an_indented_live_line_and_its_end_a_line_for_good() -> None:
     lines = ChildLines()
-    assert lines.update(_info("queued")) is None
-    assert lines.update(_info("running")) == "  ↳ explore (explore) started: Look"
-    lines.update(
-        ChildEvent("explore", "t1", events.ToolCallStarted(turn_id="c", tool_call_id="1", tool_name="grep"))
-    )
+    assert lines.card(_card("queued")) is None
+    running = _card("running")
+    assert lines.card(running) == "  ↳ explore (explore) started: Look"
+    tool = ToolPart(key="s:explore/r:u:1/0.0", tool_call_id="1", name="grep", status="running")
+    lines.child_node(running, tool)
     assert lines.lines() == ["  ↳ explore (explore) running grep"]
-    lines.update(
-        ChildEvent("explore", "t1", events.Delta(turn_id="c", stream="text", delta="Found   it\nhere"))
-    )
+    lines.child_node(running, TextPart(key="s:explore/r:u:1/1.0", text="Found   it\nhere"))
     assert lines.lines() == ["  ↳ explore (explore) writing · Found it here"]
-    assert lines.update(_info("failed", error="boom")) == "  ↳ explore (explore) failed: boom"
+    assert lines.card(_card("failed", error="boom")) == "  ↳ explore (explore) failed: boom"
     assert lines.lines() == []
+    # The task's result completes the card: its end was told already.
+    assert lines.card(_card("failed", error="boom", result="{}")) is None
 
 
 def test_the_terminal_chat_prints_the_child_lines(model_server: ScriptedModelServer, tmp_path: Path) -> None:

@@ -15,19 +15,17 @@ from rich.console import Console
 
 from memento.chat.editor import TerminalEditor
 from memento.chat.options import ChatError, ChatOptions, load_settings
-from memento.chat.recap import recap
 from memento.chat.render import PlainRenderer, Renderer
 from memento.chat.status import Status
 from memento.compose import Mechanisms, install_mechanisms
 from memento.config import MementoConfig, data_dir
 from memento.core import events
-from memento.core.entries import MessageEntry
 from memento.core.events import TurnEndState
-from memento.core.messages import ToolResultMessage
 from memento.core.provider import ProviderError
+from memento.core.transcript import Patch
 from memento.providers.factory import create_provider
 from memento.session.session import Busy, Session, TooLarge
-from memento.session.store import SessionCorrupt, SessionLocked
+from memento.session.store import MigrationFailed, SessionCorrupt, SessionLocked
 from memento.util.tasks import TaskRegistry
 
 EXIT_CODES: dict[TurnEndState, int] = {"finished": 0, "error": 1, "aborted": 130}
@@ -52,10 +50,10 @@ class ChatApp:
 
     def _renderer(self) -> Renderer:
         if self.plain:
-            return PlainRenderer(self.status, self._result_text)
+            return PlainRenderer(self.status)
         from memento.chat.live import RichRenderer
 
-        return RichRenderer(self.status, self._result_text, self.console, toolbar=self.interactive)
+        return RichRenderer(self.status, self.console, toolbar=self.interactive)
 
     @property
     def session(self) -> Session:
@@ -81,32 +79,32 @@ class ChatApp:
         self._session = session
         self.status.model = provider.model or config.provider.kind
         session.events.subscribe(self._on_event)
+        session.transcript.subscribe(self._on_patch)
         session.set_mode(self.options.mode)
         self.mechanisms = install_mechanisms(session, self.tasks.spawn)
         session.watch_window(self.tasks.spawn)
-        if self.mechanisms.subagents is not None:
-            self.mechanisms.subagents.subscribe(self.renderer.handle_child)
         await self._open_requested_session()
         session.publish_context()
         self.arm_sigint()
 
     async def _open_requested_session(self) -> None:
-        session_id = self.options.session
-        if session_id is None and self.options.resume:
-            infos = await asyncio.to_thread(self.session.list_sessions)
-            if not infos:
+        if self.options.session is not None:
+            await self.open_session(self.options.session)
+        elif self.options.resume:
+            # The session an editor reopens on start (`session.resume`): the same rule.
+            try:
+                resumed = await self.session.resume_last(quiet=False)
+            except (SessionLocked, SessionCorrupt, MigrationFailed, OSError) as exc:
+                raise ChatError(str(exc)) from exc
+            if resumed is None:
                 raise ChatError(f"no earlier session in {self.session.directory} to continue")
-            session_id = infos[0].id
-        if session_id is not None:
-            await self.open_session(session_id)
 
     async def open_session(self, session_id: str) -> None:
+        """Continue another session; its transcript is drawn when it arrives (`_on_patch`)."""
         try:
             await self.session.open_session(session_id)
         except (Busy, SessionLocked, SessionCorrupt, OSError) as exc:
             raise ChatError(str(exc)) from exc
-        if self.interactive:  # a one-prompt run's output is the reply alone (scripts read it)
-            self.renderer.recap(recap(self.session.branch_path()))
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return self.tasks.spawn(coro, name=name)
@@ -118,13 +116,12 @@ class ChatApp:
             if future is not None and not future.done():
                 future.set_result(event)
 
-    def _result_text(self, call_id: str) -> str | None:
-        store = self.session.store
-        entry = store.get(store.leaf_id) if store is not None and store.leaf_id else None
-        message = entry.message if isinstance(entry, MessageEntry) else None
-        if isinstance(message, ToolResultMessage) and message.tool_call_id == call_id:
-            return message.text()
-        return None
+    def _on_patch(self, patch: Patch) -> None:
+        """The transcript changed: draw it. Replaced whole (another session, a rewind), its
+        last turns are drawn from the new one, where the session left off (not in a
+        one-prompt run: its output is the reply alone, which scripts read)."""
+        if self.renderer.patch(patch) and self._session is not None:
+            self.renderer.show(self._session.transcript.items, draw=self.interactive)
 
     # -- turns ------------------------------------------------------------------------
     async def run_turn(self, text: str) -> TurnEndState:

@@ -13,8 +13,9 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
+from memento.chat.lines import LineKind, one_line
 from memento.chat.markdown import split_finished
-from memento.chat.render import LineKind, Renderer, ResultLookup, one_line
+from memento.chat.render import Renderer
 from memento.chat.status import Status
 from memento.core import events
 
@@ -52,8 +53,8 @@ class _LazyMarkdown:
 
 
 class RichRenderer(Renderer):
-    def __init__(self, status: Status, results: ResultLookup, console: Console, *, toolbar: bool) -> None:
-        super().__init__(status, results)
+    def __init__(self, status: Status, console: Console, *, toolbar: bool) -> None:
+        super().__init__(status)
         self.console = console
         self.toolbar = toolbar
         """Interactive: the prompt's toolbar shows the status between turns."""
@@ -208,13 +209,9 @@ class RichRenderer(Renderer):
         self._thinking = Text(style="dim italic")
         self._refresh()
 
-    def turn_finished(self, state: events.TurnEndState, error: str | None) -> None:
+    def turn_finished(self, state: events.TurnEndState) -> None:
         self._stop()
         self._set_activity("")
-        if state == "error":
-            self.line("error", f"the turn failed: {error}")
-        elif state == "aborted":
-            self.line("warning", "stopped")
         if not self.toolbar and self.status.context is not None:
             self.console.print(Text(self.status.line(), style="dim"))
 

@@ -1,110 +1,72 @@
-"""Engine events → terminal output. `Renderer.handle` is the event-bus listener; it sorts
-events into a few drawing calls that the plain (scripts) and rich (terminal) renderers implement.
-Listeners run on the event loop, so drawing stays cheap: the rich one only redraws the block
-in progress, at its own refresh rate."""
+"""The session's transcript in a terminal. `Renderer.patch` applies the transcript's patches to
+the chat's copy and turns each op into a few drawing calls, which the plain (scripts) and rich
+(terminal) renderers implement; `Renderer.show` draws a page at once (a continued session).
+`Renderer.handle` takes the engine events that are not the transcript: the status line, the
+start and end of a turn, warnings. The chat never reads session entries.
+
+Listeners run on the event loop, so drawing stays cheap: the rich renderer only redraws the
+block in progress, at its own refresh rate."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TextIO
 
-from memento.chat.recap import PastNote, PastPrompt, PastReply, PastTool, RecapItem
-from memento.chat.status import Status, compaction_text
+from memento.chat.children import ChildLines
+from memento.chat.lines import (
+    MODE_LINES,
+    STATUS_WORDS,
+    LineKind,
+    item_line,
+    one_line,
+    relief_text,
+    tool_name,
+    tool_summary,
+    ttsr_text,
+)
+from memento.chat.status import Status
 from memento.core import events
-from memento.subagents.engine import ChildEvent
-from memento.subagents.spec import SubagentInfo
+from memento.core.transcript import (
+    AdvisorItem,
+    AppendOp,
+    CheckpointItem,
+    ErrorPart,
+    Item,
+    NodeType,
+    OpType,
+    Patch,
+    ReliefItem,
+    RemoveOp,
+    ReplyItem,
+    ResetOp,
+    RewindItem,
+    SubagentCard,
+    TextOp,
+    TextPart,
+    ThinkingPart,
+    ToolPart,
+    TtsrPart,
+    UpdateOp,
+    UserItem,
+)
+from memento.core.transcript_state import TranscriptState
 
-LineKind = str
-"""tool, retry, ttsr, advisor, compaction, checkpoint, rewind, rules, session, info, warning, error"""
-
-ResultLookup = Callable[[str], "str | None"]
-"""The text of a finished tool call's result, by call id."""
-
-
-def one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def tool_summary(raw_args: str) -> str:
-    """A tool call's arguments as `key=value` pairs on one line."""
-    try:
-        args = json.loads(raw_args) if raw_args.strip() else {}
-    except json.JSONDecodeError:
-        return one_line(raw_args, 120)
-    if not isinstance(args, dict):
-        return one_line(raw_args, 120)
-    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in args.items()]  # pyright: ignore[reportUnknownVariableType]
-    return one_line(" ".join(parts), 120)
-
-
-TAIL_CHARS = 60
-
-
-@dataclass
-class _Live:
-    agent: str
-    activity: str = "starting"
-    tail: str = ""
-
-
-class ChildLines:
-    """What the renderers draw for the children; `update` says what changed."""
-
-    def __init__(self) -> None:
-        self.running: dict[str, _Live] = {}
-
-    def update(self, item: ChildEvent | SubagentInfo) -> str | None:
-        """Track `item`; returns a line to print for good (the child ended), else None."""
-        if isinstance(item, SubagentInfo):
-            return self._state(item)
-        live = self.running.get(item.subagent_id)
-        if live is None:
-            return None
-        match item.event:
-            case events.Delta(stream="text", delta=delta):
-                live.activity = "writing"
-                live.tail = one_line(live.tail + delta, 10_000)[-TAIL_CHARS:]
-            case events.Delta(stream="thinking"):
-                live.activity = "thinking"
-            case events.ToolCallStarted(tool_name=name):
-                live.activity = f"running {name}"
-            case events.ToolCallFinished() | events.TurnStarted():
-                live.activity = "waiting for the model"
-            case _:
-                pass
-        return None
-
-    def _state(self, info: SubagentInfo) -> str | None:
-        if info.state in ("queued", "running"):
-            live = self.running.setdefault(info.id, _Live(agent=info.agent, activity="queued"))
-            if info.state == "running" and live.activity == "queued":
-                live.activity = "starting"
-                return f"  ↳ {info.id} ({info.agent}) started: {one_line(info.prompt, 80)}"
-            return None
-        self.running.pop(info.id, None)
-        merge = f", merge {info.merge}" if info.merge else ""
-        why = f": {one_line(info.error, 100)}" if info.error and info.state == "failed" else ""
-        return f"  ↳ {info.id} ({info.agent}) {info.state}{merge}{why}"
-
-    def lines(self) -> list[str]:
-        return [
-            f"  ↳ {child_id} ({live.agent}) {live.activity}" + (f" · {live.tail}" if live.tail else "")
-            for child_id, live in self.running.items()
-        ]
+RECAP_TURNS = 3
+REPLY_CHARS = 4000
+"""A longer reply is cut here when a continued session is drawn (its end is kept)."""
 
 
 class Renderer:
-    """Sorts events; subclasses draw. `interactive` renderers leave the status to a toolbar."""
+    """Applies the transcript's patches and draws them; subclasses implement the drawing."""
 
-    def __init__(self, status: Status, results: ResultLookup) -> None:
+    def __init__(self, status: Status) -> None:
         self.status = status
-        self.results = results
-        self._args: dict[str, list[str]] = {}
+        self.copy = TranscriptState()
+        """The chat's copy of the transcript (what the patches built)."""
         self.children = ChildLines()
+        self._error: str | None = None
+        """A request's failure, drawn once it is known whether the turn ended there."""
 
     # drawing, implemented by subclasses
     def turn_started(self) -> None: ...
@@ -115,7 +77,7 @@ class Renderer:
     def tool_finished(self, name: str, ok: bool, detail: str) -> None: ...
     def line(self, kind: LineKind, text: str) -> None: ...
     def discard_partial(self) -> None: ...
-    def turn_finished(self, state: events.TurnEndState, error: str | None) -> None: ...
+    def turn_finished(self, state: events.TurnEndState) -> None: ...
     def status_changed(self) -> None: ...
     def phase(self, name: str | None) -> None:
         """What the engine is doing while nothing streams (None: back to waiting for the model)."""
@@ -133,79 +95,214 @@ class Renderer:
         self.tool_started(name, summary)
         self.tool_finished(name, ok, detail)
 
-    def recap(self, items: Sequence[RecapItem]) -> None:
-        """A continued session's last turns (`chat.recap`), drawn before the first prompt."""
-        for item in items:
-            match item:
-                case PastPrompt(text=text):
-                    self.past_prompt(text)
-                case PastReply(markdown=markdown):
-                    self.past_reply(markdown)
-                case PastTool(name=name, raw_args=raw_args, ok=ok, result=result):
-                    self.past_tool(name, tool_summary(raw_args), ok, one_line(result))
-                case PastNote(text=text):
-                    self.line("session", text)
+    def stopped(self) -> None:
+        self.line("warning", "stopped")
 
-    def handle_child(self, item: ChildEvent | SubagentInfo) -> None:
-        """A subagent's event or state (the subagent engine's listener)."""
-        if (done := self.children.update(item)) is not None:
-            self.line("subagent", done)
+    # -- a page at once ---------------------------------------------------------------------
+    def show(self, items: Sequence[Item], turns: int = RECAP_TURNS, *, draw: bool = True) -> None:
+        """A transcript read whole (a continued session): the chat's copy from now on, and
+        its last `turns` turns drawn as they were."""
+        self.copy = TranscriptState([item.model_copy(deep=True) for item in items])
+        if not draw:
+            return
+        prompts = [i for i, item in enumerate(items) if isinstance(item, UserItem) and not item.steer]
+        first = prompts[-turns] if len(prompts) >= turns else (prompts[0] if prompts else 0)
+        if (earlier := sum(1 for i in prompts if i < first)) > 0:
+            self.line("session", f"{earlier} earlier turn{'s' if earlier > 1 else ''} not shown")
+        for item in items[first:]:
+            self.draw(item)
+
+    def draw(self, item: Item) -> None:
+        """One finished item, drawn whole."""
+        match item:
+            case UserItem(text=text, steer=steer):
+                self.past_prompt(f"(while it worked) {text}" if steer else text)
+            case ReplyItem():
+                last = len(item.parts) - 1
+                for index, part in enumerate(item.parts):
+                    if isinstance(part, ErrorPart):
+                        self._failed(part.message, final=index == last and item.state == "error")
+                    else:
+                        self._draw_part(part)
+                if item.state == "aborted":
+                    self.stopped()
+            case _:
+                if (found := item_line(item)) is not None:
+                    self.line(*found)
+
+    def _draw_part(self, part: NodeType) -> None:
+        match part:
+            case TextPart(text=text) if text.strip():
+                self.past_reply(text if len(text) <= REPLY_CHARS else "…" + text[-REPLY_CHARS:])
+            case ToolPart():
+                ok = part.status != "error"
+                self.past_tool(
+                    tool_name(part),
+                    tool_summary(part.args),
+                    ok,
+                    one_line(part.output or STATUS_WORDS[part.status]),
+                )
+                for card in part.subagents:
+                    self.line("subagent", self.children.summary(card))
+            case TtsrPart():
+                self.line("ttsr", ttsr_text(part))
+            case _:
+                pass
+
+    def _failed(self, message: str, *, final: bool) -> None:
+        self.line("error", f"the turn failed: {message}" if final else message)
+
+    def _flush_error(self, *, final: bool = False) -> None:
+        if self._error is not None:
+            message, self._error = self._error, None
+            self._failed(message, final=final)
+
+    # -- patches ----------------------------------------------------------------------------
+    def patch(self, patch: Patch) -> bool:
+        """Apply and draw a patch; True when it replaced the transcript (read it again)."""
+        reset = False
+        for op in patch.ops:
+            reset = self._op(op) or reset
+        return reset
+
+    def _op(self, op: OpType) -> bool:
+        copy = self.copy
+        match op:
+            case ResetOp():
+                copy.reset()
+                return True
+            case AppendOp(parent=parent, node=node):
+                copy.append(parent, node.model_copy(deep=True))
+                self._appended(node)
+            case UpdateOp(node=node):
+                old = copy.get(node.key)
+                before = old.model_copy() if old is not None else None
+                copy.update(node)
+                self._updated(before, node)
+            case TextOp(key=key, text=text):
+                copy.text(key, text)
+                node = copy.get(key)
+                if self._nested(key):
+                    self.children.child_text(self._card_of(key), node, text)
+                    self.children_changed()
+                elif isinstance(node, TextPart):
+                    self.text(text)
+                elif isinstance(node, ThinkingPart):
+                    self.thinking(text)
+            case RemoveOp(key=key):
+                node = copy.get(key)
+                nested = self._nested(key)
+                copy.remove(key)
+                if isinstance(node, TextPart | ThinkingPart) and not nested:
+                    self.discard_partial()
+        return False
+
+    def _nested(self, key: str) -> bool:
+        """Whether `key` is in a subagent's transcript (drawn as its card's line)."""
+        return self._card_of(key) is not None
+
+    def _card_of(self, key: str) -> SubagentCard | None:
+        parent = self.copy.parent(key)
+        while parent is not None:
+            node = self.copy.get(parent)
+            if isinstance(node, SubagentCard):
+                return node
+            parent = self.copy.parent(parent)
+        return None
+
+    def _child(self, node: NodeType) -> bool:
+        """A subagent's card or a node of its transcript: its line is redrawn (True)."""
+        if isinstance(node, SubagentCard):
+            if (done := self.children.card(node)) is not None:
+                self.line("subagent", done)
+        elif (card := self._card_of(node.key)) is not None:
+            self.children.child_node(card, node)
+        else:
+            return False
         self.children_changed()
+        return True
 
+    def _appended(self, node: NodeType) -> None:  # noqa: C901 -- one case per node kind, matched in one place
+        if self._child(node):
+            return
+        self._flush_error()  # the turn went on after that failure
+        match node:
+            case TextPart(text=text):
+                self.text(text)
+            case ThinkingPart(text=text):
+                self.thinking(text)
+            case ToolPart(status="streaming"):
+                self.tool_preparing(tool_name(node))
+            case ToolPart():
+                self._tool_status(None, node)
+            case TtsrPart(interrupted=interrupted):
+                if interrupted:
+                    self.discard_partial()
+                self.line("ttsr", ttsr_text(node))
+            case ErrorPart(message=message):
+                self._error = message
+            case ReliefItem(phase="started"):
+                self.line("compaction", relief_text(node))
+                self.phase(f"compacting ({node.level})")
+            case AdvisorItem() | CheckpointItem() | RewindItem() | ReliefItem():
+                if (found := item_line(node)) is not None:
+                    self.line(*found)
+            case _:
+                pass  # a prompt is on the screen already; a reply draws its parts
+
+    def _updated(self, before: NodeType | None, node: NodeType) -> None:
+        if self._child(node):
+            return
+        match node:
+            case ToolPart():
+                self._tool_status(before if isinstance(before, ToolPart) else None, node)
+            case ReplyItem(state=state, retry=retry):
+                old_retry = before.retry if isinstance(before, ReplyItem) else None
+                if retry is not None and retry != old_retry:
+                    wait = (
+                        f", retrying in {retry.retry_in_ms / 1000:.1f} s"
+                        if retry.retry_in_ms is not None
+                        else ""
+                    )
+                    self.line("retry", f"{retry.reason}{wait}")
+                if state != "streaming":
+                    self._flush_error(final=state == "error")
+                if state == "aborted" and isinstance(before, ReplyItem) and before.state != "aborted":
+                    self.stopped()
+            case ReliefItem(phase=phase) if phase in ("failed", "skipped"):
+                self.line("compaction", relief_text(node))
+                self.phase(None)
+            case _:
+                pass
+
+    def _tool_status(self, before: ToolPart | None, part: ToolPart) -> None:
+        was = before.status if before is not None else None
+        if part.status == was:
+            return
+        if part.status in ("running", "done", "error") and was in (None, "streaming", "pending"):
+            self.tool_started(tool_name(part), tool_summary(part.args))
+        if part.status in ("done", "error"):
+            self.tool_finished(tool_name(part), part.status == "done", one_line(part.output or ""))
+
+    # -- engine events that are not the transcript -----------------------------------------
     def handle(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind, matched in one place
         if self.status.update(event):
             self.status_changed()
         match event:
             case events.TurnStarted():
                 self.turn_started()
-            case events.Delta(stream="text", delta=delta):
-                self.text(delta)
-            case events.Delta(stream="thinking", delta=delta):
-                self.thinking(delta)
-            case events.Delta(stream="tool", tool_call_id=call_id, tool_name=name, delta=delta):
-                if call_id is not None:
-                    if call_id not in self._args:
-                        self.tool_preparing(name or "tool")
-                    self._args.setdefault(call_id, []).append(delta)
-            case events.ToolCallStarted(tool_call_id=call_id):
-                self.tool_started(shown_name(event), tool_summary("".join(self._args.pop(call_id, []))))
-            case events.ToolCallFinished(tool_call_id=call_id, is_error=is_error):
-                self.tool_finished(shown_name(event), not is_error, one_line(self.results(call_id) or ""))
-            case events.TurnRetrying(reason=reason, retry_in_ms=int() as wait):
-                self.line("retry", f"{reason}, retrying in {wait / 1000:.1f} s")
-            case events.TurnRetrying(attempt=attempt, reason=reason, rules=rules):
-                self.discard_partial()
-                because = f" (rules: {', '.join(rules)})" if rules else ""
-                self.line("retry", f"reply discarded, retrying (attempt {attempt}): {reason}{because}")
-            case events.TurnFinished(state=state, error=error):
-                self._args.clear()
-                self.turn_finished(state, error)
-            case _:
-                self._mechanism(event)
-
-    def _mechanism(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind, matched in one place
-        match event:
+            case events.TurnFinished(state=state):
+                self.turn_finished(state)
             case events.Error(message=message):
                 self.line("warning", message)
-            case events.TtsrTriggered(rules=rules, interrupted=interrupted):
-                how = "interrupted the reply" if interrupted else "attached a reminder"
-                self.line("ttsr", f"rule {', '.join(rules)} {how}")
-            case events.AdvisorNote():
-                self.line("advisor", advisor_text(event))
             case events.AdvisorStatus(state=state, message=message):
                 self.line("advisor", f"{state}: {message}")
-            case events.CompactionStarted(level=level):
-                self.line("compaction", compaction_text(event))
-                self.phase(f"compacting ({level})")
-            case events.CompactionFinished() | events.CompactionFailed() | events.CompactionSkipped():
-                self.line("compaction", compaction_text(event))
+            case events.CompactionFinished():
                 self.phase(None)
             case events.ModeChanged(mode=mode):
                 self.line("info", MODE_LINES[mode])
-            case events.CheckpointCreated(checkpoint_id=cid, label=label):
-                self.line("checkpoint", f"{cid} {label}".strip())
-            case events.Rewound(checkpoint_id=cid, restored=restored, conflicts=conflicts):
-                text = f"to {cid}: {len(restored)} file(s) restored"
+            case events.Rewound(restored=restored, conflicts=conflicts):
+                text = f"{len(restored)} file(s) restored"
                 self.line(
                     "rewind", text + (f"; conflicts left alone: {', '.join(conflicts)}" if conflicts else "")
                 )
@@ -219,26 +316,13 @@ class Renderer:
                 pass
 
 
-MODE_LINES = {
-    "ask": "ask mode: the agent only reads (no write, edit or bash); /act to let it change files",
-    "act": "act mode: the agent may change files and run commands",
-}
-
-
-def advisor_text(note: events.AdvisorNote) -> str:
-    where = ""
-    if note.path:
-        where = f"{note.path}:{note.line} " if note.line else f"{note.path} "
-    return f"[{note.severity}] {where}{note.note}"
-
-
 class PlainRenderer(Renderer):
     """For scripts: the reply's text on stdout as it arrives, everything else on stderr."""
 
-    def __init__(self, status: Status, results: ResultLookup, out: TextIO | None = None) -> None:
-        super().__init__(status, results)
+    def __init__(self, status: Status, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        super().__init__(status)
         self.out = out or sys.stdout
-        self.err = sys.stderr
+        self.err = err or sys.stderr
         self._at_line_start = True
 
     def text(self, delta: str) -> None:
@@ -258,6 +342,9 @@ class PlainRenderer(Renderer):
         self.err.write(f"[{kind}] {text}\n")
         self.err.flush()
 
+    def stopped(self) -> None:
+        self.line("aborted", "stopped by the user")
+
     def past_prompt(self, text: str) -> None:
         self._end_line()
         self.out.write(f"› {one_line(text, 300)}\n")
@@ -275,12 +362,8 @@ class PlainRenderer(Renderer):
         if not ok:
             self.line("tool", f"{name} failed: {detail}")
 
-    def turn_finished(self, state: events.TurnEndState, error: str | None) -> None:
+    def turn_finished(self, state: events.TurnEndState) -> None:
         self._end_line()
-        if state == "error":
-            self.line("error", f"the turn failed: {error}")
-        elif state == "aborted":
-            self.line("aborted", "stopped by the user")
         if self.status.context is not None:
             self.line("status", self.status.line())
 

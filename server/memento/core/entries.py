@@ -21,6 +21,9 @@ from memento.util.jsonish import field
 
 SESSION_VERSION = 3
 
+TTSR_INJECTION = "ttsr-injection"
+"""The `customType` of the custom message that carries a TTSR rule's reminder to the model."""
+
 
 def new_entry_id(taken: Container[str] = frozenset()) -> str:
     """8 hex characters, redrawn until unique within the session (as pi)."""

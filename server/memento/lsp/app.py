@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from memento.config import MementoConfig
     from memento.core import events
     from memento.layers import Resolved, SettingsLayers
+    from memento.lsp.patches import PatchSender
     from memento.lsp.server import MementoServer
     from memento.session.session import Session
     from memento.util.tasks import TaskRegistry
@@ -47,6 +48,8 @@ class MementoApp:
         self._shown_problems: set[str] = set()
         self._warned_ignored: tuple[str, ...] = ()
         self._mechanisms: Mechanisms | None = None
+        self.patches: PatchSender | None = None
+        """The transcript's patches on their way to the editor (once the engine is built)."""
 
     @property
     def session(self) -> Session:
@@ -102,6 +105,7 @@ class MementoApp:
         from memento.config import data_dir
         from memento.layers import SettingsLayers
         from memento.lsp.bridge import LspEditor
+        from memento.lsp.patches import PatchSender
         from memento.providers.factory import create_provider
         from memento.session.session import Session
 
@@ -119,11 +123,15 @@ class MementoApp:
             editor=LspEditor(self.server, self.server.buffers),
         )
         self._session.events.subscribe(self.on_event)
+        self.patches = PatchSender(lambda params: self.server.protocol.notify(p.TRANSCRIPT_PATCH, params))
+        self._session.transcript.subscribe(self.patches.hear)
         self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
         self._session.watch_window(self.tasks.spawn)
         for feature in self.features:
             feature.started()
         self._announce(resolved)
+        if config.session.resume == "last":
+            self._session.start_resume(self.spawn)
 
     def _resolve(self) -> Resolved:
         assert self.layers is not None

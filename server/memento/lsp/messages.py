@@ -46,8 +46,20 @@ class SteerParams(Model):
 
 
 class HistoryParams(Model):
+    """`memento/history`: to be removed once the clients draw `memento/transcript`."""
+
     cursor: str | None = None
     limit: int = Field(default=100, ge=1, le=1000)
+
+
+class TranscriptParams(Model):
+    """`memento/transcript`: a page of the session's transcript (`core.transcript.TranscriptPage`)."""
+
+    cursor: str | None = None
+    """The key of an item: the page ends just before it (absent: the newest items)."""
+    limit: int = Field(default=100, ge=1, le=1000)
+    newest_first: bool = False
+    """The page's items newest first (they are oldest first otherwise)."""
 
 
 class RunningTurn(Model):
@@ -83,6 +95,8 @@ class SessionItem(Model):
     updated_at: str
     damaged: str | None = None
     """Why the file cannot be used as it is (listed so that it does not go unnoticed)."""
+    current: bool | None = None
+    """The session this server shows now (listed from its start, before anything is stored)."""
 
 
 class SessionListResult(Model):
@@ -119,6 +133,8 @@ class ChildTagged(Model):
 
 
 class StreamParams(ChildTagged):
+    """`memento/stream`: to be removed once the clients apply `memento/transcript/patch`."""
+
     turn_id: str
     stream: Literal["text", "thinking", "tool"]
     delta: str

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memento.session.hooks import Hooks, RetryRequest, TurnInfo
     from memento.session.session import Session
     from memento.session.tools.base import Tool
+    from memento.session.transcript.projector import TranscriptProjector
     from memento.session.window import WindowBelief
     from memento.util.tasks import Spawn
 
@@ -151,6 +152,12 @@ class HookContext:
     def get(self, entry_id: str) -> Entry | None:
         store = self._session.store
         return store.get(entry_id) if store is not None else None
+
+    @property
+    def transcript(self) -> TranscriptProjector:
+        """What the front ends show of this session (a mechanism tells it what only it knows:
+        the subagents of a `task` call)."""
+        return self._session.transcript
 
     @property
     def allowed_commands(self) -> frozenset[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import gc
 import json
 import logging
@@ -13,7 +14,15 @@ from typing import Any, TypeVar, cast
 
 from memento.config import MementoConfig
 from memento.core import events
-from memento.core.entries import Entry, EntryBase, MessageEntry, ModelChangeEntry, new_entry_id, parse_entry
+from memento.core.entries import (
+    Entry,
+    EntryBase,
+    MessageEntry,
+    ModelChangeEntry,
+    new_entry_id,
+    now_iso,
+    parse_entry,
+)
 from memento.core.events import EventBus, SessionMode
 from memento.core.messages import AssistantMessage, Message, Usage
 from memento.core.provider import ModelRequest, Provider, ToolSpec
@@ -26,7 +35,10 @@ from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
 from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
+    MigrationFailed,
+    SessionCorrupt,
     SessionInfo,
+    SessionLocked,
     SessionStore,
     list_sessions,
     new_session_path,
@@ -34,6 +46,8 @@ from memento.session.store import (
 )
 from memento.session.tools.base import Tool, ToolContext
 from memento.session.tools.registry import default_tools
+from memento.session.transcript.builder import TranscriptBuilder, build
+from memento.session.transcript.projector import TranscriptProjector, child_loader
 from memento.session.turn import TurnRunner
 from memento.session.window import WindowBelief
 from memento.util.offloop import off_loop_work
@@ -88,6 +102,8 @@ class Session:
         self._configure_tools(config)
         self.store: SessionStore | None = None
         self.session_id = secrets.token_hex(4)
+        self._planned: Path | None = None
+        self._resuming: asyncio.Task[None] | None = None
         self._turn_lock = asyncio.Lock()
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
@@ -102,6 +118,8 @@ class Session:
         self.windows = windows or WindowBelief()
         """The context window believed for the model (shared with the session's children)."""
         self._window_spawn: Spawn | None = None
+        self.transcript = TranscriptProjector(self)
+        """What front ends draw of this session, kept current (`session/transcript/`)."""
 
     # -- configuration ----------------------------------------------------------------
     def apply_config(self, config: MementoConfig, provider: Provider | None = None) -> None:
@@ -185,15 +203,35 @@ class Session:
     def directory(self) -> Path:
         return sessions_dir(self.data_dir, self.root)
 
+    @property
+    def planned_path(self) -> Path:
+        """Where this session's file is (or will be, once something is stored)."""
+        if self.store is not None:
+            return self.store.path
+        if self._planned is None:
+            self._planned = new_session_path(self.directory, self.session_id)
+        return self._planned
+
     def _ensure_store(self) -> SessionStore:
         if self.store is None:
-            path = new_session_path(self.directory, self.session_id)
+            path = self.planned_path
             self.store = SessionStore.create(path, cwd=str(self.root), session_id=self.session_id)
         return self.store
 
+    def unsaved_info(self) -> SessionInfo | None:
+        """This session as a list item while nothing of it is stored yet (so a session list
+        shows it from its start); None once its file exists."""
+        if self.store is not None:
+            return None
+        return SessionInfo(
+            id=self.session_id, path=str(self.planned_path), title=None, updated_at=now_iso(), entry_count=0
+        )
+
     def append(self, entry: Entry) -> Entry:
         """Store an entry durably (secrets redacted); the caller announces it afterwards."""
-        return self._ensure_store().append(_redacted(entry))
+        stored = self._ensure_store().append(_redacted(entry))
+        self.transcript.entry_appended(stored)
+        return stored
 
     def draft(self, kind: type[E], /, **fields: Any) -> E:
         """A new entry of `kind` at the leaf, not stored yet: its id and parent filled in,
@@ -209,6 +247,7 @@ class Session:
         store = self._ensure_store()
         entry = _redacted(MessageEntry(id=store.new_id(), parent_id=store.leaf_id, message=message))
         store.append(entry)
+        self.transcript.entry_appended(entry)
         return cast(MessageEntry, entry)
 
     def record_model(self) -> None:
@@ -258,6 +297,7 @@ class Session:
             raise Busy("a turn is running; abort it before starting a new session")
         self._close_store()
         self.session_id = secrets.token_hex(4)
+        self._planned = None
         self._recorded_model = None
         self.events.publish(events.SessionChanged(session_id=self.session_id))
         return self.session_id
@@ -274,18 +314,61 @@ class Session:
                 raise FileNotFoundError(f"no session {session_id!r} in {self.directory}")
             if self.store is not None and self.store.path == Path(match.path):
                 return session_id
-            store = await asyncio.to_thread(_load_store, Path(match.path))
+            store, transcript = await asyncio.to_thread(_load_store, Path(match.path))
             if self.busy:  # a prompt came in while the file was read
                 store.close()
                 raise Busy("a turn started; abort it before switching sessions")
-            self._close_store()
-            self.store = store
-            self.session_id = session_id
-            self._recorded_model = None
-            for warning in store.warnings:
-                self.events.publish(events.Error(message=f"session {session_id}: {warning}"))
-            self.events.publish(events.SessionChanged(session_id=session_id))
+            self._use_loaded(store, transcript)
             return session_id
+
+    def _use_loaded(self, store: SessionStore, transcript: TranscriptBuilder) -> None:
+        self._close_store()
+        self.store = store
+        self.session_id = store.header.id
+        self._recorded_model = None
+        self.transcript.replace(transcript)
+        for warning in store.warnings:
+            self.events.publish(events.Error(message=f"session {self.session_id}: {warning}"))
+        self.events.publish(events.SessionChanged(session_id=self.session_id))
+
+    def start_resume(self, spawn: Spawn) -> None:
+        """Reopen the most recent session in the background (`resume_last`); requests that
+        read the session wait for it (`settled`), and a prompt's turn runs after it."""
+
+        async def resume() -> None:
+            await self.resume_last()
+
+        self._resuming = spawn(resume(), "resume-session")
+
+    async def settled(self) -> None:
+        """Wait until a resume started at startup has finished (it may have found nothing)."""
+        resuming = self._resuming
+        if resuming is not None and not resuming.done():
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(resuming)
+
+    async def resume_last(self, *, quiet: bool = True) -> str | None:
+        """Reopen the workspace's most recent session that has anything in it (the editors
+        do this when they start, unless `session.resume` is "new"; `memento chat -c`). None
+        when there is none, or (`quiet`) when it cannot be opened: another server holds it,
+        so this one starts anew. A prompt sent meanwhile waits, and goes to the reopened one."""
+        async with self._switching, self._turn_lock:
+            if self.store is not None:
+                return None  # something was stored already: that session stays
+            infos = await asyncio.to_thread(self.list_sessions)
+            for info in infos:
+                if info.damaged is not None or info.entry_count == 0:
+                    continue
+                try:
+                    store, transcript = await asyncio.to_thread(_load_store, Path(info.path))
+                except (SessionLocked, SessionCorrupt, MigrationFailed, OSError) as exc:
+                    if not quiet:
+                        raise
+                    log.info("not resuming session %s: %s", info.id, exc)
+                    return None
+                self._use_loaded(store, transcript)
+                return self.session_id
+            return None
 
     def list_sessions(self) -> list[SessionInfo]:
         """The workspace's sessions (blocking: call it in a thread from async code)."""
@@ -295,6 +378,7 @@ class Session:
         """Write to `store` from now on (a subagent's file, created with its link entry)."""
         self._close_store()
         self.store = store
+        self.transcript.rebuild()
 
     def close_store(self) -> None:
         """Close the session file (the session stays usable: the next entry starts a new one)."""
@@ -325,6 +409,7 @@ class Session:
         return turn.turn_id
 
     async def _run(self, turn: TurnInfo) -> None:
+        await self.settled()
         async with self._turn_lock:
             if (task := asyncio.current_task()) is not None:
                 self._queued.discard(task)
@@ -428,12 +513,21 @@ def _redacted(entry: Entry) -> Entry:
     return entry if clean is data else parse_entry(clean)
 
 
-def _load_store(path: Path) -> SessionStore:
-    """Open a session file (in a worker thread); what was loaded is then left out of the
-    collector's passes for good."""
-    store = off_loop_work(lambda: SessionStore.open(path))
+def _load_store(path: Path) -> tuple[SessionStore, TranscriptBuilder]:
+    """Open a session file and build its transcript (in a worker thread); what was loaded is
+    then left out of the collector's passes for good."""
+
+    def load() -> tuple[SessionStore, TranscriptBuilder]:
+        store = SessionStore.open(path)
+        try:
+            return store, build(store.branch_path(), children=child_loader(store.path))
+        except BaseException:
+            store.close()
+            raise
+
+    loaded = off_loop_work(load)
     gc.freeze()
-    return store
+    return loaded
 
 
 def approx_tokens(text: str) -> int:

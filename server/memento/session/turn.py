@@ -12,7 +12,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar, assert_never
 
 from memento.core import events
-from memento.core.entries import now_ms
+from memento.core.entries import CustomEntry, now_ms
 from memento.core.events import TurnEndState
 from memento.core.messages import (
     AssistantMessage,
@@ -44,6 +44,7 @@ from memento.session.questions import asks_for_change, is_question
 from memento.session.tools.base import CURRENT_CALL, EndsOnAbort, FromServer, ToolOrigin, ToolOutput
 from memento.session.tools.permission import denied_by_policy
 from memento.session.tools.registry import run_tool
+from memento.session.transcript import records
 
 if TYPE_CHECKING:
     from memento.session.session import Session
@@ -131,6 +132,11 @@ class TurnRunner:
                     await hook.on_turn_end(session.hook_context, turn, state)
                 except Exception:
                     log.exception("turn-end hook failed")
+            if state != "finished":
+                # How it ended, for a transcript read back later (the stored reply may not say:
+                # a turn stopped while a tool ran).
+                record = records.TurnEnd(turn_id=turn.turn_id, state=state, error=error)
+                session.append_new(CustomEntry, custom_type=records.TURN_END, data=record.data())
             session.publish_context()
             session.events.publish(events.TurnFinished(turn_id=turn.turn_id, state=state, error=error))
         return state
@@ -269,19 +275,32 @@ class TurnRunner:
             error = f"gave up after {limit} {'retry' if limit == 1 else 'retries'} ({retry.reason})"
             self._store_reply(builder, started, "error", error)
             raise TurnFailed(error)
+        dropped = None
         if retry.keep_partial:
             self._store_reply(builder, started, "aborted", retry.reason)
+        else:
+            dropped = builder.build(api="", provider="", model="", timestamp=started).text()
         turn.attempt += 1
+        if retry.on_retry is not None:
+            try:
+                retry.on_retry()  # what the next request must carry (a TTSR reminder)
+            except Exception:
+                log.exception("retry callback failed")
+        # Stored after the reminder, as metadata after it (no message of its own: a
+        # compaction's cut never stops between a prompt and its reminder because of it).
+        record = records.Retry(
+            turn_id=turn.turn_id,
+            attempt=turn.attempt,
+            reason=retry.reason,
+            rules=retry.rules,
+            discarded=dropped[-records.DISCARDED_CHARS :] if dropped else None,
+        )
+        session.append_new(CustomEntry, custom_type=records.RETRY, data=record.data())
         session.events.publish(
             events.TurnRetrying(
                 turn_id=turn.turn_id, attempt=turn.attempt, reason=retry.reason, rules=retry.rules
             )
         )
-        if retry.on_retry is not None:
-            try:
-                retry.on_retry()
-            except Exception:
-                log.exception("retry callback failed")
 
     async def _recovers_from(self, error: ProviderError) -> bool:
         recovered = False

@@ -222,6 +222,7 @@ async def _converse(
     handle: Closeable | None = None
     try:
         session.use_store(await asyncio.to_thread(_open_store, child, ctx, session))
+        parent.transcript.adopt(child.id, session.transcript)  # its card shows its transcript
         handle = ctx.install(session)
         granted = set(granted_tools(child.agent, {tool.spec.name for tool in parent.tools()}))
         session.tools = {name: tool for name, tool in session.tools.items() if name in granted}

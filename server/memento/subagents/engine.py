@@ -251,6 +251,15 @@ class SubagentEngine(Hooks, phase=Phase.OBSERVE):
             del self.children[old.id]
 
     def _changed(self, child: Child) -> None:
+        self.session.transcript.subagent(
+            child.parent_tool_call_id,
+            child.id,
+            agent=child.agent.name,
+            state=child.state,
+            prompt=child.item.prompt,
+            error=child.error,
+            merge=child.merge.state if child.merge else None,
+        )
         self._tell(child.info())
 
     def _forward(self, child: Child, event: events.Event) -> None:

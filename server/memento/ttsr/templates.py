@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from memento.core.entries import TTSR_INJECTION
 from memento.ttsr.model import Rule
 
-INJECTION_TYPE = "ttsr-injection"
+INJECTION_TYPE = TTSR_INJECTION
 _RULE_ATTR = re.compile(r'<system-(?:interrupt|reminder) reason="rule_violation" rule="([^"]+)"')
 
 

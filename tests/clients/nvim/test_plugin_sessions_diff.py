@@ -4,6 +4,7 @@ and :MementoSession starts a new session and switches back through vim.ui.select
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from testkit import Reply, ScriptedModelServer, Text
@@ -45,8 +46,10 @@ def test_follow_diff_and_sessions(
 
     assert prompts[0] not in observed["chat_new_session"]
     picked = observed["session_select"]
-    # The new session has no messages yet, so no file to list.
-    assert picked["kind"] == "memento.session" and picked["items"] == [f"{prompts[0]} — just now"]
+    # The new session has no messages yet, and is listed all the same (the current one, first:
+    # named by its id until its first prompt names it).
+    assert picked["kind"] == "memento.session" and picked["items"][1:] == [f"{prompts[0]} — just now"]
+    assert re.fullmatch(r"[0-9a-f]{8} — just now", picked["items"][0])
     first = observed["chat_first_session"]
     assert prompts[0] in first and prompts[1] in first and "Paragraph 39 of a long explanation." in first
     assert observed["errors"] == []

@@ -17,13 +17,13 @@ from memento.config import CompactionSettings, MementoConfig, ProviderConfig, Re
 from memento.core import events
 from memento.core.entries import CompactionEntry
 from memento.governance.governor import Governor
-from memento.governance.history import relief_history
 from memento.governance.mechanism import Governance
 from memento.governance.prompts import SUMMARIZATION_SYSTEM_PROMPT
 from memento.governance.remote import ENCRYPTED_NOTE
 from memento.providers.factory import create_provider
 from memento.session.llm_context import build_session_context
 from memento.session.mechanism import InstallContext
+from memento.session.relief_log import relief_history
 from memento.session.session import Session
 from memento.session.store import read_session
 from memento.util.tasks import TaskRegistry

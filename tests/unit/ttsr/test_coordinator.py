@@ -71,8 +71,17 @@ async def test_an_interrupt_drops_the_partial_reply_injects_and_retries(make, ro
     assert server.wait_for_disconnect(5)
     [retry] = kit.of(events.TurnRetrying)
     assert retry.rules == ["no-console"] and retry.attempt == 2 and "no-console" in retry.reason
-    assert types_of(kit) == ["message:user", "custom_message", "ttsr_injection", "message:assistant"]
-    reminder, marker, answer = kit.entries()[1:]
+    assert types_of(kit) == [
+        "message:user",
+        "custom_message",
+        "ttsr_injection",
+        "custom",
+        "message:assistant",
+    ]
+    reminder, marker, dropped, answer = kit.entries()[1:]
+    # What the transcript shows after a restart: the rule, the attempt, what was dropped.
+    assert dropped["customType"] == "memento.retry" and dropped["data"]["rules"] == ["no-console"]
+    assert dropped["data"]["discarded"] == "First some prose. Then console.log(x)"
     assert reminder["customType"] == "ttsr-injection" and reminder["display"] is False
     assert reminder["details"] == {"rules": ["no-console"]} and "Use the logger." in reminder["content"]
     assert marker["injectedRules"] == ["no-console"]
@@ -92,10 +101,12 @@ async def test_keep_stores_the_partial_reply_before_the_reminder(make, root, ser
         "message:assistant",
         "custom_message",
         "ttsr_injection",
+        "custom",  # the retry's record: nothing was dropped (the partial reply is stored)
         "message:assistant",
     ]
     partial = kit.entries()[1]["message"]
     assert partial["stopReason"] == "aborted" and partial["content"][0]["text"].startswith("Partial console.")
+    assert "discarded" not in kit.entries()[4]["data"]
 
 
 @pytest.mark.asyncio
@@ -193,7 +204,9 @@ async def test_a_model_that_keeps_violating_ends_the_turn_with_a_clear_error(mak
     assert end.state == "error"
     assert end.error == "gave up after 2 retries (TTSR matched rule: no-console)"
     assert len(server.requests) == 3
-    assert types_of(kit)[-1] == "message:assistant" and kit.entries()[-1]["message"]["stopReason"] == "error"
+    assert types_of(kit)[-2:] == ["message:assistant", "custom"]
+    assert kit.entries()[-2]["message"]["stopReason"] == "error"
+    assert kit.entries()[-1]["data"] == {"turnId": end.turn_id, "state": "error", "error": end.error}
 
 
 @pytest.mark.asyncio

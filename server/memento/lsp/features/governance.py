@@ -185,7 +185,7 @@ class CompactionFeature(LanguageFeature):
         ).wire()
 
     def compaction_list(self, params: Any) -> dict[str, Any]:
-        from memento.governance.history import relief_history
+        from memento.session.relief_log import relief_history
 
         records = relief_history(self.app.session.branch_path())
         return p.CompactionListResult(

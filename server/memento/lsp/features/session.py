@@ -1,4 +1,5 @@
-"""Requests that drive the session: prompt, abort, steer, history, session list/new/open, context."""
+"""Requests that drive the session: prompt, abort, steer, the transcript (and the history it
+replaces), session list/new/open, context."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class SessionFeature(LanguageFeature):
         self.command(p.CMD_ABORT, self.abort_command)
         self.on(p.STEER, self.steer)
         self.on(p.HISTORY, self.history)
+        self.on(p.TRANSCRIPT, self.transcript)
         self.on(p.SESSION_LIST, self.session_list)
         self.on(p.SESSION_NEW, self.session_new)
         self.on(p.SESSION_OPEN, self.session_open)
@@ -55,9 +57,24 @@ class SessionFeature(LanguageFeature):
             raise p.invalid_params(str(exc)) from None
         return p.SteerResult(delivered=False, turn_id=turn_id).wire()
 
-    def history(self, params: Any) -> dict[str, Any]:
-        from memento.governance.history import relief_history  # the engine loads after `initialize`
+    async def transcript(self, params: Any) -> dict[str, Any]:
+        from memento.session.transcript.projector import UnknownCursor
 
+        args = p.parse(p.TranscriptParams, params)
+        await self.app.session.settled()
+        if self.app.patches is not None:
+            self.app.patches.flush()  # what was queued goes first: the page holds it
+        try:
+            page = self.app.session.transcript.page(args.cursor, args.limit, args.newest_first)
+        except UnknownCursor as exc:
+            raise p.invalid_params(str(exc)) from None
+        return page.wire()
+
+    async def history(self, params: Any) -> dict[str, Any]:
+        """To be removed once the clients draw `memento/transcript`."""
+        from memento.session.relief_log import relief_history  # the engine loads after `initialize`
+
+        await self.app.session.settled()
         args = p.parse(p.HistoryParams, params)
         entries = self.app.session.branch_path()
         end = len(entries)
@@ -81,10 +98,22 @@ class SessionFeature(LanguageFeature):
         ).wire()
 
     async def session_list(self, params: Any) -> dict[str, Any]:
-        infos = await asyncio.to_thread(self.app.session.list_sessions)
+        session = self.app.session
+        await session.settled()
+        infos = await asyncio.to_thread(session.list_sessions)
+        unsaved = session.unsaved_info()
+        if unsaved is not None:
+            infos.insert(0, unsaved)
         return p.SessionListResult(
             sessions=[
-                p.SessionItem(id=i.id, path=i.path, title=i.title, updated_at=i.updated_at, damaged=i.damaged)
+                p.SessionItem(
+                    id=i.id,
+                    path=i.path,
+                    title=i.title,
+                    updated_at=i.updated_at,
+                    damaged=i.damaged,
+                    current=i.id == session.session_id or None,
+                )
                 for i in infos
             ]
         ).wire()

@@ -1,4 +1,5 @@
-"""The relief steps a session's active path went through, for editors' compaction views.
+"""The relief steps a session's active path went through, for editors' compaction views and
+the transcript's relief marks.
 
 Read back from what the steps leave in the session: a `compaction` entry per compaction
 (its summary, and in `details` the summarizer — the provider's name too when it wrote the
@@ -82,15 +83,17 @@ def _rewrite(entry: CustomEntry) -> ReliefRecord | None:
     )
 
 
+def relief_record(entry: Entry) -> ReliefRecord | None:
+    """The relief step `entry` records (None when it records none)."""
+    if isinstance(entry, CompactionEntry):
+        return _compaction(entry)
+    if isinstance(entry, CustomEntry) and is_record(entry):
+        return _rewrite(entry)
+    return None
+
+
 def relief_history(path: Sequence[Entry]) -> list[ReliefRecord]:
     """Every prune, shake and compaction on `path`, newest first."""
-    found: list[ReliefRecord] = []
-    for entry in path:
-        if isinstance(entry, CompactionEntry):
-            found.append(_compaction(entry))
-        elif isinstance(entry, CustomEntry) and is_record(entry):
-            record = _rewrite(entry)
-            if record is not None:
-                found.append(record)
+    found = [record for entry in path if (record := relief_record(entry)) is not None]
     found.reverse()
     return found
