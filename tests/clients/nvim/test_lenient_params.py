@@ -28,7 +28,9 @@ def test_lua_empty_tables_and_nil_are_no_arguments(
     assert refused == {}
     assert answers["history {}"]["result"] == {"entries": [], "relief": {}}
     assert isinstance(answers["advisor/toggle {}"]["result"]["enabled"], bool)
-    assert answers["session/list nil"]["result"] == {"sessions": []}
+    # Only the session just opened, listed from its start (before it has a message).
+    listed = answers["session/list nil"]["result"]["sessions"]
+    assert [session["current"] for session in listed] == [True]
     assert answers["context nil"]["result"]["contextWindow"] == 100_000
     assert answers["abort nil"]["result"] == {"aborted": False}
     assert answers["abort command {}"]["result"] == {"aborted": False}
