@@ -309,3 +309,49 @@ async def test_a_prune_audit_names_each_result_and_one_can_be_brought_back(
         assert (await editor.request("memento/relief/audit", {"id": prune["id"]}))["edits"][0]["restored"]
         with pytest.raises(JsonRpcException, match="already brought back"):
             await editor.request("memento/relief/undo", {"id": prune["id"], "entryId": edit["entryId"]})
+
+
+@pytest.mark.asyncio
+async def test_a_shake_audit_shows_the_region_taken_out_and_undoing_it_sends_it_again(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    log = "\n".join(f"line {n}: status ok, value {n * 7}" for n in range(300))
+    prompt = f"Here is the log:\n```text\n{log}\n```\nWhat failed?"
+    options = provider_options(model_server.openai_base_url, contextWindow=100_000)
+    # Nothing is old enough to summarise: the aggressive `/compact` only shakes.
+    options["compaction"] = {"reserveTokens": 2000, "keepRecentTokens": 60_000}
+    model_server.enqueue(Reply(Text("Nothing failed.")), Reply(Text("Shaken.")), Reply(Text("Restored.")))
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        await _finished(editor, prompt)
+        done = await editor.request("memento/compact", {"aggressive": True})
+        assert done["compacted"] is False and done["tokensAfter"] < done["tokensBefore"]
+        [shake] = (await editor.request("memento/compaction/list"))["compactions"]
+        assert (shake["level"], shake["reason"]) == ("shake", "manual")
+        audit = await editor.request("memento/relief/audit", {"id": shake["id"]})
+        [edit] = audit["edits"]
+        stored = _stored(data_dir)
+        assert stored[edit["entryId"]]["message"]["content"] == prompt
+        assert (edit["kind"], edit["role"], edit.get("tool")) == (
+            "block",
+            "user",
+            None,
+        )
+        # The region is the fenced block, whole; the model reads a placeholder instead.
+        region = prompt[prompt.index("```text") : prompt.rindex("```") + 3]
+        assert edit["chars"] == len(region) and edit["preview"].startswith("```text line 0: status ok")
+        assert "[shaken ~" in edit["replacement"] and edit["tokens"] > 400
+        assert (audit["tokensBefore"], audit["tokensAfter"]) == (shake["tokensBefore"], shake["tokensAfter"])
+
+        await _finished(editor, "And now?")
+        assert "line 299: status ok" in _sent(model_server, 0)
+        after = _sent(model_server, 1)
+        assert "line 299: status ok" not in after and edit["replacement"] in json.loads(after)[0]["content"]
+
+        result = await editor.request("memento/relief/undo", {"id": shake["id"]})
+        assert result["undone"] is True and result["tokensAfter"] > result["tokensBefore"]
+        await _finished(editor, "Once more")
+        restored = json.loads(_sent(model_server, 2))
+        assert restored[0]["content"] == prompt
+        assert (await editor.request("memento/relief/audit", {"id": shake["id"]}))["undoneBy"] == result[
+            "undoId"
+        ]
