@@ -177,6 +177,8 @@ async def test_a_compaction_audit_lists_what_went_and_stayed_and_undo_restores_i
             (undo_id, None, mark["audit"]),
         ]
         assert (await editor.request("memento/relief/audit", {"id": mark["audit"]}))["undoneBy"] == undo_id
+        [listed] = (await editor.request("memento/compaction/list"))["compactions"]
+        assert (listed["id"], listed["undoneBy"]) == (mark["audit"], undo_id)
         undo_audit = await editor.request("memento/relief/audit", {"id": undo_id})
         assert (undo_audit["level"], undo_audit["undoes"]) == ("undo", mark["audit"])
         # Undoing twice is refused, and says why.

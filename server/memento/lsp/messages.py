@@ -468,6 +468,8 @@ class CompactionItem(Model):
     summary: str | None = None
     entries: int | None = None
     """Entries a prune or shake rewrote."""
+    undone_by: str | None = None
+    """The undo that took the step back (`memento/relief/undo`); `id` is the step's audit."""
 
 
 class CompactionListResult(Model):
