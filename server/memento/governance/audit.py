@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from memento.core.entries import TTSR_INJECTION, CompactionEntry, CustomMessageEntry, Entry, MessageEntry
 from memento.core.messages import (
     AssistantMessage,
@@ -30,7 +32,7 @@ from memento.session.edits import ContextEdit, apply_edits, read_record, result_
 from memento.session.projection import ProjectedEntry, project, stored_message
 from memento.session.relief_log import relief_record
 from memento.session.relief_undo import effective_undos, undo_data, undo_target
-from memento.util.jsonish import as_array, as_object
+from memento.util.jsonish import as_array
 
 PREVIEW = 160
 
@@ -318,9 +320,12 @@ def _undo(
     target, item = undo_target(entry) or ("", None)
     tokens_before, tokens_after = data.get("tokensBefore"), data.get("tokensAfter")
     by_id = {e.id: e for e in apply_edits(before)}
-    drops = [
-        ContextEdit.model_validate(d) for d in as_array(data.get("edits")) or [] if as_object(d) is not None
-    ]
+    drops: list[ContextEdit] = []
+    for raw in as_array(data.get("edits")) or []:
+        try:
+            drops.append(ContextEdit.model_validate(raw))
+        except ValidationError:
+            continue  # a malformed drop is not applied either (`edits.read_record`)
     return ReliefAudit(
         id=entry.id,
         at=entry.timestamp,
