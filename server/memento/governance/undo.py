@@ -134,7 +134,7 @@ class ReliefUndo:
             data["reapplies"] = target.reapplies
         draft = session.draft(CustomEntry, custom_type=UNDO_RECORD, data=data)
         if drop:
-            data["edits"] = self._drops([*path, draft], drop)
+            data["edits"] = await asyncio.to_thread(self._drops, [*path, draft], drop)
             draft.data = data
         meter.update(session)
         before = meter.tokens
@@ -143,7 +143,6 @@ class ReliefUndo:
         settings = window_settings(session.config, window)
         threshold = threshold_tokens(window, settings) if settings.enabled else window
         if local_after > threshold:
-            restored = apply_edits([*path, draft])
             return UndoOutcome(
                 undone=False,
                 tokens_before=before,
@@ -153,7 +152,7 @@ class ReliefUndo:
                 threshold=threshold,
                 needed=local_after,
                 droppable=await asyncio.to_thread(
-                    self._droppable, restored, local_after - threshold, set(drop)
+                    self._droppable, [*path, draft], local_after - threshold, set(drop)
                 ),
             )
         draft.data = {**data, "tokensBefore": before, "tokensAfter": after}
@@ -182,7 +181,10 @@ class ReliefUndo:
             )
         return [e.wire() for e in edits]
 
-    def _droppable(self, restored: list[Entry], excess: int, dropped: set[str]) -> list[AuditEntry]:
+    def _droppable(self, path: list[Entry], excess: int, dropped: set[str]) -> list[AuditEntry]:
+        """The tool results of the context `path` gives, largest first, until they add up to
+        more than `excess` (blocking: tokenizes)."""
+        restored = apply_edits(path)
         estimator = self.relief.meter.estimator
         items = [
             i
