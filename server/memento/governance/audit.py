@@ -165,7 +165,7 @@ def build_audit(path: Sequence[Entry], step_id: str, estimator: Estimator) -> Re
     if isinstance(entry, CompactionEntry):
         return _compaction(audit, entry, before, path[index + 1 :], estimator, calls)
     restored: set[str] = (undone[1] or set[str]()) if undone is not None else set[str]()
-    return _rewrite(audit, entry, before, restored, estimator, calls)
+    return _rewrite(audit, entry, path[:index], before, restored, estimator, calls)
 
 
 def _compaction(
@@ -237,6 +237,7 @@ def _carried(after: Sequence[Entry], estimator: Estimator, calls: dict[str, Tool
 def _rewrite(
     audit: ReliefAudit,
     entry: Entry,
+    original: Sequence[Entry],
     before: list[Entry],
     restored: set[str],
     estimator: Estimator,
@@ -256,11 +257,15 @@ def _rewrite(
         for edit in edits
     ]
     touched = {e.entry_id for e in edits}
-    items = project(before).entries
+    stored = {e.id: e for e in original}
+    # Verbatim: untouched by this step and by any before it (`apply_edits` hands back the
+    # stored entry itself where no edit applied).
     kept = [
         i
-        for i in items
-        if i.source.id not in touched and any(isinstance(m, ToolResultMessage) for m in i.messages)
+        for i in project(before).entries
+        if i.source.id not in touched
+        and i.source is stored.get(i.source.id)
+        and any(isinstance(m, ToolResultMessage) for m in i.messages)
     ]
     return audit.model_copy(update={"edits": out, "kept": _entries(kept, estimator, calls)})
 
