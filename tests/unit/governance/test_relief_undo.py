@@ -98,3 +98,32 @@ def test_what_an_undo_leaves_out_applies_as_a_prune_until_the_undo_is_undone() -
     assert "BIG-RESULT" not in _sent(b) and "[left out]" in _sent(b) and "SUMMARY" not in _sent(b)
     _undo(b, undo)
     assert "[left out]" not in _sent(b) and "SUMMARY" in _sent(b)
+
+
+def test_a_later_compactions_audit_starts_at_the_earlier_ones_kept_tail() -> None:
+    from memento.governance.audit import build_audit
+    from memento.governance.tokens import Chars4Estimator
+
+    b = PathBuilder()
+    b.user("FIRST")
+    b.assistant("first answer")
+    second = b.user("SECOND").id
+    b.read("a.py", "A-TEXT " * 20)
+    b.assistant("second answer")
+    one = _compact(b, second)
+    third = b.user("THIRD").id
+    b.assistant("third answer")
+    two = _compact(b, third)
+    b.custom("a mechanism's note after it")
+    audit = build_audit(b.entries, two, Chars4Estimator())
+    assert audit is not None and audit.previous_summary
+    # What the first compaction kept, the second summarised (the first's own summary is folded in).
+    assert [e.entry_id for e in audit.summarized] == [second, "e03", "e04", "e05"]
+    assert [(e.tool, e.file) for e in audit.summarized if e.role == "toolResult"] == [("read", "a.py")]
+    assert [e.entry_id for e in audit.kept] == [third, "e08"]
+    assert audit.cut is not None and audit.cut.first_kept_entry_id == third and not audit.cut.split_turn
+    assert [e.preview for e in audit.carried] == ["a mechanism's note after it"]
+    first = build_audit(b.entries, one, Chars4Estimator())
+    assert first is not None and not first.previous_summary
+    assert [e.preview for e in first.summarized] == ["FIRST", "first answer"]
+    assert build_audit(b.entries, "nope", Chars4Estimator()) is None
