@@ -67,6 +67,13 @@ async def test_the_provider_compacts_at_the_threshold_and_the_editor_is_told(
         ]
         [listed] = (await editor.request("memento/compaction/list"))["compactions"]
         assert (listed["summarizer"], listed["provider"]) == ("provider", "openai")
+        # Its audit names the provider and the model that wrote it, and what it stands for.
+        audit = await editor.request("memento/relief/audit", {"id": listed["id"]})
+        assert (audit["summarizer"], audit["provider"]) == ("provider", "openai")
+        assert audit["model"] == model_server.requests[0].body["model"]
+        assert [(e["tool"], e["file"]) for e in audit["summarized"] if e["role"] == "toolResult"] == [
+            ("read", "a.py")
+        ]
         # The meter: the provider's compaction is the newest request with usage on the path.
         await editor.until(lambda: editor.contexts[-1].get("lastUsage", {}).get("cacheRead") == 6900)
         [openai] = editor.contexts[-1]["usage"]

@@ -20,7 +20,7 @@ from tests.transcript.test_property import run_script
 
 TOUR = ["say", "read", "edit", "ttsr", "steer", "subagent", "compact", "fail", "abort", "abort-tool", "retry"]
 FIXTURES = {
-    "tour": Script(101, [*TOUR, "compact-early", "rewind", "say"], advisor=True, keep_partial=False),
+    "tour": Script(101, [*TOUR, "undo", "compact-early", "rewind", "say"], advisor=True, keep_partial=False),
     "keep-partial": Script(
         102, ["say", "ttsr", "edit", "subagent", "rewind", "say"], advisor=False, keep_partial=True
     ),

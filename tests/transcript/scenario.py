@@ -259,6 +259,23 @@ async def compact_early(world: World, editor: Editor) -> None:
     assert "tokensBefore" in result, result
 
 
+async def undo(world: World, editor: Editor) -> None:
+    """The newest relief step in force undone (its mark says so, the undo has one), and when
+    an odd number are in force that undo undone too (the step is in force again)."""
+    page = await editor.request("memento/transcript", {})
+    marks = [
+        i
+        for i in page["items"]
+        if i["kind"] == "relief" and "audit" in i and "undoes" not in i and "undoneBy" not in i
+    ]
+    if not marks:
+        return
+    result = await editor.request("memento/relief/undo", {"id": marks[-1]["audit"]})
+    if result["undone"] and len(marks) % 2:  # (not drawn from the world: the tour stays as it was)
+        again = await editor.request("memento/relief/undo", {"id": result["undoId"]})
+        assert again["undone"], again
+
+
 async def rewind(world: World, editor: Editor) -> None:
     """Back to the newest checkpoint, conversation only: the branch moves (a reset)."""
     listed = (await editor.request("memento/checkpoint/list"))["checkpoints"]
@@ -283,7 +300,10 @@ STEPS: dict[str, Run] = {
     "compact": compact,
     "compact-early": compact_early,
     "rewind": rewind,
+    "undo": undo,
 }
+RANDOM_STEPS = [name for name in STEPS if name != "undo"]
+"""The steps random scripts draw from (the undo is in the recordings' tour only)."""
 
 
 @dataclass
@@ -307,7 +327,7 @@ def make_script(seed: int, length: int | None = None) -> Script:
     count = length or rng.randint(5, 8)
     steps = ["say"]
     while len(steps) < count:
-        choice = rng.choice(list(STEPS))
+        choice = rng.choice(RANDOM_STEPS)
         if choice == "rewind" and "edit" not in steps:
             continue
         steps.append(choice)

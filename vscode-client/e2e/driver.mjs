@@ -191,6 +191,17 @@ export class Workbench {
     await row.click();
   }
 
+  /** Right-click a tree row and choose `action` from its context menu. */
+  async treeRowAction(viewName, label, action) {
+    const pane = this.page.locator(".part.sidebar .pane").filter({
+      has: this.page.locator(`.pane-header[aria-label=${JSON.stringify(`${viewName} Section`)}]`),
+    });
+    await pane.locator(".pane-body .monaco-list-row").filter({ hasText: label }).first().click({ button: "right" });
+    const item = this.page.locator(".monaco-menu .action-item").filter({ hasText: action }).first();
+    await item.waitFor({ state: "visible", timeout: this.timeout });
+    await item.click();
+  }
+
   /** The document of the webview whose page has `selector` (a webview sits in two nested
    * iframes of the workbench: the host frame VS Code makes, and the page's own inside it). */
   async webview(selector) {

@@ -147,7 +147,18 @@ try {
     });
     const summary = await wb.editorText();
     if (!summary.includes("E2E-SUMMARY")) throw new Error(`summary document: ${summary.slice(0, 300)}`);
-    return { rows, title };
+    // The audit the server gives: what was summarised, what stayed, where the cut is.
+    for (const part of ["## Summarised", "## Kept verbatim", "- Cut at ", "- Summary by: model"]) {
+      if (!summary.includes(part)) throw new Error(`audit document lacks ${part}: ${summary.slice(0, 600)}`);
+    }
+    await wb.screenshot("compaction-audit");
+    await wb.treeRowAction("Compactions", "Compacted", "Undo This Step");
+    const undone = await wb.until("the undo said and marked", async () => {
+      const said = (await wb.notifications()).find((n) => n.includes("Memento: undone; context"));
+      const marked = (await wb.treeRows("Compactions")).find((r) => /^Compacted .*undone/.test(r));
+      return said && marked && { said, marked };
+    });
+    return { rows, title, undone };
   });
 
   console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));

@@ -83,6 +83,7 @@ export function itemNode(item: CompactionItem, now: Date): TreeNode {
   if (item.reason) parts.push(item.reason);
   if (item.level === "compact") parts.push(summaryBy(item));
   else if (item.entries !== undefined) parts.push(`${item.entries} entr${item.entries === 1 ? "y" : "ies"}`);
+  if (item.undoneBy) parts.push("undone");
   return {
     id: `compaction:${item.id}`,
     label: `${DONE[item.level]} ${tokens(item.tokensBefore)} → ${after}`,

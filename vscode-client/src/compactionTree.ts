@@ -1,12 +1,14 @@
 // The Compactions view: the step running now and the session's compactions; selecting one
-// opens its summary as a read-only markdown document.
+// opens its audit (what it took out, what stayed, the summary) as a read-only markdown
+// document; a step can be undone from its context menu.
 
 import * as vscode from "vscode";
 import type { ProgressValue } from "./client";
 import { CompactionState, compactionNodes, summaryDocument, type TreeNode } from "./compactionModel";
 import { errorMessage, type MementoServer, type Ui } from "./ports";
-import type { CompactionListResult, CompactionParams } from "./protocol";
+import type { CompactionListResult, CompactionParams, ReliefAudit, ReliefUndoResult } from "./protocol";
 import * as names from "./protocolNames";
+import { auditDocument } from "./reliefAudit";
 
 export class CompactionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
   readonly state = new CompactionState();
@@ -52,16 +54,50 @@ export class CompactionTree implements vscode.TreeDataProvider<TreeNode>, vscode
     this.onDidRefresh.fire();
   }
 
+  /** The step's audit, as the server gives it (its summary alone from a server without audits). */
   async openSummary(id: string): Promise<void> {
     const item = this.state.find(id);
     if (item === undefined) {
       await this.ui.error(`Memento: compaction ${id} is no longer on the active branch.`);
       return;
     }
+    let text = summaryDocument(item);
     try {
-      await this.ui.showText(`compaction-${item.id}.md`, summaryDocument(item), "markdown");
+      text = auditDocument(await this.server.request<ReliefAudit>(names.RELIEF_AUDIT, { id }));
+    } catch {
+      // An older server: the summary it listed stands in.
+    }
+    try {
+      await this.ui.showText(`compaction-${item.id}.md`, text, "markdown");
     } catch (error) {
       await this.ui.error(`Memento: cannot open the summary: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Undo a step; when the restored context would not fit, the server says why and what to
+   * leave out, and the user may ask again with that left out. */
+  async undo(id: string): Promise<void> {
+    let drop: string[] = [];
+    for (;;) {
+      let result: ReliefUndoResult;
+      try {
+        result = await this.server.request<ReliefUndoResult>(names.RELIEF_UNDO, drop.length ? { id, drop } : { id });
+      } catch (error) {
+        await this.ui.error(`Memento: cannot undo: ${errorMessage(error)}`);
+        return;
+      }
+      if (result.undone) {
+        await this.refresh();
+        void this.ui.info(`Memento: undone; context ${result.tokensBefore.toLocaleString("en-US")} → ${result.tokensAfter.toLocaleString("en-US")} tokens.`);
+        return;
+      }
+      const droppable = result.droppable ?? [];
+      const listed = droppable.map((d) => `${d.tool ?? d.role}${d.file ? ` ${d.file}` : ""} (${d.tokens.toLocaleString("en-US")} tokens)`);
+      const action = drop.length || !droppable.length ? undefined : "Leave Them Out and Undo";
+      const message = `Memento: ${result.why ?? "not undone"}${listed.length ? ` To leave out: ${listed.join(", ")}.` : ""}`;
+      const chosen = action ? await this.ui.warn(message, action) : await this.ui.warn(message);
+      if (chosen !== action || action === undefined) return;
+      drop = droppable.map((d) => d.entryId);
     }
   }
 

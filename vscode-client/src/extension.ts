@@ -101,6 +101,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.compactions.openSummary", (node: TreeNode) =>
       node.itemId === undefined ? undefined : compactions.openSummary(node.itemId),
     ),
+    register("memento.compactions.undo", (node: TreeNode) =>
+      node.itemId === undefined ? undefined : compactions.undo(node.itemId),
+    ),
     register("memento.mcp.refresh", () => mcp.refresh(true)),
     register("memento.mcp.restart", (node: McpNode) => mcp.restart(node)),
     register("memento.mcp.trust", (node: McpNode) => mcp.trust(node)),

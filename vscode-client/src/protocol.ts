@@ -63,6 +63,69 @@ export interface CompactionItem {
   provider?: string;
   summary?: string;
   entries?: number;
+  /** The undo that took the step back (`memento/relief/undo`). */
+  undoneBy?: string;
+}
+
+/** One entry of the context as a relief step found it (`memento/relief/audit`). */
+export interface AuditEntry {
+  entryId: string;
+  role: string;
+  tokens: number;
+  preview: string;
+  tool?: string;
+  file?: string;
+}
+
+/** What a prune or shake took out of one entry. */
+export interface AuditEdit {
+  entryId: string;
+  kind: "toolResult" | "block";
+  role: string;
+  tool?: string;
+  file?: string;
+  tokens: number;
+  chars: number;
+  replacement: string;
+  preview: string;
+  restored?: boolean;
+}
+
+/** `memento/relief/audit`: one relief step in full, as the server reads it back. */
+export interface ReliefAudit {
+  id: string;
+  at: string;
+  level: CompactionLevel | "undo";
+  reason?: string;
+  tokensBefore: number;
+  tokensAfter?: number;
+  summarizer?: SummaryAuthor;
+  model?: string;
+  provider?: string;
+  summary?: string;
+  previousSummary?: boolean;
+  summarized?: AuditEntry[];
+  kept?: AuditEntry[];
+  cut?: { firstKeptEntryId: string; keepRecentTokens?: number; splitTurn: boolean; why: string };
+  edits?: AuditEdit[];
+  readFiles?: string[];
+  modifiedFiles?: string[];
+  carried?: AuditEntry[];
+  undoes?: string;
+  undoneBy?: string;
+}
+
+/** `memento/relief/undo`: done, or refused with the figures and what to leave out. */
+export interface ReliefUndoResult {
+  undone: boolean;
+  tokensBefore: number;
+  tokensAfter: number;
+  undoId?: string;
+  why?: string;
+  window?: number;
+  threshold?: number;
+  needed?: number;
+  droppable?: AuditEntry[];
 }
 
 export interface CompactionListResult {

@@ -72,6 +72,9 @@ export interface ReliefItem {
   error?: string;
   why?: string;
   transient?: boolean;
+  audit?: string;
+  undoneBy?: string;
+  undoes?: string;
 }
 
 export interface RemoveOp {

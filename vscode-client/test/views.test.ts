@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { CompactionState, compactionNodes, summaryDocument } from "../src/compactionModel";
 import { fileList, relativeTime, tokens } from "../src/format";
 import { meterLevel, meterView } from "../src/meterModel";
-import type { CompactionItem, ContextParams } from "../src/protocol";
+import type { CompactionItem, ContextParams, ReliefAudit } from "../src/protocol";
+import { auditDocument } from "../src/reliefAudit";
 
 const NOW = new Date("2026-12-01T10:00:00Z");
 const COMPACTED: CompactionItem = {
@@ -127,5 +128,35 @@ describe("the Compactions view", () => {
     state.items = [item];
     expect(compactionNodes(state, NOW)[0].description).toBe("2 minutes ago · manual · summary by the provider (anthropic)");
     expect(summaryDocument(item)).toContain("- Summary: by the provider (anthropic), its own compaction");
+  });
+
+  it("opens a step's audit as the server gives it, and says when it was undone", () => {
+    const audit: ReliefAudit = {
+      id: "c1", at: "2026-12-01T09:58:00Z", level: "compact", reason: "threshold",
+      tokensBefore: 52_000, tokensAfter: 9_400, summarizer: "model", model: "qwen-coder",
+      summary: "## Goal\nShip it",
+      summarized: [{ entryId: "t1", role: "toolResult", tool: "read", file: "a.py", tokens: 1_020, preview: "alpha | beta" }],
+      kept: [{ entryId: "u2", role: "user", tokens: 40, preview: "And now?" }],
+      cut: { firstKeptEntryId: "u2", keepRecentTokens: 200, splitTurn: false, why: "the newest ~40 tokens stay verbatim" },
+      carried: [{ entryId: "w1", role: "custom", tokens: 90, preview: "Your memory of this workspace" }],
+      undoneBy: "x9",
+    };
+    const doc = auditDocument(audit);
+    expect(doc).toContain("- Tokens: 52,000 → 9,400");
+    expect(doc).toContain("- Summary by: model (qwen-coder)");
+    expect(doc).toContain("- Undone by: x9");
+    expect(doc).toContain("- Cut at u2: the newest ~40 tokens stay verbatim");
+    expect(doc).toContain("## Summarised (1)");
+    expect(doc).toContain("| t1 | read `a.py` | 1,020 | alpha \\| beta |");
+    expect(doc).toContain("## Kept verbatim (1)");
+    expect(doc).toContain("## Carried across by the memory (1)");
+    const pruned = auditDocument({
+      id: "p1", at: "2026-12-01T09:58:00Z", level: "prune", tokensBefore: 5_000, tokensAfter: 4_000,
+      edits: [{ entryId: "t1", kind: "toolResult", role: "toolResult", tool: "read", file: "a.py", tokens: 1_000, chars: 4_000, replacement: "[Superseded]", preview: "x", restored: true }],
+    });
+    expect(pruned).toContain("| t1 | read `a.py` | 1,000 | [Superseded] | brought back |");
+    const state = new CompactionState();
+    state.items = [{ ...COMPACTED, undoneBy: "x9" }];
+    expect(compactionNodes(state, NOW)[0].description).toBe("2 minutes ago · manual · summary by the model · undone");
   });
 });

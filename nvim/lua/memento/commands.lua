@@ -97,11 +97,24 @@ M.list = {
     end,
   },
   MementoCompactions = {
-    run = function()
+    nargs = '?',
+    run = function(args)
       memento()
       async.run(function()
-        local views = require('memento.views')
-        views.show('memento://compactions', views.compactions_lines(ask('memento/compaction/list', nil, 'cannot list the compactions')))
+        if args.fargs[1] then
+          M.audit(args.fargs[1])
+        else
+          M.compactions()
+        end
+      end)
+    end,
+  },
+  MementoUndoCompaction = {
+    nargs = '*',
+    run = function(args)
+      memento()
+      async.run(function()
+        M.undo_compaction(args.fargs[1], args.fargs[2])
       end)
     end,
   },
@@ -356,6 +369,76 @@ function M.define()
       end
     end
     vim.api.nvim_create_user_command(name, spec.run, { nargs = spec.nargs or 0, complete = complete, desc = 'Memento' })
+  end
+end
+
+--- The relief steps of the session; <CR> on one opens its audit.
+function M.compactions()
+  local views = require('memento.views')
+  local buf = views.show('memento://compactions', views.compactions_lines(ask('memento/compaction/list', nil, 'cannot list the compactions')))
+  vim.keymap.set('n', '<CR>', function()
+    local id = views.step_at(vim.api.nvim_buf_get_lines(buf, 0, -1, false), vim.api.nvim_win_get_cursor(0)[1])
+    if id then
+      async.run(function()
+        M.audit(id)
+      end)
+    end
+  end, { buffer = buf, nowait = true, silent = true, desc = 'Memento: open the audit of this step' })
+end
+
+--- The audit of one relief step (memento/relief/audit), in a buffer of its own.
+function M.audit(id)
+  local views = require('memento.views')
+  views.show('memento://relief/' .. id, views.audit_lines(ask('memento/relief/audit', { id = id }, 'cannot open the audit')))
+end
+
+local function undo_figures(result)
+  return ('%s → %s tokens'):format(format.tokens(result.tokensBefore), format.tokens(result.tokensAfter))
+end
+
+--- Undo a relief step (or an undo), or bring back one item of a prune or shake; when the
+--- restored context would not fit, the server says why and what to leave out, and the user
+--- may ask again with that left out.
+function M.undo_compaction(id, entry_id)
+  if not id then
+    local listed = ask('memento/compaction/list', nil, 'cannot list the compactions').compactions or {}
+    local live = vim.tbl_filter(function(item)
+      return item.undoneBy == nil
+    end, listed)
+    if #live == 0 then
+      vim.notify('Memento: nothing to undo')
+      return
+    end
+    local chosen = async.select(live, {
+      prompt = 'Undo which step?',
+      format_item = function(item)
+        return ('%s %s %s → %s tokens (%s)'):format(item.id, item.level, format.tokens(item.tokensBefore), format.tokens(item.tokensAfter or 0), item.reason or '')
+      end,
+    })
+    if not chosen then
+      return
+    end
+    id = chosen.id
+  end
+  local params = { id = id, entryId = entry_id }
+  local result = ask('memento/relief/undo', params, 'cannot undo')
+  if not result.undone and result.droppable and #result.droppable > 0 then
+    local names = vim.tbl_map(function(d)
+      return ('%s %s (%s tokens)'):format(d.tool or d.role, d.file or '', format.thousands(d.tokens))
+    end, result.droppable)
+    vim.notify('Memento: ' .. result.why .. '\nTo leave out: ' .. table.concat(names, ', '), vim.log.levels.WARN)
+    if not choose('Leave them out and undo?', 'Leave them out and undo') then
+      return
+    end
+    params.drop = vim.tbl_map(function(d)
+      return d.entryId
+    end, result.droppable)
+    result = ask('memento/relief/undo', params, 'cannot undo')
+  end
+  if result.undone then
+    vim.notify('Memento: undone, context ' .. undo_figures(result) .. '.')
+  else
+    vim.notify('Memento: ' .. (result.why or 'not undone'), vim.log.levels.WARN)
   end
 end
 

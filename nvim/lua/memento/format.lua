@@ -16,6 +16,13 @@ function M.tokens(n)
   return (text:gsub('%.0$', '')) .. unit
 end
 
+--- 12345 → "12,345" (exact figures, as the server words them).
+function M.thousands(n)
+  local text = tostring(math.floor(tonumber(n) or 0))
+  local sign, digits = text:match('^(-?)(%d+)$')
+  return sign .. digits:reverse():gsub('(%d%d%d)', '%1,'):reverse():gsub('^,', '')
+end
+
 function M.plural(n, word)
   return ('%d %s%s'):format(n, word, n == 1 and '' or 's')
 end

@@ -6,7 +6,7 @@ return {
   items = {
     ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = {} },
     ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context" } },
-    ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "provider", "summary", "error", "why", "transient" } },
+    ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "provider", "summary", "error", "why", "transient", "audit", "undoneBy", "undoes" } },
     ["advisor"] = { name = "AdvisorItem", required = { "kind", "key", "noteId", "note", "severity", "channel" }, optional = { "path", "line", "endLine" } },
     ["checkpoint"] = { name = "CheckpointItem", required = { "kind", "key", "checkpointId", "label" }, optional = {} },
     ["rewind"] = { name = "RewindItem", required = { "kind", "key", "summary" }, optional = {} },

@@ -126,7 +126,8 @@ function M.compactions_lines(result)
   for _, item in ipairs(result.compactions or {}) do
     local params = vim.tbl_extend('force', item, { phase = 'finished' })
     local text = transcript.compaction_text(params):gsub('^── ', ''):gsub(' ──$', '')
-    table.insert(lines, ('## %s — %s%s'):format(format.relative_time(item.at, now), text, item.reason and (' (' .. item.reason .. ')') or ''))
+    local undone = item.undoneBy and ' · undone' or ''
+    table.insert(lines, ('## %s — %s%s%s [%s]'):format(format.relative_time(item.at, now), text, item.reason and (' (' .. item.reason .. ')') or '', undone, item.id))
     if item.summary then
       table.insert(lines, '')
       vim.list_extend(lines, vim.split(item.summary, '\n', { plain = true }))
@@ -135,6 +136,89 @@ function M.compactions_lines(result)
   end
   if #(result.compactions or {}) == 0 then
     table.insert(lines, 'No prune, shake or compaction yet.')
+  else
+    table.insert(lines, '<CR> on a step opens its audit; :MementoUndoCompaction [id] undoes one.')
+  end
+  return lines
+end
+
+--- The step id of the `## … [id]` heading at or above `row` (1-based) of a compactions view.
+function M.step_at(lines, row)
+  for i = row, 1, -1 do
+    local id = (lines[i] or ''):match('^## .*%[(%x+)%]$')
+    if id then
+      return id
+    end
+  end
+  return nil
+end
+
+local function cell(text)
+  return (tostring(text or ''):gsub('\n', ' '))
+end
+
+local function about(entry)
+  if entry.tool then
+    return entry.file and (entry.tool .. ' ' .. entry.file) or entry.tool
+  end
+  return entry.role
+end
+
+local function entry_rows(lines, title, list)
+  if not list or #list == 0 then
+    return
+  end
+  table.insert(lines, ('## %s (%d)'):format(title, #list))
+  for _, e in ipairs(list) do
+    table.insert(lines, ('- %s  %s, %s tokens: %s'):format(e.entryId, about(e), format.thousands(e.tokens), cell(e.preview)))
+  end
+  table.insert(lines, '')
+end
+
+--- The audit of one relief step (memento/relief/audit), drawn field by field.
+function M.audit_lines(audit)
+  local after = audit.tokensAfter and format.thousands(audit.tokensAfter) or '?'
+  local lines = {
+    ('# %s %s at %s'):format(audit.level == 'undo' and 'Undo' or audit.level, audit.id, audit.at),
+    '',
+    ('- Tokens: %s → %s'):format(format.thousands(audit.tokensBefore), after),
+  }
+  if audit.reason then
+    table.insert(lines, '- Reason: ' .. audit.reason)
+  end
+  if audit.summarizer then
+    table.insert(lines, ('- Summary by: %s%s'):format(audit.summarizer, (audit.model or audit.provider) and (' (' .. (audit.model or audit.provider) .. ')') or ''))
+  end
+  if audit.undoes then
+    table.insert(lines, '- Undoes: ' .. audit.undoes)
+  end
+  if audit.undoneBy then
+    table.insert(lines, '- Undone by: ' .. audit.undoneBy .. ' (the context is as it was before this step)')
+  end
+  if audit.cut then
+    table.insert(lines, ('- Cut at %s: %s'):format(audit.cut.firstKeptEntryId, audit.cut.why))
+  end
+  if audit.readFiles and #audit.readFiles > 0 then
+    table.insert(lines, '- Files read: ' .. table.concat(audit.readFiles, ', '))
+  end
+  if audit.modifiedFiles and #audit.modifiedFiles > 0 then
+    table.insert(lines, '- Files modified: ' .. table.concat(audit.modifiedFiles, ', '))
+  end
+  table.insert(lines, '')
+  entry_rows(lines, 'Summarised', audit.summarized)
+  if audit.edits and #audit.edits > 0 then
+    table.insert(lines, ('## Taken out (%d)'):format(#audit.edits))
+    for _, e in ipairs(audit.edits) do
+      table.insert(lines, ('- %s  %s, %s tokens → %s%s'):format(e.entryId, about(e), format.thousands(e.tokens), cell(e.replacement), e.restored and ' (brought back)' or ''))
+    end
+    table.insert(lines, '')
+  end
+  entry_rows(lines, 'Kept verbatim', audit.kept)
+  entry_rows(lines, 'Carried across by the memory', audit.carried)
+  if audit.summary then
+    table.insert(lines, '## Summary')
+    table.insert(lines, '')
+    vim.list_extend(lines, vim.split(audit.summary, '\n', { plain = true }))
   end
   return lines
 end

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from prompt_toolkit import PromptSession
 
+from memento.chat import relief_commands
 from memento.chat.app import ChatApp
 from memento.chat.options import ChatError
 from memento.chat.status import change
@@ -27,6 +28,8 @@ from memento.ttsr.omfg_run import generate
 HELP = """\
 /ask, /act                              read-only mode (no write, edit or bash), or back
 /compact [--aggressive] [instructions]  compact the context now
+/compactions [step]                     the relief steps so far; pick one to see its audit
+/undo-compaction [step [item]]          undo a step (or an undo), or bring back one pruned item
 /checkpoint [label]                     checkpoint the conversation and the workspace
 /rewind                                 pick a checkpoint and go back to it
 /omfg <complaint>                       turn a complaint into a rule that stops it next time
@@ -47,6 +50,8 @@ class Commands:
             "/ask": self.ask,
             "/act": self.act,
             "/compact": self.compact,
+            "/compactions": lambda rest: relief_commands.compactions(self, rest),
+            "/undo-compaction": lambda rest: relief_commands.undo_compaction(self, rest),
             "/checkpoint": self.checkpoint,
             "/rewind": self.rewind,
             "/omfg": self.omfg,

@@ -53,10 +53,14 @@ def relief_text(item: ReliefItem) -> str:
         case "skipped":
             return item.why or f"{item.level}: nothing to do"
         case "finished":
+            if item.undoes is not None:
+                figures = change(item.tokens_before, item.tokens_after or item.tokens_before)
+                return f"{item.level} {item.undoes} undone: {figures}"
             if item.tokens_after is None:
                 return f"context compacted here ({item.tokens_before:,} tokens before)"
             how = f", {item.provider or item.summarizer} summary" if item.summarizer else ""
-            return f"{item.level}: {change(item.tokens_before, item.tokens_after)}{how}"
+            undone = " (undone)" if item.undone_by else ""
+            return f"{item.level}: {change(item.tokens_before, item.tokens_after)}{how}{undone}"
 
 
 def advisor_text(note: AdvisorItem) -> str:

@@ -197,6 +197,12 @@ class ReliefItem(Node):
     transient: bool | None = None
     """Shown live only: a step still running, or one that failed or was skipped (nothing
     was stored); a transcript read from the session has none."""
+    audit: str | None = None
+    """A stored step: the id `memento/relief/audit` and `memento/relief/undo` take."""
+    undone_by: str | None = None
+    """The step was undone (by that undo): the context is as it was before it."""
+    undoes: str | None = None
+    """This mark is an undo: of that step (`level` is the step's), or of that undo."""
 
 
 class AdvisorItem(Node):

@@ -23,6 +23,7 @@ from memento.governance.tokens import Estimator, IncrementalCounter, usage_ancho
 from memento.governance.usage import UsageTally
 from memento.session.edits import apply_edits, is_record
 from memento.session.projection import entry_messages
+from memento.session.relief_undo import is_undo
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,13 +33,18 @@ if TYPE_CHECKING:
 
 def _resets(entry: Entry) -> bool:
     """Entries that change the context other than by adding to its end."""
-    return isinstance(entry, CompactionEntry) or entry.type == "context_edit" or is_record(entry)
+    return (
+        isinstance(entry, CompactionEntry)
+        or entry.type == "context_edit"
+        or is_record(entry)
+        or is_undo(entry)
+    )
 
 
 def usage_is_stale(path: Sequence[Entry]) -> bool:
-    """Whether the newest usage on the path predates the newest prune/shake record."""
+    """Whether the newest usage on the path predates the newest prune/shake record or undo."""
     for entry in reversed(path):
-        if is_record(entry):
+        if is_record(entry) or is_undo(entry):
             return True
         if any(usage_anchor(m) is not None for m in entry_messages(entry)):
             return False

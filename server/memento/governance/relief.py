@@ -34,6 +34,7 @@ from memento.core import events
 from memento.core.entries import CompactionEntry, CustomEntry, Entry, now_ms
 from memento.core.events import CompactionLevel, CompactionReason, SummaryAuthor
 from memento.governance import pruning, remote, shake
+from memento.governance.audit import audit_details
 from memento.governance.budget import why_not_smaller, window_settings
 from memento.governance.compaction import (
     CompactionPreparation,
@@ -48,6 +49,7 @@ from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 from memento.session.projection import entry_messages
+from memento.session.relief_undo import brought_back
 from memento.util.offloop import off_loop_work
 
 if TYPE_CHECKING:
@@ -148,7 +150,9 @@ class Relief:
         outcome = await asyncio.to_thread(off_loop_work, lambda: self._stale(after_idle_only))
         if outcome is None or not outcome.pruned:
             return 0
-        if isinstance(await self._record(outcome.edits, "prune", "turn"), str):
+        back = brought_back(self.session.branch_path())
+        edits = [e for e in outcome.edits if e.entry_id not in back]
+        if not edits or isinstance(await self._record(edits, "prune", "turn"), str):
             return 0
         self.session.publish_context()
         return outcome.pruned
@@ -176,9 +180,11 @@ class Relief:
             keep_boundary_id=keep_boundary_id(path),
             aggressive=aggressive,
         )
-        if not outcome.pruned:
+        back = brought_back(self.session.branch_path())
+        edits = [e for e in outcome.edits if e.entry_id not in back]
+        if not edits:
             return None
-        return await self._announced("prune", reason, lambda: self._record(outcome.edits, "prune", reason))
+        return await self._announced("prune", reason, lambda: self._record(edits, "prune", reason))
 
     async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | Skipped | None:
         settings = self.settings.shake
@@ -199,6 +205,8 @@ class Relief:
             protection,
             keep_boundary_id=keep_boundary_id(path),
         )
+        back = brought_back(self.session.branch_path())
+        regions = [r for r in regions if r.entry_id not in back]
         if not regions:
             return None
 
@@ -291,7 +299,13 @@ class Relief:
                     )
                 )
                 result = self._structured(preparation, path, str(exc))
-        details = {**result.details, **extras, "summarizer": summarizer, "reason": reason}
+        details = {
+            **result.details,
+            **extras,
+            "summarizer": summarizer,
+            "reason": reason,
+            **audit_details(summarize, summarizer, session.provider, preparation),
+        }
         entry = session.draft(CompactionEntry, **compaction_fields(result))
         entry.details = details
         local_before = self.meter.local_tokens

@@ -468,11 +468,46 @@ class CompactionItem(Model):
     summary: str | None = None
     entries: int | None = None
     """Entries a prune or shake rewrote."""
+    undone_by: str | None = None
+    """The undo that took the step back (`memento/relief/undo`); `id` is the step's audit."""
 
 
 class CompactionListResult(Model):
     compactions: list[CompactionItem]
     """Newest first."""
+
+
+class ReliefAuditParams(Model):
+    """`memento/relief/audit`: the audit of one relief step (`core.relief_audit.ReliefAudit`)."""
+
+    id: str = Field(min_length=1)
+    """A transcript relief mark's `audit` (a step's, or an undo's)."""
+
+
+class ReliefUndoParams(Model):
+    """`memento/relief/undo`: undo a step (or an undo), or bring back one item of a prune or shake."""
+
+    id: str = Field(min_length=1)
+    entry_id: str | None = None
+    """One item of a prune or shake (an `edits[].entryId` of its audit): only it comes back."""
+    drop: list[str] = Field(default_factory=list[str])
+    """Tool results (entry ids) to leave out of the restored context so that it fits."""
+
+
+class ReliefUndoResult(Model):
+    undone: bool
+    tokens_before: int
+    tokens_after: int
+    """The context as the meter counts it; the same figure twice when nothing was undone."""
+    undo_id: str | None = None
+    """The undo's entry (its own mark's `audit`: undoing it puts the step back)."""
+    why: str | None = None
+    """Not undone: the restored context would not fit, with the figures."""
+    window: int | None = None
+    threshold: int | None = None
+    needed: int | None = None
+    droppable: list[dict[str, Any]] | None = None
+    """Not undone: tool results (`AuditEntry`) to pass in `drop`, largest first."""
 
 
 class RuleItem(Model):

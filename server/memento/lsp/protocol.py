@@ -73,6 +73,8 @@ COMPACT = "memento/compact"
 COMPACTION_NOTIFICATION = "memento/compaction"
 COMPACTION_LIST = "memento/compaction/list"
 CMD_COMPACT = "memento.compact"
+RELIEF_AUDIT = "memento/relief/audit"
+RELIEF_UNDO = "memento/relief/undo"
 
 ADVISOR_NOTIFICATION = "memento/advisor"
 ADVISOR_TOGGLE = "memento/advisor/toggle"

@@ -252,9 +252,13 @@ def _edit_cached(record: Record, index: int, entry: Entry, edits: list[ContextEd
 def apply_edits(path: Sequence[Entry], applied: list[Applied] | None = None) -> list[Entry]:
     """`path` with the edits of every record on it applied (copies; `path` is unchanged).
 
-    `applied`, when given, collects each edit that took effect."""
+    `applied`, when given, collects each edit that took effect. Undone steps (`relief_undo`)
+    are left out first."""
+    from memento.session.relief_undo import resolve_undos  # it reads this module's records
+
+    path = resolve_undos(path)
     if not any(is_record(e) for e in path):
-        return list(path)
+        return path
     out = list(path)
     index = {e.id: i for i, e in enumerate(out)}
     for position, entry in enumerate(path):

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from memento.core.entries import CompactionEntry, CustomEntry, Entry
 from memento.core.events import SummaryAuthor
 from memento.session.edits import is_record
+from memento.session.relief_undo import effective_undos
 from memento.util.jsonish import JsonObject, as_array, as_object
 
 ReliefLevel = Literal["prune", "shake", "compact"]
@@ -39,6 +40,8 @@ class ReliefRecord(BaseModel):
     """A compaction's summary text (what the model sees in place of the history)."""
     entries: int | None = None
     """How many entries a prune or shake rewrote."""
+    undone_by: str | None = None
+    """The undo that took the step back (`relief_undo.py`)."""
 
 
 def _int(value: Any) -> int | None:
@@ -94,6 +97,10 @@ def relief_record(entry: Entry) -> ReliefRecord | None:
 
 def relief_history(path: Sequence[Entry]) -> list[ReliefRecord]:
     """Every prune, shake and compaction on `path`, newest first."""
+    undone = effective_undos(path)
     found = [record for entry in path if (record := relief_record(entry)) is not None]
+    for record in found:
+        by = undone.get(record.id)
+        record.undone_by = by[0] if by is not None and by[1] is None else None
     found.reverse()
     return found

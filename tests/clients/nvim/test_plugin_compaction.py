@@ -1,10 +1,12 @@
 """:MementoCompact in a real Neovim on a short conversation: it says why nothing was compacted
 (nothing old enough; a summary that would not make the context smaller, which is not
 applied), and when a compaction applies, the message, the chat's live divider and the divider
-drawn again from memento/history give the server's figures."""
+drawn again from memento/history give the server's figures; :MementoCompactions opens the
+compaction's audit and :MementoUndoCompaction undoes it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +39,17 @@ def test_compact_says_why_nothing_was_compacted_and_every_view_gives_the_servers
         Reply(Text(SUMMARY * 4)),  # longer than the one short exchange it would replace
         Reply(Text("Noted again.")),
         Reply(Text(SUMMARY)),
+        Reply(Text("After the undo.")),
     )
     observed = run_nvim(
         "plugin_compaction.lua",
         workspace=workspace,
         data_dir=data_dir,
         init_options=options(model_server),
-        params={"file": "a.py", "prompts": ["hi", long_prompt("the plan"), long_prompt("the loader")]},
+        params={
+            "file": "a.py",
+            "prompts": ["hi", long_prompt("the plan"), long_prompt("the loader"), "and now?"],
+        },
     ).observations
 
     assert observed["nothing"].startswith(
@@ -67,4 +73,18 @@ def test_compact_says_why_nothing_was_compacted_and_every_view_gives_the_servers
     assert observed["compacted"] == f"Memento: context compacted, {tokens(before)} → {tokens(after)} tokens."
     divider = f"── compacted the context: {tokens(before)} → {tokens(after)} tokens (summary by the model) ──"
     assert divider in observed["live"] and divider in observed["history"]
+
+    # The audit, drawn from the server's: the figures, what was summarised and what stayed.
+    audit = observed["audit"]
+    assert audit[0].startswith(f"# compact {listed['id']} at ")
+    assert f"- Tokens: {before:,} → {after:,}" in audit
+    assert "## Summarised (" in "\n".join(audit) and "## Kept verbatim (" in "\n".join(audit)
+    assert any(line.startswith("- Cut at ") for line in audit) and "MODEL-SUMMARY" in "\n".join(audit)
+    # Undone: the message gives the server's figures, the list marks it, the next request
+    # carries the conversation the summary stood for.
+    assert observed["undone"].startswith("Memento: undone, context ")
+    [undone] = observed["listed_after_undo"]
+    assert undone["id"] == listed["id"] and undone["undoneBy"]
+    last = json.dumps(model_server.requests[-1].body["messages"])
+    assert "MODEL-SUMMARY" not in last and long_prompt("the plan") in last
     assert observed["errors"] == []

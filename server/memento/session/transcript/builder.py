@@ -72,6 +72,7 @@ from memento.session.transcript.nodes import (
     tool_part,
 )
 from memento.session.transcript.records import read_retry, read_turn_end
+from memento.session.transcript.undo_marks import undo_item, undo_marks
 from memento.util.jsonish import as_object
 
 ChildLoader = Callable[[str, str], list[Item]]
@@ -293,6 +294,14 @@ class TranscriptBuilder:
             self._relief(entry)
 
     def _relief(self, entry: Entry) -> None:
+        if (undo := undo_item(self._key(f"c:{entry.id}"), entry)) is not None:
+            self._close_reply()
+            for key, undone_by in undo_marks(entry, self._key("c:")):
+                if key in self.state:
+                    self.state.change(key, undone_by=undone_by)
+            self.state.append(None, undo)
+            self._after = f"c:{entry.id}"
+            return
         record = relief_record(entry)
         if record is None or record.reason == "turn":
             return  # the light prune after each turn is housekeeping, not a step to show

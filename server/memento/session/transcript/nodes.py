@@ -209,6 +209,7 @@ def relief_item(key: str, record: ReliefRecord) -> ReliefItem:
         summarizer=record.summarizer,
         provider=record.provider,
         summary=record.summary,
+        audit=record.id,
     )
 
 

@@ -2,7 +2,8 @@
 -- says why), then a summary that would not make the context smaller (not applied, the chat's
 -- divider and the message say why), then a compaction that applies: the message, the live
 -- divider and the divider drawn again from memento/history give the server's figures.
--- params: file, prompts (three)
+-- Then :MementoCompactions opens the compaction's audit and :MementoUndoCompaction undoes it.
+-- params: file, prompts (four)
 local t = require('memento_test')
 local api = vim.api
 
@@ -53,5 +54,27 @@ t.run(function()
     return again.loading == nil and api.nvim_buf_line_count(again.buf) > 1
   end)
   t.observe('history', t.lines(again.buf))
+
+  -- :MementoCompactions, <CR> on the compaction: its audit; then undo it.
+  vim.cmd('MementoCompactions')
+  t.wait('the compactions view', 10000, function()
+    return api.nvim_buf_get_name(0):find('memento://compactions', 1, true) ~= nil
+  end)
+  local list = api.nvim_get_current_buf()
+  api.nvim_win_set_cursor(0, { t.row_of(list, '^## .*compacted the context'), 0 })
+  api.nvim_feedkeys(api.nvim_replace_termcodes('<CR>', true, false, true), 'x', false)
+  t.wait('the audit', 10000, function()
+    return api.nvim_buf_get_name(0):find('memento://relief/', 1, true) ~= nil
+  end)
+  t.observe('audit', t.lines(0))
+  local id = api.nvim_buf_get_name(0):match('memento://relief/(%x+)$')
+  local said = #t.messages
+  vim.cmd('MementoUndoCompaction ' .. id)
+  t.wait(':MementoUndoCompaction to answer', 10000, function()
+    return #t.messages > said
+  end)
+  t.observe('undone', t.messages[#t.messages].message)
+  t.observe('listed_after_undo', (t.request('memento/compaction/list', nil)).compactions)
+  turn(p.prompts[4])
   t.observe('errors', t.errors())
 end)
