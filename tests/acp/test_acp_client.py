@@ -1,0 +1,200 @@
+"""`memento acp` driven by the official ACP TypeScript SDK's client (tests/acp/client), with
+the scripted model server as the model: what a Zed or a CodeCompanion sees."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from testkit import Delay, Hang, Reply, ScriptedModelServer, Text, Thinking, ToolCallStep
+
+from tests.acp.driver import SCHEMA, Driver, Failed, configure, text_of
+
+
+@pytest.fixture
+def env(model_server: ScriptedModelServer, tmp_path: Path) -> dict[str, str]:
+    return configure(tmp_path, model_server.openai_base_url)
+
+
+@pytest.fixture
+def client(env: dict[str, str], workspace: Path) -> Iterator[Driver]:
+    driver = Driver(env, workspace)
+    yield driver
+    driver.close()
+    check_wire(driver)
+
+
+def check_wire(driver: Driver) -> None:
+    """Every message the agent sent is valid against the protocol's official schema."""
+    schema = json.loads(SCHEMA.read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    for event in driver.of("wire"):
+        assert "message" in event, f"the agent sent a line that is not JSON: {event}"
+        message = event["message"]
+        errors = sorted(validator.iter_errors(message), key=lambda e: e.path)
+        assert not errors, f"{message} is not valid ACP: {errors[0].message}"
+
+
+def start(client: Driver, workspace: Path, **caps: Any) -> str:
+    init = client.call("initialize", **caps)
+    assert init["protocolVersion"] == 1
+    assert init["agentCapabilities"]["loadSession"] is True
+    created = client.call("new", cwd=str(workspace))
+    assert created["modes"]["currentModeId"] == "act"
+    return created["sessionId"]
+
+
+def test_a_prompt_streams_its_chunks_in_order(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    model_server.enqueue(Reply(Thinking("Let me think.", chunks=3), Text("One, two, three, four.", chunks=4)))
+    session = start(client, workspace)
+    commands = [u for u in client.updates(session) if u["sessionUpdate"] == "available_commands_update"]
+    assert {c["name"] for c in commands[0]["availableCommands"]} >= {
+        "compact",
+        "checkpoint",
+        "rewind",
+        "omfg",
+        "rules",
+    }
+
+    done = client.call("prompt", sessionId=session, text="count")
+
+    assert done == {"stopReason": "end_turn"}
+    updates = client.updates(session)
+    chunks = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert len(chunks) >= 2, chunks  # streamed, not one block at the end
+    assert "".join(chunks) == "One, two, three, four."
+    assert text_of(updates, "agent_thought_chunk") == "Let me think."
+    kinds = [u["sessionUpdate"] for u in updates]
+    assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk")
+    assert any(u["sessionUpdate"] == "usage_update" and u["size"] == 100000 for u in updates)
+
+
+def test_an_edit_arrives_as_a_tool_call_with_its_diff_and_goes_through_the_clients_fs(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"})),
+        Reply(Text("Done.")),
+    )
+    session = start(client, workspace, fs=True)
+
+    assert client.call("prompt", sessionId=session, text="make x 2") == {"stopReason": "end_turn"}
+
+    updates = client.updates(session)
+    (call,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+    assert call["toolCallId"] == "c1" and call["kind"] == "edit"
+    finished = [u for u in updates if u["sessionUpdate"] == "tool_call_update" and u["status"] == "completed"]
+    assert finished, updates
+    diff = next(c for c in finished[-1]["content"] if c["type"] == "diff")
+    assert diff == {"type": "diff", "path": str(workspace / "app.py"), "oldText": "x = 1", "newText": "x = 2"}
+    assert finished[-1]["locations"] == [{"path": str(workspace / "app.py")}]
+    (write,) = client.of("write")
+    assert write["params"]["path"] == str(workspace / "app.py")
+    assert write["params"]["content"] == "x = 2\n"
+    assert (workspace / "app.py").read_text() == "x = 2\n"
+
+
+def test_without_the_clients_fs_an_edit_goes_to_disk(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 3"})),
+        Reply(Text("Done.")),
+    )
+    session = start(client, workspace, fs=False)
+
+    assert client.call("prompt", sessionId=session, text="make x 3") == {"stopReason": "end_turn"}
+
+    assert (workspace / "app.py").read_text() == "x = 3\n"
+    assert client.of("write") == []
+
+
+def test_a_denied_bash_command_does_not_run(
+    env: dict[str, str], workspace: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    env = configure(tmp_path, model_server.openai_base_url, '[tools]\nbash = "ask"')
+    client = Driver(env, workspace)
+    try:
+        model_server.enqueue(
+            Reply(ToolCallStep("c1", "bash", {"command": "touch ran.txt"})),
+            Reply(Text("It was denied.")),
+        )
+        session = start(client, workspace)
+        client.call("answer", answer="reject-once")
+
+        assert client.call("prompt", sessionId=session, text="touch it") == {"stopReason": "end_turn"}
+
+        (asked,) = client.of("permission")
+        assert asked["params"]["toolCall"]["toolCallId"] == "c1"
+        assert "touch ran.txt" in json.dumps(asked["params"]["toolCall"])
+        assert {o["kind"] for o in asked["params"]["options"]} >= {"allow_once", "reject_once"}
+        assert not (workspace / "ran.txt").exists()
+        updates = client.updates(session)
+        failed = [u for u in updates if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == "c1"]
+        assert failed[-1]["status"] == "failed"
+        assert "denied" in json.dumps(failed[-1]["content"])
+    finally:
+        client.close()
+    check_wire(client)
+
+
+def test_cancel_stops_a_streaming_turn_within_a_second(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    model_server.enqueue(Reply(Text("Starting", chunks=1), Delay(0.05), Hang()))
+    session = start(client, workspace)
+    prompt = client.send("prompt", sessionId=session, text="go on forever")
+    client.wait_for(lambda: "Starting" in text_of(client.updates(session)))
+
+    cancelled_at = time.monotonic()
+    client.call("cancel", sessionId=session)
+    answer = client.result(prompt, timeout=5)
+
+    assert answer == {"stopReason": "cancelled"}
+    assert time.monotonic() - cancelled_at < 1.0
+
+
+def test_a_second_session_loads_the_first_and_its_history_is_replayed(
+    env: dict[str, str], workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    (workspace / "notes.txt").write_text("forty-two\n")
+    model_server.enqueue(
+        Reply(Text("Reading."), ToolCallStep("c1", "read", {"path": "notes.txt"})),
+        Reply(Text("It says forty-two.")),
+    )
+    first = Driver(env, workspace)
+    try:
+        session = start(first, workspace)
+        first.call("prompt", sessionId=session, text="what do the notes say?")
+    finally:
+        first.close()
+
+    second = Driver(env, workspace)
+    try:
+        second.call("initialize")
+        assert second.call("load", cwd=str(workspace), sessionId=session) == {}
+        replayed = second.updates(session)
+        assert text_of(replayed, "user_message_chunk") == "what do the notes say?"
+        assert text_of(replayed) == "Reading.It says forty-two."
+        (call,) = [u for u in replayed if u["sessionUpdate"] == "tool_call"]
+        assert call["toolCallId"] == "c1" and call["kind"] == "read" and call["status"] == "completed"
+        kinds = [u["sessionUpdate"] for u in replayed]
+        assert (
+            kinds.index("user_message_chunk") < kinds.index("agent_message_chunk") < kinds.index("tool_call")
+        )
+
+        with pytest.raises(Failed) as missing:
+            second.call("load", cwd=str(workspace), sessionId="nosuchid")
+        assert missing.value.error["code"] == -32002
+    finally:
+        second.close()
+    check_wire(second)
