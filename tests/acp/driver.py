@@ -1,8 +1,9 @@
 """The Python side of the ACP tests: starts the official SDK's client (client/driver.mjs,
 `npm ci` in tests/acp/client), which starts `memento acp`, and reads what the client saw.
 
-Without node or the SDK the tests skip, unless MEMENTO_REQUIRE_ACP is set (.ci/run sets it):
-then they fail, so a CI run cannot pass without having run them."""
+Without node or the SDK the tests (marker `acp_client`) are deselected, unless
+MEMENTO_REQUIRE_ACP=1 (.ci/run sets it): then they run and fail, so a CI run cannot pass
+without having run them."""
 
 from __future__ import annotations
 
@@ -27,18 +28,18 @@ SCHEMA = SDK / "schema" / "v1" / "schema.json"
 SERVER = HERE.parents[1] / "server"
 
 
-def require_client() -> None:
-    absent = []
+def missing() -> list[str]:
+    absent: list[str] = []
     if shutil.which("node") is None:
         absent.append("node")
     if not SDK.exists():
         absent.append("@agentclientprotocol/sdk (npm ci in tests/acp/client)")
-    if not absent:
-        return
-    message = "the ACP tests need " + ", ".join(absent)
-    if os.environ.get("MEMENTO_REQUIRE_ACP"):
-        pytest.fail(message)
-    pytest.skip(message)
+    return absent
+
+
+def require_client() -> None:
+    if absent := missing():
+        pytest.fail("the ACP tests need " + ", ".join(absent))
 
 
 def configure(tmp_path: Path, url: str, extra: str = "") -> dict[str, str]:

@@ -15,6 +15,8 @@ from testkit import Delay, Hang, Reply, ScriptedModelServer, Text, Thinking, Too
 
 from tests.acp.driver import SCHEMA, Driver, Failed, configure, text_of
 
+pytestmark = pytest.mark.acp_client
+
 
 @pytest.fixture
 def env(model_server: ScriptedModelServer, tmp_path: Path) -> dict[str, str]:
