@@ -42,7 +42,7 @@ def require_client() -> None:
         pytest.fail("the ACP tests need " + ", ".join(absent))
 
 
-def configure(tmp_path: Path, url: str, extra: str = "") -> dict[str, str]:
+def configure(tmp_path: Path, url: str, extra: str = "", window: int = 100000) -> dict[str, str]:
     """The provider in the user config file; the environment the agent runs in."""
     config = tmp_path / "user-config"
     config.mkdir(exist_ok=True)
@@ -52,7 +52,7 @@ def configure(tmp_path: Path, url: str, extra: str = "") -> dict[str, str]:
 kind = "openai"
 baseUrl = "{url}"
 model = "scripted"
-contextWindow = 100000
+contextWindow = {window}
 retry = {{ attempts = 2, baseDelay = 0.01, maxDelay = 0.02 }}
 {extra}
 """

@@ -200,3 +200,81 @@ def test_a_second_session_loads_the_first_and_its_history_is_replayed(
     finally:
         second.close()
     check_wire(second)
+
+
+NO_CONSOLE = '---\ncondition: "console\\\\.log\\\\("\n---\nUse the project logger, never console.log.\n'
+
+
+@pytest.mark.parametrize("notices", [True, False], ids=["notice", "message"])
+def test_a_ttsr_retry_shows_up_as_an_update(
+    notices: bool, workspace: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    rules = workspace / ".memento" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "no-console.md").write_text(NO_CONSOLE)
+    model_server.enqueue(
+        Reply(Text("Then call console.", chunks=2), Text("log(value) and", chunks=2), Hang()),
+        Reply(Text("Call logger.info(value).")),
+    )
+    client = Driver(
+        configure(tmp_path, model_server.openai_base_url, "[ttsr]\nbuiltinRules = false"), workspace
+    )
+    try:
+        session = start(client, workspace, session={"notices": {}} if notices else {})
+        assert client.call("prompt", sessionId=session, text="print value") == {"stopReason": "end_turn"}
+        updates = client.updates(session)
+    finally:
+        client.close()
+    check_wire(client)
+
+    marked = [u for u in updates if u.get("_meta", {}).get("memento", {}).get("kind") == "ttsr"]
+    # The rule given to the model, and the retry it caused: both shown, the retry once.
+    reminded, retried = marked
+    assert reminded["_meta"]["memento"]["reminder"] == "Use the project logger, never console.log."
+    assert retried["_meta"]["memento"]["rules"] == ["no-console"]
+    assert retried["_meta"]["memento"]["attempt"] == 2
+    assert retried["_meta"]["memento"]["discarded"].startswith("Then call console.log(")
+    if notices:
+        assert retried["sessionUpdate"] == "notice" and retried["severity"] == "warning"
+        assert retried["title"] == "Stream rule no-console stopped the reply; asked again (attempt 2)"
+    else:
+        assert retried["sessionUpdate"] == "agent_message_chunk"
+        assert "Stream rule no-console stopped the reply" in retried["content"]["text"]
+    assert text_of(updates).endswith("Call logger.info(value).")
+
+
+@pytest.mark.parametrize("compaction", [True, False], ids=["compaction_update", "message"])
+def test_a_compaction_shows_up_as_an_update(
+    compaction: bool, workspace: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    extra = "[compaction]\nreserveTokens = 2000\nkeepRecentTokens = 200"
+    env = configure(tmp_path, model_server.openai_base_url, extra, window=8000)
+    model_server.enqueue(
+        Reply(Text("OLD-ANSWER")),
+        Reply(Text("RECENT-ANSWER")),
+        Reply(Text("## Goal\nCOMPACTED-SUMMARY of the old topic")),  # the summary request
+    )
+    client = Driver(env, workspace)
+    try:
+        session = start(client, workspace, session={"compaction": {}} if compaction else {})
+        for topic in ("OLD", "RECENT"):
+            prompt = f"About {topic}: " + " ".join(f"consider{i}" for i in range(250))
+            client.call("prompt", sessionId=session, text=prompt)
+        assert client.call("prompt", sessionId=session, text="/compact") == {"stopReason": "end_turn"}
+        updates = client.updates(session)
+    finally:
+        client.close()
+    check_wire(client)
+
+    if compaction:
+        steps = [u for u in updates if u["sessionUpdate"] == "compaction_update"]
+        assert [s["status"] for s in steps] == ["in_progress", "completed"], steps
+        assert steps[0]["compactionId"] == steps[1]["compactionId"]
+        assert "COMPACTED-SUMMARY" in steps[1]["summary"][0]["text"]
+    else:
+        (step,) = [u for u in updates if u.get("_meta", {}).get("memento", {}).get("kind") == "relief"]
+        assert step["sessionUpdate"] == "agent_message_chunk"
+        assert "Context compacted" in step["content"]["text"]
+        assert step["_meta"]["memento"]["phase"] == "finished"
+    meter = [u for u in updates if u["sessionUpdate"] == "usage_update"]
+    assert meter[-1]["used"] < max(u["used"] for u in meter)  # the meter fell

@@ -92,6 +92,8 @@ class Updates:
     """Per text or thinking part: what was sent of it so far."""
     _kinds: dict[str, str] = field(default_factory=dict[str, str])
     running_tool: ToolPart | None = None
+    _open_compaction: str | None = None
+    """The id a running compaction was announced under (it ends under it too)."""
     """The tool call that runs now (a permission request names it)."""
 
     # -- entry points ---------------------------------------------------------------------
@@ -216,12 +218,10 @@ class Updates:
             return self._relief(node, meta)
         if isinstance(node, TtsrPart):
             rules = ", ".join(node.rules)
-            title = (
-                f"Stream rule {rules} stopped the reply; asked again (attempt {node.attempt or 2})"
-                if node.interrupted
-                else f"Stream rule {rules}: a reminder for the next reply"
-            )
-            return [self._notice("warning", title, node.reason or node.reminder, meta)]
+            if node.attempt is not None:
+                title = f"Stream rule {rules} stopped the reply; asked again (attempt {node.attempt})"
+                return [self._notice("warning", title, node.reason, meta)]
+            return [self._notice("info", f"Stream rule {rules}: the model was reminded", node.reminder, meta)]
         if isinstance(node, AdvisorItem):
             where = f" ({node.path}:{node.line})" if node.path and node.line else ""
             return [self._notice("warning", f"Advisor {node.severity}{where}: {node.note}", None, meta)]
@@ -237,9 +237,12 @@ class Updates:
     def _relief(self, node: ReliefItem, meta: dict[str, Any]) -> list[Update]:
         figures = f"{node.tokens_before:,} → {node.tokens_after:,} tokens" if node.tokens_after else ""
         if self.shows.compaction and node.level == "compact":
+            # The step shows live under one key and is stored under another: one compaction.
+            compaction_id = self._open_compaction or node.key
+            self._open_compaction = compaction_id if node.phase == "started" else None
             update: Update = {
                 "sessionUpdate": "compaction_update",
-                "compactionId": node.key,
+                "compactionId": compaction_id,
                 "status": RELIEF_STATUS[node.phase],
                 "_meta": meta,
             }

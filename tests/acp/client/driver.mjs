@@ -22,7 +22,10 @@ const report = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
 const [command, ...args] = process.argv.slice(2);
 const agent = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
-agent.on("exit", (code) => report({ event: "exit", code }));
+agent.on("exit", (code) => {
+  report({ event: "exit", code });
+  process.exit(0);
+});
 
 // Every line the agent writes is reported before the SDK reads it (the schema check).
 const tapped = new TransformStream({
@@ -50,10 +53,10 @@ Readable.toWeb(agent.stdout).pipeTo(
         }
         newline = pending.indexOf("\n");
       }
-      await tapWriter.write(chunk);
+      await tapWriter.write(chunk).catch(() => {}); // the SDK stopped reading: closing down
     },
     close() {
-      return tapWriter.close();
+      return tapWriter.close().catch(() => {});
     },
   }),
 );
@@ -141,4 +144,5 @@ await app.connectWith(stream, async (ctx) => {
   }
   await Promise.allSettled(running);
 });
-agent.stdin.end();
+// The workflow is over: end the agent's input, and this process with the agent.
+if (!agent.stdin.writableEnded) agent.stdin.end();
