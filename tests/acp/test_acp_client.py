@@ -278,3 +278,64 @@ def test_a_compaction_shows_up_as_an_update(
         assert step["_meta"]["memento"]["phase"] == "finished"
     meter = [u for u in updates if u["sessionUpdate"] == "usage_update"]
     assert meter[-1]["used"] < max(u["used"] for u in meter)  # the meter fell
+
+
+def test_the_file_tools_see_the_clients_unsaved_buffer_and_write_into_it(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "read", {"path": "app.py"})),
+        Reply(ToolCallStep("c2", "edit", {"path": "app.py", "oldText": "x = 5", "newText": "x = 6"})),
+        Reply(Text("Done.")),
+    )
+    session = start(client, workspace, fs=True)
+    client.call("buffer", path=str(path), text="x = 5\n")  # typed in the editor, not saved
+
+    assert client.call("prompt", sessionId=session, text="bump x") == {"stopReason": "end_turn"}
+
+    updates = client.updates(session)
+    read = [u for u in updates if u.get("toolCallId") == "c1" and u.get("status") == "completed"]
+    assert "x = 5" in json.dumps(read[-1]["content"])
+    edited = [u for u in updates if u.get("toolCallId") == "c2" and u.get("status") == "completed"]
+    assert edited, updates
+    assert [w["params"]["content"] for w in client.of("write")] == ["x = 6\n"]
+    assert path.read_text() == "x = 1\n"  # the disk is the client's business
+    assert {r["params"]["path"] for r in client.of("read")} == {str(path)}
+
+
+def test_ask_mode_offers_no_edits_and_is_announced(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"})),
+        Reply(Text("I may not.")),
+    )
+    session = start(client, workspace)
+    client.call("setMode", sessionId=session, modeId="ask")
+
+    assert client.call("prompt", sessionId=session, text="make x 2") == {"stopReason": "end_turn"}
+
+    modes = [u for u in client.updates(session) if u["sessionUpdate"] == "current_mode_update"]
+    assert modes == [{"sessionUpdate": "current_mode_update", "currentModeId": "ask"}]
+    assert (workspace / "app.py").read_text() == "x = 1\n"
+    offered = [t["function"]["name"] for t in model_server.requests[0].body.get("tools", [])]
+    assert "edit" not in offered and "read" in offered
+
+
+def test_the_current_task_is_the_plan(client: Driver, workspace: Path) -> None:
+    memory = workspace / ".memento"
+    memory.mkdir()
+    (memory / "current-task.md").write_text(
+        "# Current task\n\nShip the parser.\n\n- [x] tokenizer\n- [ ] grammar\n- [ ] errors\n"
+    )
+    session = start(client, workspace)
+
+    (plan,) = [u for u in client.updates(session) if u["sessionUpdate"] == "plan"]
+    assert [(e["content"], e["status"]) for e in plan["entries"]] == [
+        ("tokenizer", "completed"),
+        ("grammar", "in_progress"),
+        ("errors", "pending"),
+    ]

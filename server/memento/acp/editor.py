@@ -47,11 +47,16 @@ class AcpEditor:
         self.confinement = Confinement.of(root)
         self.running_tool = running_tool
         self._ids = itertools.count(1)
+        self.buffers: dict[Path, str] = {}
+        """The client's text of the files the running tools work on (`buffers.ClientBuffers`)."""
 
     def open_document_text(self, path: Path) -> str | None:
-        """With the client's `fs/write_text_file`, a workspace file counts as open: the tools
-        then hand their change to `replace_document`. (The read is of one bounded file, so it
-        may run on the loop.)"""
+        """The client's buffer when a file tool asked for it; else, with the client's
+        `fs/write_text_file`, a workspace file counts as open (its disk text), so the tools
+        hand their change to `replace_document`. (The read is of one bounded file, so it may
+        run on the loop.)"""
+        if (buffer := self.buffers.get(path.resolve())) is not None:
+            return buffer
         if not self.capabilities.fs.write_text_file or self.confinement.refusal(path):
             return None
         try:

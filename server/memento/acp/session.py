@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from memento.acp.buffers import ClientBuffers
 from memento.acp.commands import COMMANDS, Commands
 from memento.acp.editor import AcpEditor
 from memento.acp.plan import plan_entries
@@ -89,6 +90,7 @@ class AcpSession:
             connection, lambda: self.session.session_id, capabilities, root, lambda: self.updates.running_tool
         )
         self.session = Session(root, config, provider, data_dir=data_dir(config), editor=self.editor)
+        self.session.add_hooks(ClientBuffers(self.editor, root))
         self.mechanisms: Mechanisms = install_mechanisms(self.session, self.tasks.spawn)
         self.session.watch_window(self.tasks.spawn)
         self.commands = Commands(self.session, self.mechanisms, self.say, self.confirm)

@@ -4,7 +4,8 @@
 // a line.
 //
 // Commands in:  {"id": n, "op": "initialize" | "new" | "load" | "prompt" | "setMode" |
-//               "cancel" | "answer", ...}
+//               "cancel" | "answer" (the permission option to pick) | "buffer" (an unsaved
+//               buffer: fs requests for its path read and write it, not the disk), ...}
 // Reports out:  {"event": "result", "id": n, "result" | "error"}, {"event": "update", ...}
 //               (each session/update), {"event": "permission", ...}, {"event": "read" |
 //               "write", ...} (fs requests), {"event": "wire", "message"} (every message the
@@ -65,6 +66,7 @@ const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), tapped.readable);
 
 let permissionAnswer = "reject-once"; // the option the next permission requests get
 let fsOffered = false;
+const buffers = new Map(); // path -> text: the "unsaved" buffers this client holds
 
 const app = acp
   .client({ name: "memento-acp-test" })
@@ -78,12 +80,13 @@ const app = acp
   })
   .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
     report({ event: "read", params });
-    return { content: readFileSync(params.path, "utf8") };
+    return { content: buffers.get(params.path) ?? readFileSync(params.path, "utf8") };
   })
   .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
     if (!fsOffered) throw new Error("fs/write_text_file was not offered");
     report({ event: "write", params });
-    writeFileSync(params.path, params.content);
+    if (buffers.has(params.path)) buffers.set(params.path, params.content);
+    else writeFileSync(params.path, params.content);
     return {};
   });
 
@@ -123,6 +126,9 @@ async function run(ctx, message) {
       return {};
     case "answer":
       permissionAnswer = message.answer;
+      return {};
+    case "buffer":
+      buffers.set(message.path, message.text);
       return {};
     default:
       throw new Error(`unknown op ${message.op}`);
