@@ -339,3 +339,34 @@ def test_the_current_task_is_the_plan(client: Driver, workspace: Path) -> None:
         ("grammar", "in_progress"),
         ("errors", "pending"),
     ]
+
+
+def test_bash_runs_in_the_clients_terminal_when_it_offers_one(
+    workspace: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    env = configure(tmp_path, model_server.openai_base_url, '[tools]\nbash = "ask"')
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "bash", {"command": "echo from-the-terminal; exit 3"})),
+        Reply(Text("It failed with 3.")),
+    )
+    client = Driver(env, workspace)
+    try:
+        session = start(client, workspace, terminal=True)
+        client.call("answer", answer="allow-once")
+        assert client.call("prompt", sessionId=session, text="run it") == {"stopReason": "end_turn"}
+        updates = client.updates(session)
+    finally:
+        client.close()
+    check_wire(client)
+
+    assert len(client.of("permission")) == 1  # the same policy: asked first
+    (created,) = client.of("terminal")
+    assert created["params"]["args"] == ["-c", "echo from-the-terminal; exit 3"]
+    assert created["params"]["cwd"] == str(workspace)
+    shown = [u for u in updates if u.get("toolCallId") == "c1" and u["sessionUpdate"] == "tool_call_update"]
+    assert {"type": "terminal", "terminalId": created["terminalId"]} in [
+        c for u in shown for c in u.get("content", [])
+    ]
+    assert [e["terminalId"] for e in client.of("released")] == [created["terminalId"]]
+    sent = json.dumps(model_server.requests[1].body)
+    assert "from-the-terminal" in sent and "exit code: 3" in sent

@@ -15,6 +15,7 @@ from memento.acp.editor import AcpEditor
 from memento.acp.plan import plan_entries
 from memento.acp.rpc import INTERNAL_ERROR, Connection, RpcError
 from memento.acp.schema import ClientCapabilities, McpServer, SessionMode, SessionModeState
+from memento.acp.terminal import TerminalBash
 from memento.acp.updates import ClientShows, Update, Updates
 from memento.compose import Mechanisms, install_mechanisms
 from memento.config import MementoConfig, data_dir
@@ -91,6 +92,7 @@ class AcpSession:
         )
         self.session = Session(root, config, provider, data_dir=data_dir(config), editor=self.editor)
         self.session.add_hooks(ClientBuffers(self.editor, root))
+        self.session.tools["bash"] = TerminalBash(self.session.tools["bash"], self.editor, self.post)
         self.mechanisms: Mechanisms = install_mechanisms(self.session, self.tasks.spawn)
         self.session.watch_window(self.tasks.spawn)
         self.commands = Commands(self.session, self.mechanisms, self.say, self.confirm)

@@ -66,6 +66,7 @@ const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), tapped.readable);
 
 let permissionAnswer = "reject-once"; // the option the next permission requests get
 let fsOffered = false;
+const terminals = new Map(); // terminalId -> { child, output, exit, exited }
 const buffers = new Map(); // path -> text: the "unsaved" buffers this client holds
 
 const app = acp
@@ -81,6 +82,40 @@ const app = acp
   .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
     report({ event: "read", params });
     return { content: buffers.get(params.path) ?? readFileSync(params.path, "utf8") };
+  })
+  .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+    const terminalId = `term-${terminals.size + 1}`;
+    const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const terminal = { output: "", exit: null };
+    terminal.exited = new Promise((resolve) => {
+      child.on("exit", (exitCode, signal) => {
+        terminal.exit = { exitCode, signal };
+        resolve(terminal.exit);
+      });
+    });
+    child.stdout.on("data", (data) => (terminal.output += data));
+    child.stderr.on("data", (data) => (terminal.output += data));
+    terminal.child = child;
+    terminals.set(terminalId, terminal);
+    report({ event: "terminal", params, terminalId });
+    return { terminalId };
+  })
+  .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => {
+    return await terminals.get(params.terminalId).exited;
+  })
+  .onRequest(acp.methods.client.terminal.output, async ({ params }) => {
+    const terminal = terminals.get(params.terminalId);
+    return { output: terminal.output, truncated: false, ...(terminal.exit ? { exitStatus: terminal.exit } : {}) };
+  })
+  .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+    terminals.get(params.terminalId).child.kill();
+    return {};
+  })
+  .onRequest(acp.methods.client.terminal.release, ({ params }) => {
+    const terminal = terminals.get(params.terminalId);
+    if (terminal.exit === null) terminal.child.kill();
+    report({ event: "released", terminalId: params.terminalId });
+    return {};
   })
   .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
     if (!fsOffered) throw new Error("fs/write_text_file was not offered");
@@ -98,7 +133,7 @@ async function run(ctx, message) {
         protocolVersion: acp.PROTOCOL_VERSION,
         clientCapabilities: {
           fs: { readTextFile: fsOffered, writeTextFile: fsOffered },
-          terminal: false,
+          terminal: Boolean(message.terminal),
           ...(message.session ? { session: message.session } : {}),
         },
         clientInfo: { name: "memento-acp-test", version: "1.0.0" },
