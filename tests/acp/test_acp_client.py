@@ -370,3 +370,43 @@ def test_bash_runs_in_the_clients_terminal_when_it_offers_one(
     assert [e["terminalId"] for e in client.of("released")] == [created["terminalId"]]
     sent = json.dumps(model_server.requests[1].body)
     assert "from-the-terminal" in sent and "exit code: 3" in sent
+
+
+@pytest.mark.mcp_servers
+def test_an_mcp_server_the_client_hands_over_asks_permission_under_the_same_policy(
+    workspace: Path, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    from tests.mcp.servers import time_server
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = configure(tmp_path, model_server.openai_base_url) | {"HOME": str(home)}
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "mcp__time__get_current_time", {"timezone": "UTC"})),
+        Reply(Text("Denied, so no time.")),
+    )
+    server = time_server()
+    client = Driver(env, workspace)
+    try:
+        client.call("initialize")
+        mcp = [{"name": "time", "command": server["command"], "args": server["args"], "env": []}]
+        session = client.call("new", cwd=str(workspace), mcpServers=mcp)["sessionId"]
+        client.call("answer", answer="reject-once")
+        assert client.call("prompt", sessionId=session, text="time?", timeout=90) == {
+            "stopReason": "end_turn"
+        }
+        updates = client.updates(session)
+    finally:
+        client.close()
+    check_wire(client)
+
+    assert "mcp__time__get_current_time" in {
+        t["function"]["name"] for t in model_server.requests[0].body["tools"]
+    }
+    (asked,) = client.of("permission")  # mcp.defaultPolicy "ask", as in the editor
+    assert asked["params"]["toolCall"]["toolCallId"] == "c1"
+    (call,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+    assert call["title"].startswith("time › get_current_time")
+    last = [u for u in updates if u.get("toolCallId") == "c1"][-1]
+    assert last["status"] == "failed"
+    assert "denied" in json.dumps(last["content"])
