@@ -410,3 +410,40 @@ def test_an_mcp_server_the_client_hands_over_asks_permission_under_the_same_poli
     last = [u for u in updates if u.get("toolCallId") == "c1"][-1]
     assert last["status"] == "failed"
     assert "denied" in json.dumps(last["content"])
+
+
+def test_slash_commands_checkpoint_and_rewind(
+    client: Driver, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"})),
+        Reply(Text("Changed.")),
+    )
+    session = start(client, workspace)
+    assert client.call("prompt", sessionId=session, text="/checkpoint before the change") == {
+        "stopReason": "end_turn"
+    }
+    (mark,) = [
+        u
+        for u in client.updates(session)
+        if u.get("_meta", {}).get("memento", {}).get("kind") == "checkpoint"
+    ]
+    checkpoint = mark["_meta"]["memento"]["checkpointId"]
+    assert "before the change" in mark["content"]["text"]
+    client.call("prompt", sessionId=session, text="make x 2")
+    assert (workspace / "app.py").read_text() == "x = 2\n"
+
+    before = len(client.updates(session))
+    client.call("prompt", sessionId=session, text="/rewind")
+    listing = text_of(client.updates(session)[before:])
+    assert checkpoint in listing and "before the change" in listing
+
+    client.call("prompt", sessionId=session, text=f"/rewind {checkpoint}")
+    assert (workspace / "app.py").read_text() == "x = 1\n"
+    kinds = [u.get("_meta", {}).get("memento", {}).get("kind") for u in client.updates(session)]
+    assert "rewind" in kinds
+
+    before = len(client.updates(session))
+    client.call("prompt", sessionId=session, text="/rules")
+    assert "`py-no-bare-except` ttsr" in text_of(client.updates(session)[before:])  # a built-in rule

@@ -22,7 +22,7 @@ from memento.config import MementoConfig, data_dir
 from memento.core import events
 from memento.core.events import TurnEndState
 from memento.core.provider import ProviderError
-from memento.core.transcript import Patch
+from memento.core.transcript import Patch, ResetOp
 from memento.layers import Layer, SettingsLayers
 from memento.providers.factory import create_provider
 from memento.session.session import Session
@@ -127,7 +127,10 @@ class AcpSession:
         await self._outbox.join()
 
     def _on_patch(self, patch: Patch) -> None:
-        for update in self.updates.patch(patch):
+        updates = self.updates.patch(patch)
+        if any(isinstance(op, ResetOp) for op in patch.ops):
+            updates += self.updates.after_reset(self.session.transcript.items)
+        for update in updates:
             if self._live:
                 self.post(update)
 
@@ -138,6 +141,8 @@ class AcpSession:
                 future.set_result(event)
         elif isinstance(event, events.ContextUsage):
             self.post(_usage(event))
+        elif isinstance(event, events.Error):
+            self.post(self.updates.warning(event.message))
         elif isinstance(event, events.ModeChanged):
             self.post({"sessionUpdate": "current_mode_update", "currentModeId": event.mode})
 

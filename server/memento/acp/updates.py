@@ -110,12 +110,28 @@ class Updates:
                 self._kinds.pop(op.key, None)
         return out
 
+    def after_reset(self, items: list[Item]) -> list[Update]:
+        """The transcript was replaced under a live session (a rewind): a client cannot take
+        back what it shows, so it is told of the rewinds it has not seen, which say what the
+        abandoned path did."""
+        return [
+            u
+            for i in items
+            if isinstance(i, RewindItem) and i.key not in self._kinds
+            for u in self._appended(i, live=True)
+        ]
+
     def replay(self, items: list[Item]) -> list[Update]:
         """A stored session's items as the updates a client draws its history from."""
         out: list[Update] = []
         for item in items:
             out += self._appended(item, live=False)
         return out
+
+    def warning(self, message: str) -> Update:
+        """An engine warning outside the transcript (a setting, a permission timeout)."""
+        text = message.removeprefix("Memento: ")
+        return self._notice("warning", text, None, {"memento": {"kind": "warning", "message": text}})
 
     # -- nodes ------------------------------------------------------------------------------
     def _appended(self, node: NodeType, *, live: bool) -> list[Update]:
