@@ -158,7 +158,10 @@ class AcpSession:
         """Announce the session: its history (a load), commands, the context meter, the plan."""
         if replay:
             self.updates = Updates(self.root, self.updates.shows)  # a fresh view: the history whole
-            for update in self.updates.replay(self.session.transcript.items):
+            # A long session has thousands of items: they are turned into updates off the loop
+            # (nothing else touches this view until the session is live).
+            items = list(self.session.transcript.items)
+            for update in await asyncio.to_thread(self.updates.replay, items):
                 self.post(update)
         self._live = True
         self.post(
