@@ -52,6 +52,13 @@ class Raw:
                 assert message.get("id") == request_id, message
                 return message
 
+    def answer_any(self, timeout: float = 20) -> dict[str, Any]:
+        """The next response, whichever request it answers."""
+        while True:
+            message = self.received.get(timeout=timeout)
+            if "method" not in message:
+                return message
+
     def request(self, request_id: int, method: str, params: Any) -> dict[str, Any]:
         self.write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return self.answer(request_id)
@@ -120,5 +127,18 @@ def test_out_of_order_requests_get_errors(
     raw.write({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}})
     assert raw.answer(10)["result"] == {"stopReason": "cancelled"}
 
+    model_server.enqueue(Reply(Text("Working again"), Hang()))
+    raw.write(
+        {"jsonrpc": "2.0", "id": 12, "method": "session/prompt", "params": {**prompt, "sessionId": session}}
+    )
+    raw.write({"jsonrpc": "2.0", "id": 13, "method": "session/close", "params": {"sessionId": session}})
+    answers: dict[int, dict[str, Any]] = {}
+    for _ in range(2):
+        message = raw.answer_any()
+        answers[message["id"]] = message
+    assert answers[12]["result"] == {"stopReason": "cancelled"}  # the running prompt is answered
+    assert answers[13]["result"] == {}
+    assert code(raw.request(14, "session/prompt", {**prompt, "sessionId": session})) == -32002  # closed
+
     answered = [json.loads(line).get("id") for line in raw.lines if b'"method"' not in line]
-    assert sorted(answered) == list(range(1, 12))  # every request exactly one answer
+    assert sorted(answered) == list(range(1, 15))  # every request exactly one answer

@@ -1,5 +1,5 @@
 """The ACP agent's methods: `initialize`, `session/new`, `session/load`, `session/prompt`,
-`session/cancel`, `session/set_mode`. Out-of-order calls (a session method before
+`session/cancel`, `session/set_mode`, `session/close`. Out-of-order calls (a session method before
 `initialize`, a prompt to a session that does not exist, a second prompt while one runs)
 are answered with JSON-RPC errors; the agent keeps serving."""
 
@@ -50,6 +50,7 @@ class Agent:
                 "session/load": self.load_session,
                 "session/prompt": self.prompt,
                 "session/set_mode": self.set_mode,
+                "session/close": self.close_session,
             }
         )
         connection.notifications["session/cancel"] = self.cancel
@@ -64,6 +65,7 @@ class Agent:
                 "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": True},
+                "sessionCapabilities": {"close": {}},
             },
             "agentInfo": {"name": "memento", "title": "Memento", "version": __version__},
             "authMethods": [],
@@ -120,6 +122,14 @@ class Agent:
             raise RpcError(INVALID_PARAMS, f"no mode {request.mode_id!r} (ask, act)")
         live.session.set_mode("ask" if request.mode_id == "ask" else "act")
         await live.flushed()
+
+    async def close_session(self, params: dict[str, Any]) -> None:
+        """Stop the session's turn and free what it holds (its file, its MCP servers)."""
+        request = SessionParams.model_validate(params)
+        live = self._session(request.session_id)
+        del self.sessions[request.session_id]
+        live.session.abort()
+        await live.aclose()
 
     # -- turns ------------------------------------------------------------------------------------
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:

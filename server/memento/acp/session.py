@@ -101,6 +101,7 @@ class AcpSession:
         self._finished: dict[str, asyncio.Future[events.TurnFinished]] = {}
         self._plan: list[dict[str, Any]] = []
         self._live = False
+        self._closed = False
         """Patches become updates once the session is announced (a load replays first)."""
         self.session.events.subscribe(self._on_event)
         self.session.transcript.subscribe(self._on_patch)
@@ -190,6 +191,8 @@ class AcpSession:
         future: asyncio.Future[events.TurnFinished] = asyncio.get_running_loop().create_future()
         self._finished[turn_id] = future
         finished = await future
+        if self._closed:
+            return "cancelled"
         await self.publish_plan()
         await self.flushed()
         if finished.state == "error":
@@ -197,6 +200,11 @@ class AcpSession:
         return STOP_REASONS[finished.state]
 
     async def aclose(self) -> None:
+        self._closed = True
+        for turn_id, future in self._finished.items():  # a prompt still waiting is answered
+            if not future.done():
+                future.set_result(events.TurnFinished(turn_id=turn_id, state="aborted"))
+        self._finished.clear()
         await self.tasks.cancel_all()
         await self.mechanisms.aclose()
         await self.session.aclose()
