@@ -1,10 +1,14 @@
-"""The client's buffers for the file tools: before `read`, `edit` or `write` runs, the text of
-its file is asked of the client (`fs/read_text_file`, when the client offers it), so the
-tool sees what the user sees, unsaved changes included; after the tool it is forgotten (the
-next call asks again). A file the client cannot read is read from disk as always."""
+"""The client's buffers for the file tools: before `read`, `edit` or `write` runs on an
+existing workspace file, its text is asked of the client (`fs/read_text_file`, when the
+client offers it), so the tool sees what the user sees, unsaved changes included. With only
+the client's `fs/write_text_file`, the disk's text stands in. Either way the file then counts
+as open, so the tool's change goes to the client (`AcpEditor.replace_document`). After the
+tool the text is forgotten (the next call asks again). A new file, one the client cannot
+read, or one over `BUFFER_LIMIT` is the tools' own business (the disk, confined as always)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -19,6 +23,8 @@ from memento.session.tools.base import ToolOutput
 log = logging.getLogger(__name__)
 
 FILE_TOOLS = ("read", "edit", "write")
+BUFFER_LIMIT = 4 * 1024 * 1024
+"""A bigger file is left to the tools: the client's write would carry it whole."""
 
 
 class ClientBuffers(Hooks, phase=Phase.OBSERVE):
@@ -27,9 +33,20 @@ class ClientBuffers(Hooks, phase=Phase.OBSERVE):
         self.root = root
 
     async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
+        fs = self.editor.capabilities.fs
         path = self._path(call)
-        if path is None or not self.editor.capabilities.fs.read_text_file:
+        if path is None or not (fs.read_text_file or fs.write_text_file):
             return None
+        if await asyncio.to_thread(_size, path) > BUFFER_LIMIT:
+            return None
+        text = (
+            await self._client_text(path) if fs.read_text_file else await asyncio.to_thread(_disk_text, path)
+        )
+        if text is not None:
+            self.editor.buffers[path] = text
+        return None
+
+    async def _client_text(self, path: Path) -> str | None:
         try:
             answer = await self.editor.connection.request(
                 "fs/read_text_file", {"sessionId": self.editor.session_id(), "path": str(path)}
@@ -38,9 +55,7 @@ class ClientBuffers(Hooks, phase=Phase.OBSERVE):
             log.info("the client did not read %s (%s); the tool reads the disk", path, exc)
             return None
         content = answer.get("content") if isinstance(answer, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(content, str):
-            self.editor.buffers[path] = content
-        return None
+        return content if isinstance(content, str) else None
 
     async def after_tool(
         self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
@@ -53,11 +68,26 @@ class ClientBuffers(Hooks, phase=Phase.OBSERVE):
         self.editor.buffers.clear()
 
     def _path(self, call: ToolCall) -> Path | None:
-        """The file a file tool works on, when it is an existing file in the workspace."""
+        """The workspace file a file tool works on."""
         name = call.arguments.get("path")
         if call.name not in FILE_TOOLS or not isinstance(name, str) or not name:
             return None
         path = (self.root / name).resolve()
-        if not path.is_relative_to(self.root) or self.editor.confinement.refusal(path) or not path.is_file():
+        if not path.is_relative_to(self.root) or self.editor.confinement.refusal(path):
             return None
         return path
+
+
+def _size(path: Path) -> int:
+    """The file's size; over the limit when it is not a file (a new one): the tools handle it."""
+    try:
+        return path.stat().st_size if path.is_file() else BUFFER_LIMIT + 1
+    except OSError:
+        return BUFFER_LIMIT + 1
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -28,8 +28,6 @@ OPTIONS = [
     {"optionId": REJECT, "name": "Deny", "kind": "reject_once"},
 ]
 ANSWERS: dict[str, Permission] = {ALLOW_ONCE: "once", ALLOW_ALWAYS: "always", REJECT: "deny"}
-BUFFER_LIMIT = 4 * 1024 * 1024
-"""A bigger file is written by the tools themselves: the client's write takes it whole."""
 
 
 class AcpEditor:
@@ -51,20 +49,9 @@ class AcpEditor:
         """The client's text of the files the running tools work on (`buffers.ClientBuffers`)."""
 
     def open_document_text(self, path: Path) -> str | None:
-        """The client's buffer when a file tool asked for it; else, with the client's
-        `fs/write_text_file`, a workspace file counts as open (its disk text), so the tools
-        hand their change to `replace_document`. (The read is of one bounded file, so it may
-        run on the loop.)"""
-        if (buffer := self.buffers.get(path.resolve())) is not None:
-            return buffer
-        if not self.capabilities.fs.write_text_file or self.confinement.refusal(path):
-            return None
-        try:
-            if not path.is_file() or path.stat().st_size > BUFFER_LIMIT:
-                return None
-            return path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        """The client's text of a file a file tool works on now (`buffers.ClientBuffers`
+        puts it here before the tool runs); every other file is the tools' own business."""
+        return self.buffers.get(path.resolve())
 
     async def replace_document(self, path: Path, old_text: str, new_text: str) -> bool:
         if not self.capabilities.fs.write_text_file:
