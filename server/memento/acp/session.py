@@ -101,8 +101,8 @@ class AcpSession:
         self._finished: dict[str, asyncio.Future[events.TurnFinished]] = {}
         self._plan: list[dict[str, Any]] = []
         self._live = False
-        self._closed = False
         """Patches become updates once the session is announced (a load replays first)."""
+        self._closed = False
         self.session.events.subscribe(self._on_event)
         self.session.transcript.subscribe(self._on_patch)
 
