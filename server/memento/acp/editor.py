@@ -18,6 +18,7 @@ from memento.acp.schema import ClientCapabilities
 from memento.core.transcript import ToolPart
 from memento.security.confine import Confinement
 from memento.session.editor import Permission
+from memento.session.tools.base import CURRENT_CALL
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,21 @@ class AcpEditor:
             return False
         return True
 
-    async def ask_permission(self, title: str, detail: str) -> Permission:
+    def current_call_id(self) -> str | None:
+        """The tool call the asking task runs (the engine marks each call's task), else the
+        one the transcript shows running."""
+        current = CURRENT_CALL.get()
+        if current is not None:
+            return current[1]
         tool = self.running_tool()
+        return tool.tool_call_id if tool is not None else None
+
+    async def ask_permission(self, title: str, detail: str) -> Permission:
+        call_id = self.current_call_id()
+        tool = self.running_tool()
+        tool = tool if tool is not None and tool.tool_call_id == call_id else None
         tool_call: dict[str, Any] = {
-            "toolCallId": tool.tool_call_id if tool is not None else f"permission-{next(self._ids)}",
+            "toolCallId": call_id or f"permission-{next(self._ids)}",
             "title": f"{title}: {detail.splitlines()[0] if detail else ''}".rstrip(": "),
             "status": "pending",
             "rawInput": {"detail": detail},

@@ -57,12 +57,12 @@ class TerminalBash:
                 await self.editor.connection.request("terminal/release", ids)
 
     def _show(self, terminal_id: str) -> None:
-        tool = self.editor.running_tool()
-        if tool is not None:
+        call_id = self.editor.current_call_id()
+        if call_id is not None:
             self.post(
                 {
                     "sessionUpdate": "tool_call_update",
-                    "toolCallId": tool.tool_call_id,
+                    "toolCallId": call_id,
                     "content": [{"type": "terminal", "terminalId": terminal_id}],
                 }
             )
