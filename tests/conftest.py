@@ -39,11 +39,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The tests of the frozen server (marker `frozen`, here and in tests/clients) need the
     build `packaging/freeze.py` makes; those that run real MCP servers (marker `mcp_servers`,
     in tests/mcp and the client tests) need them installed (tests/mcp/servers.py). `.ci/run`
-    provides both and sets MEMENTO_REQUIRE_FROZEN=1 and MEMENTO_REQUIRE_MCP=1."""
+    provides both and sets MEMENTO_REQUIRE_FROZEN=1 and MEMENTO_REQUIRE_MCP=1; likewise the
+    tests that drive `memento acp` with the official ACP SDK's client (marker `acp_client`,
+    tests/acp: node and `npm ci` in tests/acp/client; MEMENTO_REQUIRE_ACP=1)."""
+    from tests.acp.driver import missing as acp_missing
     from tests.mcp.servers import missing as mcp_missing
 
     _deselect_without(config, items, "frozen", "MEMENTO_REQUIRE_FROZEN", frozen_missing)
     _deselect_without(config, items, "mcp_servers", "MEMENTO_REQUIRE_MCP", mcp_missing)
+    _deselect_without(config, items, "acp_client", "MEMENTO_REQUIRE_ACP", acp_missing)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """`memento` command line: `memento lsp` starts the language server, `memento chat` the
-terminal front end, `memento model prepare` fetches the embedded model, `memento trust`
+terminal front end, `memento acp` the Agent Client Protocol agent (Zed, JetBrains, Neovim), `memento model prepare` fetches the embedded model, `memento trust`
 trusts a workspace's config file, `memento doctor` says what the installation lacks."""
 
 from __future__ import annotations
@@ -99,6 +99,19 @@ def _run_chat(args: argparse.Namespace) -> int:
         mode="ask" if args.ask else "act",
     )
     return run_chat(options)
+
+
+def _run_acp(args: argparse.Namespace) -> int:
+    from memento.acp.main import run_acp
+
+    return run_acp()
+
+
+def _add_acp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    acp = sub.add_parser(
+        "acp", help="run as an Agent Client Protocol agent on stdio (Zed, JetBrains, Neovim)"
+    )
+    acp.set_defaults(run=_run_acp)
 
 
 def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
@@ -246,6 +259,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command == "lsp":
         return parser
     _add_chat(sub)
+    _add_acp(sub)
     _add_model(sub)
     _add_rules(sub)
     _add_session(sub)

@@ -117,7 +117,9 @@ async def _spawn(
     return proc, reader, transport
 
 
-async def _check_permission(command: str, ctx: ToolContext) -> None:
+async def check_permission(command: str, ctx: ToolContext) -> None:
+    """The bash policy for `command`: `ToolError` when it may not run (denied by the
+    setting, or by the user when asked)."""
     if ctx.bash_policy == "deny":
         raise ToolError(denied_by_policy("bash"))
     if ctx.bash_policy == "allow" or command in ctx.allowed_commands:
@@ -150,7 +152,7 @@ class BashTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         a = parse_args(BashArgs, args, "bash")
-        await _check_permission(a.command, ctx)
+        await check_permission(a.command, ctx)
         if ctx.abort.is_set():
             return ToolOutput("aborted before the command started", is_error=True)
         timeout = a.timeout or DEFAULT_TIMEOUT_S
