@@ -1,14 +1,15 @@
--- The server's memento/* notifications: into the status, the chat, and User autocmds.
+-- The server's memento/* notifications: into the status, the chat (the transcript's
+-- patches), and User autocmds.
 -- ($/progress, diagnostics, applyEdit and window/showMessageRequest are Neovim's own.)
 local chat = require('memento.chat')
 local status = require('memento.status')
 
 local M = {}
 
-local function draw(client_id, fn, started)
+local function draw(client_id, fn)
   local target = chat.get(client_id, true)
   if target then
-    target:on(fn, started)
+    fn(target)
   end
 end
 
@@ -20,49 +21,26 @@ local TURN_EVENTS = {
   error = 'MementoTurnFinished',
 }
 
---- A subagent's own turn events draw on its line in the chat, nowhere else.
-local function child(kind, params, client_id)
-  if not params.subagentId then
-    return false
-  end
-  draw(client_id, function(c)
-    c.children:event(kind, params)
-  end)
-  return true
-end
-
 M.handlers = {
+  ['memento/transcript/patch'] = function(params, client_id)
+    draw(client_id, function(c)
+      c:patch(params)
+    end)
+  end,
   ['memento/turn'] = function(params, client_id)
-    if child('turn', params, client_id) then
-      return
+    if params.subagentId then
+      return -- a subagent's turn: its card in the transcript shows it
     end
     status.on_turn(client_id, params)
-    draw(client_id, function(c)
-      c:turn(params)
-    end, params.state == 'started' and params.turnId or nil)
     status.fire(TURN_EVENTS[params.state] or 'MementoTurnFinished', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
-  ['memento/stream'] = function(params, client_id)
-    if child('stream', params, client_id) then
-      return
-    end
-    draw(client_id, function(c)
-      c:stream(params)
-    end)
-  end,
   ['memento/tool'] = function(params, client_id)
-    if child('tool', params, client_id) then
+    if params.subagentId then
       return
     end
-    draw(client_id, function(c)
-      c:tool(params)
-    end)
     status.fire('MementoTool', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/subagent'] = function(params, client_id)
-    draw(client_id, function(c)
-      c.children:update(params)
-    end)
     status.fire('MementoSubagent', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/context'] = function(params, client_id)
@@ -71,16 +49,10 @@ M.handlers = {
   end,
   ['memento/compaction'] = function(params, client_id)
     status.on_compaction(client_id, params)
-    draw(client_id, function(c)
-      c.t:compaction(params)
-    end)
     local data = vim.tbl_extend('force', params, { client_id = client_id })
     status.fire(params.phase == 'started' and 'MementoCompacting' or 'MementoCompacted', data)
   end,
   ['memento/advisor'] = function(params, client_id)
-    draw(client_id, function(c)
-      c.t:advisor(params)
-    end)
     status.fire('MementoAdvisorNote', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/checkpoints'] = function(_, client_id)
@@ -91,7 +63,7 @@ M.handlers = {
     status.on_mode(client_id, params.mode)
     if known ~= nil and known ~= params.mode then
       draw(client_id, function(c)
-        c.t:mode(params.mode)
+        c.t:note('⇄ ' .. (status.MODES[params.mode] or params.mode), 'mode')
       end)
     end
     status.fire('MementoMode', { mode = params.mode, client_id = client_id })
@@ -100,7 +72,7 @@ M.handlers = {
     status.on_session(client_id, params)
     local target = chat.get(client_id, false)
     if target then
-      target:load_history()
+      target:session_changed(params.id)
     end
     status.fire('MementoSession', { id = params.id, client_id = client_id })
   end,
@@ -118,9 +90,7 @@ end
 function M.exited(client_id, code)
   local target = chat.get(client_id, false)
   if target then
-    target:on(function(c)
-      c.t:error_line(('the server stopped (exit code %s)'):format(tostring(code)))
-    end)
+    target.t:note(('✗ the server stopped (exit code %s)'):format(tostring(code)), 'error')
     chat.forget(client_id)
   end
   status.forget(client_id)
