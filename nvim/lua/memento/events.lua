@@ -32,6 +32,10 @@ M.handlers = {
       return -- a subagent's turn: its card in the transcript shows it
     end
     status.on_turn(client_id, params)
+    local target = params.state ~= 'started' and params.state ~= 'retrying' and chat.get(client_id, false)
+    if target then
+      target:turn_ended()
+    end
     status.fire(TURN_EVENTS[params.state] or 'MementoTurnFinished', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/tool'] = function(params, client_id)
@@ -63,7 +67,7 @@ M.handlers = {
     status.on_mode(client_id, params.mode)
     if known ~= nil and known ~= params.mode then
       draw(client_id, function(c)
-        c.t:note('⇄ ' .. (status.MODES[params.mode] or params.mode), 'mode')
+        c:note('⇄ ' .. (status.MODES[params.mode] or params.mode), 'mode')
       end)
     end
     status.fire('MementoMode', { mode = params.mode, client_id = client_id })
@@ -90,7 +94,7 @@ end
 function M.exited(client_id, code)
   local target = chat.get(client_id, false)
   if target then
-    target.t:note(('✗ the server stopped (exit code %s)'):format(tostring(code)), 'error')
+    target:note(('✗ the server stopped (exit code %s)'):format(tostring(code)), 'error')
     chat.forget(client_id)
   end
   status.forget(client_id)

@@ -248,11 +248,16 @@ function Drawing:part(part, blank)
   end
 end
 
-function Drawing:reply(item)
-  self:marked('## Memento', 'assistant', M.STATUS[item.state] or M.STATUS.done, false)
+function Drawing:reply(item, turn)
+  local first = true
+  if not turn.continued then
+    self:marked('## Memento', 'assistant', M.STATUS[turn.state or item.state] or M.STATUS.done, false)
+  end
   local tail
-  for index, part in ipairs(item.parts or {}) do
-    tail = self:part(part, index > 1)
+  for _, part in ipairs(item.parts or {}) do
+    local before = #self.lines
+    tail = self:part(part, not first)
+    first = first and #self.lines == before
   end
   if given(item.retry) then
     self:marked(retry_text(item.retry), 'retry', nil, true)
@@ -273,14 +278,16 @@ function Drawing:user(item)
   end
 end
 
---- The drawing of top-level `item` (no lines: an item the chat does not show).
-function M.item(item)
+--- The drawing of top-level `item` (no lines: an item the chat does not show). A reply's
+--- `turn`: `continued` when it goes on after a steer (no header of its own), and the `state`
+--- its header shows (the state of the turn's last reply).
+function M.item(item, turn)
   local d = new()
   local kind = item.kind
   if kind == 'user' then
     d:user(item)
   elseif kind == 'reply' then
-    d:reply(item)
+    d:reply(item, turn or {})
   elseif kind == 'relief' then
     -- The light prune after each turn is housekeeping: the chat does not show it.
     if item.reason ~= 'turn' then
@@ -300,10 +307,13 @@ function M.item(item)
 end
 
 --- A line the chat adds of its own (a mode switch, the server stopping): not transcript.
-function M.note(text, kind)
+function M.note(text, kind, status)
   local d = new()
-  d:marked(text, kind, nil, false)
+  local lines = split(text)
+  local row = d:add(lines, false)
+  table.insert(d.marks, { row, kind, status })
   return d
 end
+
 
 return M

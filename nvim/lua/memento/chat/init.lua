@@ -15,6 +15,7 @@ local M = {}
 
 --- Items drawn at once (the newest; a longer session says what is left out).
 local PAGE = 1000
+local STEERING = { 'steering', 'MementoChatSteer' }
 
 local chats = {}
 
@@ -48,7 +49,7 @@ local function map(buf, modes, lhs, rhs, desc)
 end
 
 function Chat.new(client_id)
-  local self = setmetatable({ client_id = client_id }, Chat)
+  local self = setmetatable({ client_id = client_id, steers = {} }, Chat)
   self.buf = scratch('memento://chat', client_id)
   vim.bo[self.buf].modifiable = false
   vim.bo[self.buf].undolevels = -1
@@ -118,8 +119,8 @@ function Chat:discard()
 end
 
 -- -- the transcript ----------------------------------------------------------------------
---- Read the session's transcript and draw it; patches that come meanwhile wait for it (those
---- the page already holds are dropped).
+--- Read the session's transcript and draw it; patches and notes that come meanwhile wait
+--- for it (patches the page already holds are dropped).
 function Chat:load()
   local client = vim.lsp.get_client_by_id(self.client_id)
   if not client then
@@ -139,13 +140,29 @@ function Chat:load()
       self.t:note('✗ cannot read the transcript: ' .. tostring(err and err.message), 'error')
       return
     end
-    self.session, self.seq = page.sessionId, page.seq
+    self.session, self.seq, self.steers = page.sessionId, page.seq, {}
     local items = page.items or {}
     local older = page.nextCursor and page.nextCursor ~= vim.NIL
     self.t:show(items, older and ('… older items are not shown (the newest %d are)'):format(#items) or nil)
-    for _, patch in ipairs(queued) do
-      self:patch(patch)
+    for _, run in ipairs(queued) do
+      run()
     end
+  end)
+end
+
+--- Run `draw` now, or once the page being read is drawn.
+function Chat:after_load(draw)
+  if self.loading then
+    table.insert(self.loading, draw)
+  else
+    draw()
+  end
+end
+
+--- A line of the chat's own (a mode switch, the server stopping) at the end.
+function Chat:note(text, kind)
+  self:after_load(function()
+    self.t:note(text, kind)
   end)
 end
 
@@ -153,7 +170,9 @@ end
 --- this copy cannot follow them).
 function Chat:patch(patch)
   if self.loading then
-    table.insert(self.loading, patch)
+    table.insert(self.loading, function()
+      self:patch(patch)
+    end)
     return
   end
   if patch.sessionId ~= self.session then
@@ -166,8 +185,34 @@ function Chat:patch(patch)
     if not self.t:apply(op) then
       return self:load()
     end
+    if op.op == 'append' and op.node.kind == 'user' then
+      self:steer_arrived(op.node.text)
+    end
   end
   self.seq = patch.seq
+end
+
+-- A steer is shown the moment the server has it (the turn may be waiting on a tool or a
+-- permission); the server puts it in the conversation at the next step, and the line the
+-- chat drew for it meanwhile goes.
+function Chat:steer_arrived(text)
+  for index, steer in ipairs(self.steers) do
+    if steer.text == text then
+      self.t:drop(steer.key)
+      table.remove(self.steers, index)
+      return
+    end
+  end
+end
+
+--- The turn ended: a steer it did not take is not shown any more.
+function Chat:turn_ended()
+  self:after_load(function()
+    for _, steer in ipairs(self.steers) do
+      self.t:drop(steer.key)
+    end
+    self.steers = {}
+  end)
 end
 
 --- Another session became active: draw its transcript.
@@ -216,7 +261,12 @@ function Chat:send(text)
     async.fail('Memento: the server is not running')
   end
   if require('memento.status').running(self.client_id) then
-    client_mod.ask(client, 'memento/steer', { text = text }, 'the message was not sent')
+    local result = client_mod.ask(client, 'memento/steer', { text = text }, 'the message was not sent')
+    if result.delivered then
+      self:after_load(function()
+        table.insert(self.steers, { text = text, key = self.t:note('↳ ' .. text, 'steer', STEERING) })
+      end)
+    end
   else
     client_mod.ask(client, 'memento/prompt', { text = text }, 'the prompt was not sent')
   end

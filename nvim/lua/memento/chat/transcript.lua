@@ -103,18 +103,93 @@ function Transcript:push(key, drawing)
   self:place(#self.blocks, drawing)
 end
 
+-- -- a turn steered: its replies ---------------------------------------------------------
+--- The position of top-level `key` in the transcript (searched from the end: the items that
+--- change are the newest).
+function Transcript:position(key)
+  local items = self.model.items
+  for index = #items, 1, -1 do
+    if items[index].key == key then
+      return index
+    end
+  end
+end
+
+--- The next item from `index` in `step` (-1, 1) that is not a checkpoint (the chat does not
+--- draw checkpoints, which a turn takes before its first edit).
+local function near(items, index, step)
+  index = index + step
+  while items[index] and items[index].kind == 'checkpoint' do
+    index = index + step
+  end
+  return items[index] and index or nil
+end
+
+--- The reply a steer at `from` (searched in `step`) separates from the reply at `from`.
+local function across_steer(items, from, step)
+  local steer = near(items, from, step)
+  if not steer or items[steer].kind ~= 'user' or not items[steer].steer then
+    return nil
+  end
+  local reply = near(items, steer, step)
+  return reply and items[reply].kind == 'reply' and reply or nil
+end
+
+--- A reply that goes on after a steer is part of the turn of the reply before the steer:
+--- the turn's first reply (its header) and its last one (whose state the header shows).
+function Transcript:turn_of(index)
+  local items = self.model.items
+  local first, last = index, index
+  while across_steer(items, first, -1) do
+    first = across_steer(items, first, -1)
+  end
+  while across_steer(items, last, 1) do
+    last = across_steer(items, last, 1)
+  end
+  return first, last
+end
+
+function Transcript:drawing(item, index)
+  if item.kind ~= 'reply' then
+    return draw.item(item)
+  end
+  index = index or self:position(item.key)
+  local first, last = self:turn_of(index)
+  local items = self.model.items
+  return draw.item(item, { continued = first ~= index, state = items[last].state })
+end
+
+--- After `key` changed: the header of its turn's first reply, when another reply's state or a
+--- steer changed what it shows.
+function Transcript:redraw_turn(key)
+  local index = self:position(key)
+  local item = index and self.model.items[index]
+  if not item or not (item.kind == 'reply' or item.kind == 'user' and item.steer) then
+    return
+  end
+  local reply = item.kind == 'reply' and index or near(self.model.items, index, -1)
+  if not reply or self.model.items[reply].kind ~= 'reply' then
+    return
+  end
+  local first = self:turn_of(reply)
+  local head = self.model.items[first]
+  if first ~= index and self.by_key[head.key] then
+    self:place(self:index_of(self.by_key[head.key]), self:drawing(head, first))
+  end
+end
+
 function Transcript:redraw(key)
   local block = self.by_key[key]
   local item = self.model:get(key)
   if block and item then
-    self:place(self:index_of(block), draw.item(item))
+    self:place(self:index_of(block), self:drawing(item))
   elseif block then -- the item was removed
     local index = self:index_of(block)
     self:place(index, nil)
     table.remove(self.blocks, index)
     self.by_key[key] = nil
   elseif item then
-    self:push(key, draw.item(item))
+    self:push(key, self:drawing(item))
   end
 end
 
@@ -150,8 +225,8 @@ function Transcript:show(items, header)
   if header then
     self:note(header, 'note')
   end
-  for _, item in ipairs(items) do
-    self:push(item.key, draw.item(item))
+  for index, item in ipairs(items) do
+    self:push(item.key, self:drawing(item, index))
   end
 end
 
@@ -234,13 +309,25 @@ function Transcript:apply(op)
     return true
   end
   self:redraw(item)
+  if op.op ~= 'text' then
+    self:redraw_turn(item)
+  end
   return true
 end
 
---- A line of the chat's own at the end (not an item of the transcript).
-function Transcript:note(text, kind)
+--- A line of the chat's own at the end (not an item of the transcript); returns its key.
+function Transcript:note(text, kind, status)
   self.notes = self.notes + 1
-  self:push(('note:%d'):format(self.notes), draw.note(text, kind))
+  local key = ('note:%d'):format(self.notes)
+  self:push(key, draw.note(text, kind, status))
+  return key
+end
+
+--- Take a line of the chat's own away.
+function Transcript:drop(key)
+  if self.by_key[key] and not self.model:get(key) then
+    self:redraw(key)
+  end
 end
 
 -- -- what is under the cursor -----------------------------------------------------------
