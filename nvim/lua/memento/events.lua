@@ -13,6 +13,25 @@ local function draw(client_id, fn)
   end
 end
 
+--- The context meter of the session now active (a session reopened at start, or switched
+--- to, says nothing of its size until its next request: ask).
+local function read_context(client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not client then
+    return
+  end
+  local state = status.state(client_id)
+  local session, known = state.session, state.context
+  require('memento.client').request(client, 'memento/context', nil, function(err, result)
+    -- Not over what came since (another session, or the figures of a request).
+    local now = status.state(client_id)
+    if not err and result and now.session == session and now.context == known then
+      status.on_context(client_id, result)
+      status.fire('MementoContext', vim.tbl_extend('force', result, { client_id = client_id }))
+    end
+  end)
+end
+
 local TURN_EVENTS = {
   started = 'MementoTurnStarted',
   retrying = 'MementoTurnRetrying',
@@ -78,17 +97,20 @@ M.handlers = {
     if target then
       target:session_changed(params.id)
     end
+    read_context(client_id)
     status.fire('MementoSession', { id = params.id, client_id = client_id })
   end,
 }
 
---- A server answered initialize: its mode (a server without memento/mode is left at act).
+--- A server answered initialize: its mode (a server without memento/mode is left at act)
+--- and its context meter.
 function M.ready(client)
   require('memento.client').request(client, 'memento/mode', nil, function(err, result)
     if not err and result and result.mode and status.state(client.id).mode == nil then
       status.on_mode(client.id, result.mode)
     end
   end)
+  read_context(client.id)
 end
 
 function M.exited(client_id, code)
