@@ -213,20 +213,41 @@ function Transcript:regions()
 end
 
 -- -- the transcript -----------------------------------------------------------------------
---- Draw a page (oldest first) in place of everything; `header`: a note above it.
+--- Draw a page (oldest first) in place of everything; `header`: a note above it. One write
+--- for the whole page (a long session's first paint).
 function Transcript:show(items, header)
   self.model:reset(items)
   self.blocks, self.by_key = {}, {}
+  local lines, marks = {}, {}
+  local function add(key, drawing)
+    local block = { key = key, drawing = drawing }
+    table.insert(self.blocks, block)
+    self.by_key[key] = block
+    if #drawing.lines == 0 then
+      return
+    end
+    if #lines > 0 then
+      table.insert(lines, '')
+    end
+    for _, mark in ipairs(drawing.marks) do
+      table.insert(marks, { #lines + mark[1], mark[2], mark[3] })
+    end
+    vim.list_extend(lines, drawing.lines)
+  end
+  if header then
+    self.notes = self.notes + 1
+    add(('note:%d'):format(self.notes), draw.note(header, 'note'))
+  end
+  for index, item in ipairs(items) do
+    add(item.key, self:drawing(item, index))
+  end
   self.version = self.version + 1
   writer.edit(self.buf, function(buf)
     api.nvim_buf_clear_namespace(buf, writer.ns, 0, -1)
-    api.nvim_buf_set_lines(buf, 0, -1, true, { '' })
+    api.nvim_buf_set_lines(buf, 0, -1, true, #lines > 0 and lines or { '' })
   end)
-  if header then
-    self:note(header, 'note')
-  end
-  for index, item in ipairs(items) do
-    self:push(item.key, self:drawing(item, index))
+  for _, mark in ipairs(marks) do
+    writer.mark(self.buf, mark[1], mark[2], mark[3])
   end
 end
 
@@ -257,10 +278,22 @@ function Transcript:append_tail(block, op)
     table.insert(drawing.lines, '')
   end
   local fold = drawing.folds[#drawing.folds]
-  if fold and fold[4] == op.key then
+  local grows = fold and fold[4] == op.key and added > 0
+  if grows then
     fold[2] = fold[2] + added
   end
-  self.version = self.version + 1
+  if added > 0 then
+    -- Only the end of the buffer moved: the regions before it stay (no rebuild per delta).
+    local current = self.cache_version == self.version
+    self.version = self.version + 1
+    if current then
+      self.cache_version = self.version
+      if grows then
+        local last = self.cache[#self.cache]
+        last[2] = last[2] + added
+      end
+    end
+  end
   writer.append(self.buf, text)
   return true
 end
