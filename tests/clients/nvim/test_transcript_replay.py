@@ -2,7 +2,8 @@
 (`tests/data/transcript/*.json`, see `tests/transcript/README.md`) replayed in a real Neovim
 (the first page, every patch in order, a page after a reset) builds the server's transcript,
 and draws the same buffer (lines, marked lines with their status, fold regions) as the page
-read back after a restart, once the items shown live only are left out."""
+read back after a restart, once the items shown live only are left out; streamed text only
+ever changes the end of the buffer."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def test_a_recording_replayed_draws_what_a_restart_draws(
         },
     ).observations
     assert observed["model"] == live_items
+    # Streamed text is appended where the buffer ends, never a redraw of what is above.
+    assert observed["text_ops"] > 0 and observed["text_redraws"] == []
     live, stored = observed["live"], observed["stored"]
     assert live["lines"] == stored["lines"]
     assert live["marks"] == stored["marks"]
