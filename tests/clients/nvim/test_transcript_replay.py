@@ -8,15 +8,25 @@ ever changes the end of the buffer."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.clients.nvim.harness import run_nvim
-from tests.transcript.recording import RECORDINGS, steps
+from tests.transcript.recording import FIXTURES_ENV, RECORDINGS, steps
 
-RECORDED = sorted(RECORDINGS.glob("*.json"))
+
+def recordings() -> list[Path]:
+    """The committed recordings, and those a property-test run wrote where its environment said."""
+    found = sorted(RECORDINGS.glob("*.json"))
+    if folder := os.environ.get(FIXTURES_ENV):
+        found += sorted(Path(folder).glob("*.json"))
+    return found
+
+
+RECORDED = recordings()
 
 
 def transient_keys(items: list[dict[str, Any]]) -> list[str]:
@@ -31,7 +41,7 @@ def transient_keys(items: list[dict[str, Any]]) -> list[str]:
     return keys
 
 
-@pytest.mark.parametrize("path", RECORDED, ids=[path.stem for path in RECORDED])
+@pytest.mark.parametrize("path", RECORDED, ids=[f"{path.parent.name}/{path.stem}" for path in RECORDED])
 def test_a_recording_replayed_draws_what_a_restart_draws(
     neovim: Path, path: Path, workspace: Path, data_dir: Path
 ) -> None:

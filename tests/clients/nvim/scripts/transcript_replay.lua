@@ -62,7 +62,7 @@ t.run(function()
     end
     seq = value.seq
   end
-  t.observe('model', live.model.items)
+  t.observe('model', vim.deepcopy(live.model.items))
   t.observe('text_ops', text_ops)
   t.observe('text_redraws', redrawn)
   for _, key in ipairs(p.transient) do
