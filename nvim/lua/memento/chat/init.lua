@@ -136,14 +136,16 @@ function Chat:load()
     local queued = self.loading or {}
     self.loading = nil
     if err or not page then
+      -- Said once: patches are not followed until the session changes or the chat is made anew.
+      self.session = false
       self.t:show({})
       self.t:note('✗ cannot read the transcript: ' .. tostring(err and err.message), 'error')
-      return
+    else
+      self.session, self.seq, self.steers = page.sessionId, page.seq, {}
+      local items = page.items or {}
+      local older = page.nextCursor and page.nextCursor ~= vim.NIL
+      self.t:show(items, older and ('… older items are not shown (the newest %d are)'):format(#items) or nil)
     end
-    self.session, self.seq, self.steers = page.sessionId, page.seq, {}
-    local items = page.items or {}
-    local older = page.nextCursor and page.nextCursor ~= vim.NIL
-    self.t:show(items, older and ('… older items are not shown (the newest %d are)'):format(#items) or nil)
     for _, run in ipairs(queued) do
       run()
     end
@@ -173,6 +175,9 @@ function Chat:patch(patch)
     table.insert(self.loading, function()
       self:patch(patch)
     end)
+    return
+  end
+  if self.session == false then
     return
   end
   if patch.sessionId ~= self.session then
