@@ -62,6 +62,7 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
             {"turnId": turn_id, "state": "retrying", "rules": ["no-console"], "attempt": 2}
         ]
         history = await editor.request("memento/history")
+        page = await editor.request("memento/transcript")
         listed = await editor.request("memento/rules/list")
 
     first, second = (json.dumps(r.body) for r in model_server.requests)
@@ -84,6 +85,13 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
     )
     assert reminder["customType"] == "ttsr-injection" and reminder["details"] == {"rules": ["no-console"]}
     assert marker["injectedRules"] == ["no-console"]
+    # One mark for the retry, its reminder and its record together (the injection's
+    # bookkeeping entry between them does not split it in two).
+    reply = page["items"][-1]
+    assert [part["kind"] for part in reply["parts"]] == ["ttsr", "text"]
+    mark = reply["parts"][0]
+    assert mark["rules"] == ["no-console"] and mark["interrupted"] and mark["attempt"] == 2
+    assert mark["reminder"] and mark["discarded"] == "Let me explain first. Then call console.log("
     [item] = [r for r in listed["rules"] if r["name"] == "no-console"]
     assert item == {
         "name": "no-console",

@@ -114,7 +114,7 @@ local function after(server, result, mode)
   if mode ~= 'files' then
     local chat = require('memento.chat').get(server.id, false)
     if chat then
-      chat:load_history()
+      chat:load()
     end
   end
 end

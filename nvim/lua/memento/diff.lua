@@ -8,41 +8,53 @@ local views = require('memento.views')
 
 local M = {}
 
-local function entry_calls(entry, call_id)
-  local message = entry.type == 'message' and entry.message or nil
-  if not message then
-    return false
-  end
-  if message.role == 'toolResult' then
-    return message.toolCallId == call_id
-  end
-  for _, block in ipairs(message.role == 'assistant' and type(message.content) == 'table' and message.content or {}) do
-    if type(block) == 'table' and block.type == 'toolCall' and block.id == call_id then
+local function holds_call(item, call_id)
+  for _, part in ipairs(item.kind == 'reply' and item.parts or {}) do
+    if part.kind == 'tool' and part.toolCallId == call_id then
       return true
     end
   end
   return false
 end
 
---- Inside async.run: the checkpoint taken before tool call `call_id` ran (the checkpoint
---- entry nearest before its result on the active path), or nil.
-function M.checkpoint_before(server, call_id)
-  local cursor, seen = nil, false
-  repeat
-    local page = client_mod.ask(server, 'memento/history', { limit = 500, cursor = cursor }, 'cannot read the history')
-    local entries = page.entries or {}
-    for index = #entries, 1, -1 do
-      local entry = entries[index]
-      if seen and entry.type == 'checkpoint' and entry.checkpointId then
-        return entry.checkpointId
-      end
-      seen = seen or entry_calls(entry, call_id)
+--- The checkpoint taken before tool call `call_id` ran, in `items` (a transcript, oldest
+--- first): the turn's own (taken before its first edit, so drawn after the reply that holds
+--- the call, before the next prompt), else the newest one before that reply. nil when there
+--- is none; false when the call is not in the transcript.
+function M.checkpoint_in(items, call_id)
+  local at
+  for index, item in ipairs(items) do
+    if holds_call(item, call_id) then
+      at = index
     end
-    cursor = page.nextCursor
-  until not cursor
-  if not seen then
+  end
+  if not at then
+    return false
+  end
+  for index = at + 1, #items do
+    local item = items[index]
+    if item.kind == 'user' and not item.steer then
+      break
+    end
+    if item.kind == 'checkpoint' then
+      return item.checkpointId
+    end
+  end
+  for index = at - 1, 1, -1 do
+    if items[index].kind == 'checkpoint' then
+      return items[index].checkpointId
+    end
+  end
+end
+
+--- Inside async.run: the checkpoint taken before tool call `call_id` ran, or nil.
+function M.checkpoint_before(server, call_id)
+  local page = client_mod.ask(server, 'memento/transcript', { limit = 1000 }, 'cannot read the transcript')
+  local found = M.checkpoint_in(page.items or {}, call_id)
+  if found == false then
     async.fail('Memento: that tool call is no longer in the conversation (rewound?)')
   end
+  return found
 end
 
 --- Inside async.run: open `path` (workspace-relative) against checkpoint `checkpoint_id`.
@@ -93,7 +105,8 @@ function M.card()
     if not card then
       async.fail('Memento: the cursor is not on a tool card', vim.log.levels.WARN)
     end
-    local path = type(card.arguments) == 'table' and card.arguments.path or nil
+    local arguments = require('memento.chat.draw').arguments(card)
+    local path = arguments and arguments.path or nil
     if type(path) ~= 'string' then
       async.fail(('Memento: this %s call names no file'):format(card.name), vim.log.levels.WARN)
     end
@@ -101,7 +114,7 @@ function M.card()
     if not server then
       async.fail('Memento: the server is not running')
     end
-    local checkpoint = M.checkpoint_before(server, card.id)
+    local checkpoint = M.checkpoint_before(server, card.toolCallId)
     if not checkpoint then
       async.fail('Memento: there is no checkpoint before that call (are checkpoints off?)', vim.log.levels.WARN)
     end

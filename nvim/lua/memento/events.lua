@@ -1,15 +1,35 @@
--- The server's memento/* notifications: into the status, the chat, and User autocmds.
+-- The server's memento/* notifications: into the status, the chat (the transcript's
+-- patches), and User autocmds.
 -- ($/progress, diagnostics, applyEdit and window/showMessageRequest are Neovim's own.)
 local chat = require('memento.chat')
 local status = require('memento.status')
 
 local M = {}
 
-local function draw(client_id, fn, started)
+local function draw(client_id, fn)
   local target = chat.get(client_id, true)
   if target then
-    target:on(fn, started)
+    fn(target)
   end
+end
+
+--- The context meter of the session now active (a session reopened at start, or switched
+--- to, says nothing of its size until its next request: ask).
+local function read_context(client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not client then
+    return
+  end
+  local state = status.state(client_id)
+  local session, known = state.session, state.context
+  require('memento.client').request(client, 'memento/context', nil, function(err, result)
+    -- Not over what came since (another session, or the figures of a request).
+    local now = status.state(client_id)
+    if not err and result and now.session == session and now.context == known then
+      status.on_context(client_id, result)
+      status.fire('MementoContext', vim.tbl_extend('force', result, { client_id = client_id }))
+    end
+  end)
 end
 
 local TURN_EVENTS = {
@@ -20,49 +40,30 @@ local TURN_EVENTS = {
   error = 'MementoTurnFinished',
 }
 
---- A subagent's own turn events draw on its line in the chat, nowhere else.
-local function child(kind, params, client_id)
-  if not params.subagentId then
-    return false
-  end
-  draw(client_id, function(c)
-    c.children:event(kind, params)
-  end)
-  return true
-end
-
 M.handlers = {
+  ['memento/transcript/patch'] = function(params, client_id)
+    draw(client_id, function(c)
+      c:patch(params)
+    end)
+  end,
   ['memento/turn'] = function(params, client_id)
-    if child('turn', params, client_id) then
-      return
+    if params.subagentId then
+      return -- a subagent's turn: its card in the transcript shows it
     end
     status.on_turn(client_id, params)
-    draw(client_id, function(c)
-      c:turn(params)
-    end, params.state == 'started' and params.turnId or nil)
+    local target = params.state ~= 'started' and params.state ~= 'retrying' and chat.get(client_id, false)
+    if target then
+      target:turn_ended()
+    end
     status.fire(TURN_EVENTS[params.state] or 'MementoTurnFinished', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
-  ['memento/stream'] = function(params, client_id)
-    if child('stream', params, client_id) then
-      return
-    end
-    draw(client_id, function(c)
-      c:stream(params)
-    end)
-  end,
   ['memento/tool'] = function(params, client_id)
-    if child('tool', params, client_id) then
+    if params.subagentId then
       return
     end
-    draw(client_id, function(c)
-      c:tool(params)
-    end)
     status.fire('MementoTool', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/subagent'] = function(params, client_id)
-    draw(client_id, function(c)
-      c.children:update(params)
-    end)
     status.fire('MementoSubagent', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/context'] = function(params, client_id)
@@ -71,16 +72,10 @@ M.handlers = {
   end,
   ['memento/compaction'] = function(params, client_id)
     status.on_compaction(client_id, params)
-    draw(client_id, function(c)
-      c.t:compaction(params)
-    end)
     local data = vim.tbl_extend('force', params, { client_id = client_id })
     status.fire(params.phase == 'started' and 'MementoCompacting' or 'MementoCompacted', data)
   end,
   ['memento/advisor'] = function(params, client_id)
-    draw(client_id, function(c)
-      c.t:advisor(params)
-    end)
     status.fire('MementoAdvisorNote', vim.tbl_extend('force', params, { client_id = client_id }))
   end,
   ['memento/checkpoints'] = function(_, client_id)
@@ -91,7 +86,7 @@ M.handlers = {
     status.on_mode(client_id, params.mode)
     if known ~= nil and known ~= params.mode then
       draw(client_id, function(c)
-        c.t:mode(params.mode)
+        c:note('⇄ ' .. (status.MODES[params.mode] or params.mode), 'mode')
       end)
     end
     status.fire('MementoMode', { mode = params.mode, client_id = client_id })
@@ -100,27 +95,28 @@ M.handlers = {
     status.on_session(client_id, params)
     local target = chat.get(client_id, false)
     if target then
-      target:load_history()
+      target:session_changed(params.id)
     end
+    read_context(client_id)
     status.fire('MementoSession', { id = params.id, client_id = client_id })
   end,
 }
 
---- A server answered initialize: its mode (a server without memento/mode is left at act).
+--- A server answered initialize: its mode (a server without memento/mode is left at act)
+--- and its context meter.
 function M.ready(client)
   require('memento.client').request(client, 'memento/mode', nil, function(err, result)
     if not err and result and result.mode and status.state(client.id).mode == nil then
       status.on_mode(client.id, result.mode)
     end
   end)
+  read_context(client.id)
 end
 
 function M.exited(client_id, code)
   local target = chat.get(client_id, false)
   if target then
-    target:on(function(c)
-      c.t:error_line(('the server stopped (exit code %s)'):format(tostring(code)))
-    end)
+    target:note(('✗ the server stopped (exit code %s)'):format(tostring(code)), 'error')
     chat.forget(client_id)
   end
   status.forget(client_id)

@@ -120,12 +120,12 @@ function M.mcp_lines(result)
 end
 
 function M.compactions_lines(result)
-  local transcript = require('memento.chat.transcript')
+  local draw = require('memento.chat.draw')
   local lines = { '# Memento: context relief in this session (newest first)', '' }
   local now = os.time()
   for _, item in ipairs(result.compactions or {}) do
     local params = vim.tbl_extend('force', item, { phase = 'finished' })
-    local text = transcript.compaction_text(params):gsub('^── ', ''):gsub(' ──$', '')
+    local text = draw.relief_text(params):gsub('^── ', ''):gsub(' ──$', '')
     local undone = item.undoneBy and ' · undone' or ''
     table.insert(lines, ('## %s — %s%s%s [%s]'):format(format.relative_time(item.at, now), text, item.reason and (' (' .. item.reason .. ')') or '', undone, item.id))
     if item.summary then

@@ -176,6 +176,11 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     async def _refresh_and_publish(self) -> None:
         try:
+            if self.context.last is None and not self.meter.prefix_tokens:
+                # A session reopened at start: its system prompt and tools count before its
+                # first request too (else the meter reads its messages alone until then).
+                request = await self.session.build_request_off_loop()
+                await asyncio.to_thread(off_loop_work, lambda: self._count_prefix(request))
             await self.meter.refresh(self.session)
         except Exception:
             log.exception("recounting the context failed")

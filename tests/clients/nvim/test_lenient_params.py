@@ -28,9 +28,9 @@ def test_lua_empty_tables_and_nil_are_no_arguments(
     assert refused == {}
     assert answers["history {}"]["result"] == {"entries": [], "relief": {}}
     assert isinstance(answers["advisor/toggle {}"]["result"]["enabled"], bool)
-    # Only the session just opened, listed from its start (before it has a message).
-    listed = answers["session/list nil"]["result"]["sessions"]
-    assert [session["current"] for session in listed] == [True]
+    # The session opened at start is listed before its first message (it is the current one).
+    [listed] = answers["session/list nil"]["result"]["sessions"]
+    assert listed["current"] is True
     assert answers["context nil"]["result"]["contextWindow"] == 100_000
     assert answers["abort nil"]["result"] == {"aborted": False}
     assert answers["abort command {}"]["result"] == {"aborted": False}

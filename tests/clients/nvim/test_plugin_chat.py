@@ -1,4 +1,4 @@
-"""The plugin's chat buffer in a real Neovim: what a live turn draws is what memento/history
+"""The plugin's chat buffer in a real Neovim: what a live turn draws is what memento/transcript
 draws again (thinking folded, a TTSR retry marked with the dropped text gone, tool cards,
 compaction dividers); the compaction's User events and LspProgress."""
 
@@ -88,7 +88,7 @@ def test_the_live_chat_and_the_chat_drawn_from_history_read_the_same(
     statuses = [m["status"] for m in observed["live_marks"] if m["line"] == "## Memento"]
     assert statuses == ["✓ done"] * 3
 
-    # Drawn again from memento/history: the same chat.
+    # Drawn again from memento/transcript: the same chat.
     assert observed["history"] == live
     assert observed["history_marks"] == observed["live_marks"]
     assert observed["history_folds"] == observed["live_folds"]

@@ -1,7 +1,7 @@
 """:MementoCompact in a real Neovim on a short conversation: it says why nothing was compacted
 (nothing old enough; a summary that would not make the context smaller, which is not
 applied), and when a compaction applies, the message, the chat's live divider and the divider
-drawn again from memento/history give the server's figures; :MementoCompactions opens the
+drawn again from the transcript give the server's figures; :MementoCompactions opens the
 compaction's audit and :MementoUndoCompaction undoes it."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""A chat made in the middle of a turn, in a real Neovim: drawn from memento/history (its
-runningTurn), the running turn shows once, prompt and tool card, and goes on live."""
+"""A chat made in the middle of a turn, in a real Neovim: drawn from memento/transcript
+(which holds the running turn), the running turn shows once, prompt and tool card, and goes
+on live."""
 
 from __future__ import annotations
 

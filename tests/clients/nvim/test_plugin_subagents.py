@@ -57,7 +57,7 @@ def test_children_are_live_lines_under_the_task_card_and_one_stops_alone(
     assert chat.count("## Memento") == 1  # no section for a child's turn
     assert [e["state"] for e in observed["subagent_events"] if e["id"] == "slow"][-1] == "aborted"
     assert (workspace / "a.py").read_text() == "A = 2\n"
-    # Redrawn from memento/history: the children's lines under the task card, as they ended.
+    # Redrawn from memento/transcript: the children's lines under the task card, as they ended.
     history = observed["history"]
     card = next(i for i, line in enumerate(history) if line.startswith("⚙ task"))
     assert [line for line in history[card:] if line.startswith("  ↳ ")] == [

@@ -1,18 +1,21 @@
 -- The chat: a markdown scratch buffer per server (memento://chat) with an input buffer
--- below it, in a split or a float. Live events are drawn as they come; when the buffer is
--- made (first :MementoChat or first event) and when another session becomes active, it is
--- drawn from memento/history first (events meanwhile wait their turn).
+-- below it, in a split or a float. It draws the session's transcript: the page
+-- memento/transcript gives when the buffer is made (first :MementoChat or first patch) and
+-- when another session becomes active, then each memento/transcript/patch (patches that
+-- come while the page is read wait for it).
 local api = vim.api
 local async = require('memento.async')
-local children = require('memento.chat.children')
 local client_mod = require('memento.client')
 local config = require('memento.config')
-local history = require('memento.chat.history')
 local transcript = require('memento.chat.transcript')
 local views = require('memento.views')
 local window = require('memento.chat.window')
 
 local M = {}
+
+--- Items drawn at once (the newest; a longer session says what is left out).
+local PAGE = 1000
+local STEERING = { 'steering', 'MementoChatSteer' }
 
 local chats = {}
 
@@ -46,13 +49,12 @@ local function map(buf, modes, lhs, rhs, desc)
 end
 
 function Chat.new(client_id)
-  local self = setmetatable({ client_id = client_id, prompts = {}, placeholders = {} }, Chat)
+  local self = setmetatable({ client_id = client_id, steers = {} }, Chat)
   self.buf = scratch('memento://chat', client_id)
   vim.bo[self.buf].modifiable = false
   vim.bo[self.buf].undolevels = -1
   self.input = scratch('memento://input', client_id)
   self.t = transcript.new(self.buf)
-  self.children = children.new(self.t)
   local keys = config.options.keymaps
   map(self.buf, 'n', keys.close, function()
     self:close()
@@ -82,7 +84,7 @@ function Chat:valid()
   return api.nvim_buf_is_valid(self.buf) and api.nvim_buf_is_valid(self.input)
 end
 
---- The chat of a server; `create` makes it (drawn from memento/history) when there is none.
+--- The chat of a server; `create` makes it (drawn from memento/transcript) when there is none.
 function M.get(client_id, create)
   local chat = chats[client_id]
   if chat and not chat:valid() then
@@ -92,7 +94,7 @@ function M.get(client_id, create)
   if not chat and create and vim.lsp.get_client_by_id(client_id) then
     chat = Chat.new(client_id)
     chats[client_id] = chat
-    chat:load_history()
+    chat:load()
   end
   return chat
 end
@@ -116,167 +118,112 @@ function Chat:discard()
   chats[self.client_id] = nil
 end
 
--- -- events ----------------------------------------------------------------------------
---- The turn the queued events start, if they start one: its id.
-local function queued_start(queued)
-  local first = queued[1]
-  return first and first.started
-end
-
-function Chat:load_history()
+-- -- the transcript ----------------------------------------------------------------------
+--- Read the session's transcript and draw it; patches and notes that come meanwhile wait
+--- for it (patches the page already holds are dropped).
+function Chat:load()
   local client = vim.lsp.get_client_by_id(self.client_id)
   if not client then
     return
   end
-  self.loading = {}
+  self.loading = self.loading or {}
   self.generation = (self.generation or 0) + 1
   local generation = self.generation
-  client_mod.request(client, 'memento/history', { limit = 1000 }, function(err, result)
+  client_mod.request(client, 'memento/transcript', { limit = PAGE }, function(err, page)
     if generation ~= self.generation or not self:valid() then
       return
     end
     local queued = self.loading or {}
     self.loading = nil
-    self.t:reset()
-    self.children:reset()
-    if err then
-      self.t:error_line('cannot read the history: ' .. tostring(err.message))
+    if err or not page then
+      -- Said once: patches are not followed until the session changes or the chat is made anew.
+      self.session = false
+      self.t:show({})
+      self.t:note('✗ cannot read the transcript: ' .. tostring(err and err.message), 'error')
     else
-      local entries = result and result.entries or {}
-      if result and result.nextCursor then
-        self.t:note(('… older entries are not shown (%d shown)'):format(#entries), '')
-      end
-      local running = result and result.runningTurn
-      local live = queued_start(queued)
-      if live then
-        -- The queued events hold that turn from its start: draw the history before its prompt.
-        local cut = #entries
-        for index = #entries, 1, -1 do
-          local message = entries[index].message
-          if (running and entries[index].id == running.entryId) or (not running and message and message.role == 'user') then
-            cut = index - 1
-            self.prompts[live] = self.prompts[live] or (message and history.text_of(message.content))
-            break
-          end
-        end
-        entries = vim.list_slice(entries, 1, cut)
-        running = nil
-      end
-      history.render(self.t, entries, running, self.children, result and result.relief)
+      self.session, self.seq, self.steers = page.sessionId, page.seq, {}
+      local items = page.items or {}
+      local older = page.nextCursor and page.nextCursor ~= vim.NIL
+      self.t:show(items, older and ('… older items are not shown (the newest %d are)'):format(#items) or nil)
     end
-    for _, draw in ipairs(queued) do
-      draw.run()
+    for _, run in ipairs(queued) do
+      run()
     end
   end)
 end
 
---- Queue-aware event entry point: `fn(self)`; `started` names a turn the event starts.
-function Chat:on(fn, started)
-  local draw = {
-    started = started,
-    run = function()
-      fn(self)
-    end,
-  }
+--- Run `draw` now, or once the page being read is drawn.
+function Chat:after_load(draw)
   if self.loading then
     table.insert(self.loading, draw)
   else
-    draw.run()
+    draw()
   end
 end
 
-function Chat:turn(params)
-  local id = params.turnId
-  if params.state == 'started' then
-    local text = self.prompts[id]
-    local row = self.t:user(text or '…')
-    if not text then
-      self:fetch_prompt(id, row)
-    end
-    self.t:assistant(id, 'running')
-  elseif params.state == 'retrying' then
-    self:ensure_turn(id)
-    self.t:retry(params, true)
-  else
-    self:ensure_turn(id)
-    self.t:turn_end(id, params.state, params.error)
-    self:fill_outputs(id)
-  end
-end
-
---- Results a server did not put in memento/tool (older ones): read from the history.
-function Chat:fill_outputs(turn_id)
-  local missing = self.t:without_output(turn_id)
-  local client = next(missing) and vim.lsp.get_client_by_id(self.client_id)
-  if not client then
-    return
-  end
-  client_mod.request(client, 'memento/history', { limit = 200 }, function(err, result)
-    if err or not result or not self:valid() then
-      return
-    end
-    for _, entry in ipairs(result.entries or {}) do
-      local message = entry.message
-      if message and message.role == 'toolResult' and missing[message.toolCallId] then
-        self:on(function()
-          self.t:tool_output(message.toolCallId, message.isError == true, history.text_of(message.content))
-        end)
-      end
-    end
+--- A line of the chat's own (a mode switch, the server stopping) at the end.
+function Chat:note(text, kind)
+  self:after_load(function()
+    self.t:note(text, kind)
   end)
 end
 
---- A turn this chat did not see start (the chat was made mid-turn): give it a header.
-function Chat:ensure_turn(id)
-  if id and not self.t.turns[id] then
-    self.t:assistant(id, 'running')
+--- `memento/transcript/patch`: apply its ops (or read the page again after a reset, or when
+--- this copy cannot follow them).
+function Chat:patch(patch)
+  if self.loading then
+    table.insert(self.loading, function()
+      self:patch(patch)
+    end)
+    return
+  end
+  if self.session == false then
+    return
+  end
+  if patch.sessionId ~= self.session then
+    return self:load()
+  end
+  if patch.seq <= (self.seq or -1) then
+    return -- the page in hand holds it
+  end
+  for _, op in ipairs(patch.ops or {}) do
+    if not self.t:apply(op) then
+      return self:load()
+    end
+    if op.op == 'append' and op.node.kind == 'user' then
+      self:steer_arrived(op.node.text)
+    end
+  end
+  self.seq = patch.seq
+end
+
+-- A steer is shown the moment the server has it (the turn may be waiting on a tool or a
+-- permission); the server puts it in the conversation at the next step, and the line the
+-- chat drew for it meanwhile goes.
+function Chat:steer_arrived(text)
+  for index, steer in ipairs(self.steers) do
+    if steer.text == text then
+      self.t:drop(steer.key)
+      table.remove(self.steers, index)
+      return
+    end
   end
 end
 
---- A turn started elsewhere (an advisor note applied, another client): its prompt is the
---- newest user message of the history; fill it in where the placeholder is.
-function Chat:fetch_prompt(turn_id, row)
-  local mark = api.nvim_buf_set_extmark(self.buf, require('memento.chat.writer').ns, row, 0, {})
-  local client = vim.lsp.get_client_by_id(self.client_id)
-  if not client then
-    return
-  end
-  client_mod.request(client, 'memento/history', { limit = 20 }, function(err, result)
-    if err or not result or not api.nvim_buf_is_valid(self.buf) then
-      return
+--- The turn ended: a steer it did not take is not shown any more.
+function Chat:turn_ended()
+  self:after_load(function()
+    for _, steer in ipairs(self.steers) do
+      self.t:drop(steer.key)
     end
-    for index = #result.entries, 1, -1 do
-      local message = result.entries[index].message
-      if message and message.role == 'user' then
-        local text = history.text_of(message.content)
-        local at = api.nvim_buf_get_extmark_by_id(self.buf, require('memento.chat.writer').ns, mark, {})[1]
-        if at then
-          self.t:fill(at, text)
-        end
-        self.prompts[turn_id] = text
-        return
-      end
-    end
+    self.steers = {}
   end)
 end
 
-function Chat:stream(params)
-  self:ensure_turn(params.turnId)
-  if params.stream == 'tool' then
-    self.t:tool_delta(params.toolCallId, params.toolName, params.delta)
-  else
-    self.t:stream(params.stream, params.delta)
-  end
-end
-
-function Chat:tool(params)
-  self:ensure_turn(params.turnId)
-  if params.state == 'started' then
-    -- An MCP tool's card names its server and the server's own tool name.
-    local label = params.server and (params.server .. ' › ' .. (params.serverTool or params.toolName)) or nil
-    self.t:tool_started(params.toolCallId, params.toolName, nil, label)
-  else
-    self.t:tool_finished(params.toolCallId, params.toolName, params.isError == true, params.output)
+--- Another session became active: draw its transcript.
+function Chat:session_changed(id)
+  if id ~= self.session then
+    self:load()
   end
 end
 
@@ -286,7 +233,7 @@ function Chat:child_here()
   if api.nvim_win_get_buf(win) ~= self.buf then
     return nil
   end
-  return self.children:at(api.nvim_win_get_cursor(win)[1] - 1)
+  return self.t:child_at(api.nvim_win_get_cursor(win)[1] - 1)
 end
 
 -- -- windows -----------------------------------------------------------------------------
@@ -321,15 +268,12 @@ function Chat:send(text)
   if require('memento.status').running(self.client_id) then
     local result = client_mod.ask(client, 'memento/steer', { text = text }, 'the message was not sent')
     if result.delivered then
-      self:on(function()
-        self.t:steer(text)
+      self:after_load(function()
+        table.insert(self.steers, { text = text, key = self.t:note('↳ ' .. text, 'steer', STEERING) })
       end)
-    elseif result.turnId then
-      self.prompts[result.turnId] = text
     end
   else
-    local result = client_mod.ask(client, 'memento/prompt', { text = text }, 'the prompt was not sent')
-    self.prompts[result.turnId] = text
+    client_mod.ask(client, 'memento/prompt', { text = text }, 'the prompt was not sent')
   end
   return true
 end

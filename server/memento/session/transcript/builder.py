@@ -35,6 +35,7 @@ from memento.core.entries import (
     CustomMessageEntry,
     Entry,
     MessageEntry,
+    TtsrInjectionEntry,
 )
 from memento.core.events import StreamKind
 from memento.core.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage
@@ -140,6 +141,8 @@ class TranscriptBuilder:
                     key=self._key(f"k:{entry.id}"), checkpoint_id=checkpoint_id, label=label
                 )
                 self.state.append(None, item)
+            case TtsrInjectionEntry():
+                self._mark = waiting  # the injection's bookkeeping: the retry's record still follows
             case _:
                 pass
         self.last_entry_id = entry.id

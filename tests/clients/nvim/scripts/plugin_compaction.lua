@@ -1,7 +1,7 @@
 -- :MementoCompact as a user meets it on a short conversation: nothing old enough yet (it
 -- says why), then a summary that would not make the context smaller (not applied, the chat's
 -- divider and the message say why), then a compaction that applies: the message, the live
--- divider and the divider drawn again from memento/history give the server's figures.
+-- divider and the divider drawn again from the transcript give the server's figures.
 -- Then :MementoCompactions opens the compaction's audit and :MementoUndoCompaction undoes it.
 -- params: file, prompts (four)
 local t = require('memento_test')

@@ -1,4 +1,4 @@
--- A conversation drawn live, then drawn again from memento/history when the chat buffer is
+-- A conversation drawn live, then drawn again from memento/transcript when the chat buffer is
 -- made anew: thinking folded, a TTSR retry marked (the dropped text gone), a tool card, a
 -- compaction divider (with its User events, LspProgress and the statusline meanwhile).
 -- params: file, prompts (three), compact_instructions
@@ -82,7 +82,7 @@ t.run(function()
   t.observe('live_marks', marks(chat.buf))
   t.observe('live_folds', folds(chat_win, chat.buf))
 
-  -- The buffer wiped and made anew: drawn from memento/history.
+  -- The buffer wiped and made anew: drawn from memento/transcript.
   vim.cmd('bwipeout! ' .. chat.buf .. ' ' .. chat.input)
   vim.cmd('MementoChat')
   local again = require('memento.chat').get(t.client.id)

@@ -1,6 +1,6 @@
 -- A chat made while a turn runs (closed and opened again mid-turn) is drawn from
--- memento/history, whose runningTurn says which turn is live: its prompt and its tool card
--- show once, and the live turn goes on in place (stopped with :MementoStop).
+-- memento/transcript, which holds the running turn: its prompt and its tool card show once,
+-- and the live turn goes on in place (stopped with :MementoStop).
 -- params: file, prompt
 local t = require('memento_test')
 

@@ -1,6 +1,6 @@
 -- Subagents in the chat: each child is a line under the `task` card, live while it runs;
 -- its own text never enters the parent's transcript; the stop key on a child's line stops
--- that child alone; drawn again from memento/history, the children's final lines are back.
+-- that child alone; drawn again from the transcript, the children's final lines are back.
 -- params: file, prompt
 local t = require('memento_test')
 local api = vim.api
@@ -38,7 +38,7 @@ t.run(function()
   end)
   t.observe('chat', t.lines(chat.buf))
   t.observe('subagent_events', t.fired('MementoSubagent'))
-  -- The chat made anew from memento/history: each child's final line under its task card.
+  -- The chat made anew from memento/transcript: each child's final line under its task card.
   vim.cmd('bwipeout! ' .. chat.buf .. ' ' .. chat.input)
   vim.cmd('MementoChat')
   local again = require('memento.chat').get(t.client.id)
