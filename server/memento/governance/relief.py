@@ -47,6 +47,7 @@ from memento.governance.file_ops import compute_file_lists, format_file_operatio
 from memento.governance.meter import ContextMeter
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
+from memento.session.pins import pinned_ids
 from memento.session.projection import entry_messages
 from memento.util.offloop import off_loop_work
 
@@ -107,6 +108,11 @@ class Relief:
         """The active path as the model sees it: every recorded edit applied."""
         return apply_edits(self.session.branch_path())
 
+    def _unpinned(self, edits: list[ContextEdit]) -> list[ContextEdit]:
+        """`edits` without those of entries the user pinned (`session/pins.py`)."""
+        pinned = pinned_ids(self.session.branch_path())
+        return [e for e in edits if e.entry_id not in pinned]
+
     # -- recorded edits -----------------------------------------------------------------
     async def _record(
         self,
@@ -148,10 +154,11 @@ class Relief:
         outcome = await asyncio.to_thread(off_loop_work, lambda: self._stale(after_idle_only))
         if outcome is None or not outcome.pruned:
             return 0
-        if isinstance(await self._record(outcome.edits, "prune", "turn"), str):
+        edits = self._unpinned(outcome.edits)
+        if not edits or isinstance(await self._record(edits, "prune", "turn"), str):
             return 0
         self.session.publish_context()
-        return outcome.pruned
+        return len({e.entry_id for e in edits})
 
     def _stale(self, after_idle_only: bool) -> pruning.PruneOutcome | None:
         prune = self.settings.prune
@@ -176,9 +183,10 @@ class Relief:
             keep_boundary_id=keep_boundary_id(path),
             aggressive=aggressive,
         )
-        if not outcome.pruned:
+        edits = self._unpinned(outcome.edits)
+        if not edits:
             return None
-        return await self._announced("prune", reason, lambda: self._record(outcome.edits, "prune", reason))
+        return await self._announced("prune", reason, lambda: self._record(edits, "prune", reason))
 
     async def shake(self, reason: CompactionReason, *, aggressive: bool = False) -> Step | Skipped | None:
         settings = self.settings.shake
@@ -199,6 +207,8 @@ class Relief:
             protection,
             keep_boundary_id=keep_boundary_id(path),
         )
+        pinned = pinned_ids(self.session.branch_path())
+        regions = [r for r in regions if r.entry_id not in pinned]
         if not regions:
             return None
 
