@@ -4,7 +4,7 @@ phase, the request meter in the observe phase), its tokenizer warmed up in the b
 from __future__ import annotations
 
 from memento.governance.governor import Governor, RequestMeter
-from memento.governance.recall import RecallTool
+from memento.governance.recall import RecallOffer
 from memento.session.mechanism import InstallContext
 
 
@@ -15,7 +15,7 @@ class Governance:
         ctx.session.add_hooks(RequestMeter(governor))
         config = ctx.session.config
         if config.compaction.enabled and config.provider.tool_mode() != "json":
-            ctx.session.add_tool(RecallTool(ctx.session))
+            RecallOffer(ctx.session)
         governor.check_budget()
         ctx.spawn(governor.warm_up(), "tokenizer-warm-up")
         return governor

@@ -12,10 +12,12 @@ Read-only, and bounded like any tool result: at most `ToolContext.max_output_cha
 the rest paged by `offset`. It reads only this session: its own path and its own artifact
 folder; a reference to anything else is refused with why.
 
-Offered whenever context governance runs (but not to small models on JSON actions, whose
-tool list is kept short): the tool specs are part of the provider's cached prefix, so a
-tool that appeared with the first prune would cost a cold cache at the very moment the
-context is largest.
+Offered only once there is something to recall on the active path (a prune or shake record,
+or a compaction: `RecallOffer`), and never to small models on JSON actions, whose tool list
+is kept short. Most sessions never get there, and the tool's ~200 tokens of spec would be
+sent with every request of every one of them; where one does, the step that makes the tool
+useful has just rewritten the context, so the one cache miss on the tool list comes when the
+provider cache was being rebuilt anyway.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from memento.core import events
 from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, MessageEntry
 from memento.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from memento.core.provider import ToolSpec
-from memento.session.edits import result_text
+from memento.session.edits import is_record, result_text
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args
 
@@ -189,3 +192,34 @@ def _region(text: str, number: int, ref: str) -> str:
             end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
             return text[heading.start() : end].rstrip()
     raise ToolError(f"{ref}: no region {number} (the artifact has {len(headings)})")
+
+
+def has_recallable(path: list[Entry]) -> bool:
+    """Whether relief took anything out of this path that `recall` could bring back."""
+    return any(isinstance(e, CompactionEntry) or is_record(e) for e in path)
+
+
+class RecallOffer:
+    """Offers `recall` while the active path has something to recall, and only then."""
+
+    RELIEF = ("compaction", "prune", "shake")
+
+    def __init__(self, session: HookContext) -> None:
+        self.session = session
+        self.tool = RecallTool(session)
+        self.offered = False
+        session.subscribe(self._on_event)
+
+    def _on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.HistoryRewritten) and event.reason in self.RELIEF:
+            self._offer(True)
+        elif isinstance(event, events.HistoryRewritten | events.SessionChanged):
+            # Another session, a rewind or a branch: recall only what this path dropped.
+            self._offer(has_recallable(self.session.branch_path()) if self.session.started else False)
+
+    def _offer(self, offered: bool) -> None:
+        if offered and not self.offered:
+            self.session.add_tool(self.tool)
+        elif self.offered and not offered:
+            self.session.remove_tool(NAME)
+        self.offered = offered
