@@ -123,9 +123,18 @@ export async function undoRewind(deps: Deps): Promise<CheckpointRewindResult | u
   return result;
 }
 
+/** Compact Context: asks what the summary should focus on (optional; Escape cancels). */
 export async function compactContext(deps: Deps, instructions?: string): Promise<CompactResult | undefined> {
+  const focus =
+    instructions ??
+    (await deps.ui.input({
+      title: "Memento: Compact Context",
+      prompt: "What should the summary keep or focus on? (optional)",
+      placeholder: "e.g. the failing test and the decisions about the parser",
+    }));
+  if (focus === undefined) return undefined;
   const result = await guarded(deps, "cannot compact", () =>
-    deps.server.request<CompactResult>(names.COMPACT, instructions ? { instructions } : {}),
+    deps.server.request<CompactResult>(names.COMPACT, focus.trim() ? { instructions: focus.trim() } : {}),
   );
   if (result) void deps.ui.info(compactReport(result));
   return result;

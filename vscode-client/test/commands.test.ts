@@ -144,8 +144,9 @@ describe("the other palette commands", () => {
     const server = new FakeServer()
       .answer(names.COMPACT, { tokensBefore: 52_000, tokensAfter: 9_400, compacted: true })
       .answer(names.ABORT, { aborted: false });
-    const ui = new FakeUi();
+    const ui = new FakeUi("  Keep the parser decisions ");
     await commands.compactContext(deps(server, ui));
+    expect(server.named(names.COMPACT).map((c) => c.params)).toEqual([{ instructions: "Keep the parser decisions" }]);
     expect(await commands.stop(deps(server, ui))).toBe(false);
     expect(ui.messages.map((m) => m.message)).toEqual([
       "Memento: context compacted, 52k → 9.4k tokens.",
@@ -156,9 +157,17 @@ describe("the other palette commands", () => {
   it("Compact Context that compacted nothing says the server's reason, with no before → after", async () => {
     const why = "not compacted: a summary would not make the context smaller: the 312 tokens old enough to summarise would become a 405-token summary";
     const server = new FakeServer().answer(names.COMPACT, { tokensBefore: 2_012, tokensAfter: 2_012, compacted: false, why });
-    const ui = new FakeUi();
+    const ui = new FakeUi("");
     await commands.compactContext(deps(server, ui));
+    expect(server.named(names.COMPACT).map((c) => c.params)).toEqual([{}]);
     expect(ui.messages.map((m) => m.message)).toEqual([`Memento: ${why}.`]);
+  });
+
+  it("Compact Context cancelled at its focus question compacts nothing", async () => {
+    const server = new FakeServer();
+    const ui = new FakeUi(undefined);
+    expect(await commands.compactContext(deps(server, ui))).toBeUndefined();
+    expect(server.named(names.COMPACT)).toEqual([]);
   });
 
   it("Ask Mode and Act Mode set the server's mode and say what it means; a refusal is shown", async () => {
