@@ -51,6 +51,22 @@ class AskFirst:
         """A new prompt: a deferred compaction is asked about again."""
         self.deferred = False
 
+    async def _ask(self, editor: AsksChoice, text: str) -> str | None:
+        """The answer, or None when none came in time or the turn was stopped meanwhile (the
+        question is then withdrawn: the editor's request is cancelled)."""
+        asked = asyncio.ensure_future(editor.ask_choice(text, [COMPACT_NOW, NOT_YET]))
+        stopped = asyncio.ensure_future(self.session.wait_aborted())
+        try:
+            await asyncio.wait({asked, stopped}, timeout=ASK_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (asked, stopped):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(asked, stopped, return_exceptions=True)
+        if asked.cancelled() or asked.exception() is not None:
+            return None
+        return asked.result()
+
     async def allows(self, tokens: int, threshold: int, window: int) -> bool:
         """Whether an automatic compaction may run now (asking the user when set to)."""
         if not self.session.config.compaction.ask_first:
@@ -60,13 +76,7 @@ class AskFirst:
         editor = self.session.editor
         if not isinstance(editor, AsksChoice):
             return True
-        try:
-            answer = await asyncio.wait_for(
-                editor.ask_choice(question(tokens, threshold, window), [COMPACT_NOW, NOT_YET]),
-                ASK_TIMEOUT_S,
-            )
-        except TimeoutError:
-            answer = None
+        answer = await self._ask(editor, question(tokens, threshold, window))
         if answer == COMPACT_NOW:
             return True
         self.deferred = True

@@ -45,6 +45,7 @@ from memento.governance.compaction import (
 )
 from memento.governance.file_ops import compute_file_lists, format_file_operations
 from memento.governance.meter import ContextMeter
+from memento.governance.recall import NAME as RECALL
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
 from memento.session.pins import pinned_ids
@@ -108,10 +109,17 @@ class Relief:
         """The active path as the model sees it: every recorded edit applied."""
         return apply_edits(self.session.branch_path())
 
+    def _kept(self) -> set[str]:
+        """Entries no prune or shake may touch: the user's pins (`session/pins.py`), and what
+        `recall` brought back (eliding it again would send the model round in circles)."""
+        path = self.session.branch_path()
+        recalled = {e.id for e in path if (r := pruning.tool_result(e)) is not None and r.tool_name == RECALL}
+        return pinned_ids(path) | recalled
+
     def _unpinned(self, edits: list[ContextEdit]) -> list[ContextEdit]:
-        """`edits` without those of entries the user pinned (`session/pins.py`)."""
-        pinned = pinned_ids(self.session.branch_path())
-        return [e for e in edits if e.entry_id not in pinned]
+        """`edits` without those of the entries `_kept` names."""
+        kept = self._kept()
+        return [e for e in edits if e.entry_id not in kept]
 
     # -- recorded edits -----------------------------------------------------------------
     async def _record(
@@ -207,8 +215,8 @@ class Relief:
             protection,
             keep_boundary_id=keep_boundary_id(path),
         )
-        pinned = pinned_ids(self.session.branch_path())
-        regions = [r for r in regions if r.entry_id not in pinned]
+        kept = self._kept()
+        regions = [r for r in regions if r.entry_id not in kept]
         if not regions:
             return None
 
