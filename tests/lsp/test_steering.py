@@ -79,7 +79,7 @@ async def test_a_pinned_tool_result_survives_three_compactions(
             Reply(Text(f"Noted {n}."), Usage(input=7000, output=10)),  # over the threshold
             Reply(Text(f"## Goal\nRound {n} summary (SUMMARY-{n})")),  # the summary request
         )
-    model_server.enqueue(Reply(Text("Still here.")))
+    model_server.enqueue(Reply(ToolCallStep("k1", "recall", {"ref": "summary"})), Reply(Text("Still here.")))
     async with running_editor(workspace, data_dir, options=_options(model_server)) as editor:
         assert (await _finished(editor, "Read a.py, then b.py"))["state"] == "finished"
         listed = await editor.request("memento/pins", {"candidates": True})
@@ -103,11 +103,17 @@ async def test_a_pinned_tool_result_survives_three_compactions(
     # …and every request after each compaction still carries it verbatim; b.py's did not stay.
     for start in summaries:
         after = json.dumps(bodies[start + 1])
+        if start == summaries[-1]:
+            after = json.dumps(bodies[start + 1]["messages"][:-1])  # before the recall's result
         assert "alpha_value_1 " in after and "alpha_value_109 " in after
         assert "beta_value_1 " not in after
     last = bodies[-1]["messages"]
     assert "SUMMARY-3" in json.dumps(last)
-    [carried] = [m for m in last if "alpha_value_1 " in json.dumps(m)]
+    # What the summaries stand for comes back word for word through recall.
+    recalled = _tool_results(bodies[-1])["k1"]
+    assert recalled.count("Read a.py, then b.py") == 1 and "alpha_value_1 " in recalled
+    assert "recall again with offset=4000" in recalled  # a page of about a sixth of the 8k window
+    [carried] = [m for m in last if m["role"] != "tool" and "alpha_value_1 " in json.dumps(m)]
     assert carried["role"] == "user" and "pinned" in json.dumps(carried)
 
     # The pin is one appended entry; compactions rewrote nothing and the carry is never stored.
@@ -148,7 +154,9 @@ async def test_recall_returns_the_original_text_of_a_pruned_result_and_refuses_o
     assert SUPERSEDED_NOTICE in before["r1"] and "alpha_value_1 " not in before["r1"]
     # …and recall gives its original text back, counted as a tool result like any other.
     results = _tool_results(model_server.requests[4].body)
-    assert "alpha_value_1 " in results["k1"] and "alpha_value_109 " in results["k1"]
+    # The first page (a sixth of the 8k window), and where the rest starts.
+    assert "alpha_value_1 " in results["k1"] and "alpha_value_101 " in results["k1"]
+    assert "recall again with offset=4000" in results["k1"]
     assert SUPERSEDED_NOTICE in results["r1"]
     assert "no artifact 0badc0de in this conversation" in results["k2"]
     assert "no tool call 'someone-elses-call' in this conversation" in results["k3"]

@@ -8,8 +8,8 @@ Three kinds of reference, each one the model can see in its own context:
 - `summary` (or `summary:<compaction entry id>`): the original messages a compaction
   summary stands for (everything before its kept tail), oldest first.
 
-Read-only, and bounded like any tool result: at most `ToolContext.max_output_chars` per call,
-the rest paged by `offset`. It reads only this session: its own path and its own artifact
+Read-only, and bounded like any tool result: at most `ToolContext.max_output_chars` per call
+(and about a sixth of the window), the rest paged by `offset`. It reads only this session: its own path and its own artifact
 folder; a reference to anything else is refused with why.
 
 Offered only once there is something to recall on the active path (a prune or shake record,
@@ -122,7 +122,10 @@ class RecallTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         a = parse_args(RecallArgs, args, NAME)
         ref = a.ref.strip()
-        limit = max(1000, ctx.max_output_chars)
+        # A page is at most what any tool may return, and at most about a sixth of the window
+        # (half a character per token of it; code runs ~3 characters a token): recall must
+        # not be what fills the window up.
+        limit = max(1000, min(ctx.max_output_chars, self.session.context_window.tokens // 2))
         if ref.startswith("artifact://"):
             what, text = f"the artifact {ref}", await self._artifact(ref)
         elif match := SUMMARY.match(ref):
