@@ -163,6 +163,22 @@ describe("the other palette commands", () => {
     expect(ui.messages.map((m) => m.message)).toEqual([`Memento: ${why}.`]);
   });
 
+  it("Pin picks one of the latest entries or a file, and Unpin takes a pin back", async () => {
+    const result = { kind: "entry", target: "e7", what: "result of read(path='a.py') [call c1]: alpha", entryId: "e7" };
+    const file = { kind: "file", target: "src/b.py", what: "not read in this conversation yet" };
+    const server = new FakeServer()
+      .answer(names.PINS, { pins: [], candidates: [{ entryId: "e7", what: result.what }] }, { pins: [result, file] })
+      .answer(names.PIN, (params: object) => ({ pin: "file" in params ? file : result, pins: [result] }))
+      .answer(names.UNPIN, { unpinned: true, pins: [result] });
+    const ui = new FakeUi(result.what, "A file…", " src/b.py ", "src/b.py");
+    await commands.pin(deps(server, ui));
+    await commands.pin(deps(server, ui));
+    expect(server.named(names.PIN).map((c) => c.params)).toEqual([{ entryId: "e7" }, { file: "src/b.py" }]);
+    expect(ui.messages.map((m) => m.message)).toEqual([`Memento: pinned ${result.what}.`, "Memento: pinned src/b.py."]);
+    expect((await commands.unpin(deps(server, ui)))?.unpinned).toBe(true);
+    expect(server.named(names.UNPIN).map((c) => c.params)).toEqual([{ file: "src/b.py" }]);
+  });
+
   it("Compact Context cancelled at its focus question compacts nothing", async () => {
     const server = new FakeServer();
     const ui = new FakeUi(undefined);

@@ -19,16 +19,11 @@ if TYPE_CHECKING:
     from memento.governance.pinning import Pins
     from memento.lsp.pin_messages import PinItem
 
-PIN = "memento/pin"
-UNPIN = "memento/unpin"
-PINS = "memento/pins"
-
-
 class PinsFeature(LanguageFeature):
     def register(self) -> None:
-        self.on(PIN, self.pin)
-        self.on(UNPIN, self.unpin)
-        self.on(PINS, self.pins)
+        self.on(p.PIN, self.pin)
+        self.on(p.UNPIN, self.unpin)
+        self.on(p.PINS, self.pins)
 
     def _engine(self) -> Pins:
         governor = self.app.mechanisms.governor
