@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from memento.governance.pinning import Pins
     from memento.lsp.pin_messages import PinItem
 
+
 class PinsFeature(LanguageFeature):
     def register(self) -> None:
         self.on(p.PIN, self.pin)
