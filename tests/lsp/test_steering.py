@@ -15,14 +15,15 @@ from lsprotocol import types
 from testkit import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from memento.governance.ask_first import COMPACT_NOW, NOT_YET
-from memento.governance.pruning import SUPERSEDED_NOTICE
 from memento.session.pins import PIN_RECORD, PINNED_MESSAGE
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
 
 SUMMARY_SYSTEM = "context summarization assistant"
 
 
-def _options(model_server: ScriptedModelServer, **compaction: Any) -> dict[str, Any]:
+def _options(
+    model_server: ScriptedModelServer, prune: dict[str, int] | None = None, **compaction: Any
+) -> dict[str, Any]:
     # Threshold 8000 − 2000 = 6000 tokens; keep only the last ~200 tokens after a compaction;
     # prune and shake as for a large window, so that the threshold reaches the compaction rung.
     options = provider_options(model_server.openai_base_url, contextWindow=8000)
@@ -30,7 +31,7 @@ def _options(model_server: ScriptedModelServer, **compaction: Any) -> dict[str, 
         "reserveTokens": 2000,
         "keepRecentTokens": 200,
         "shake": {"protectTokens": 16000, "minSavings": 4000},
-        "prune": {"protectTokens": 40000, "minimumSavings": 20000},
+        "prune": prune or {"protectTokens": 40000, "minimumSavings": 20000},
         **compaction,
     }
     return options
@@ -129,10 +130,12 @@ async def test_recall_returns_the_original_text_of_a_pruned_result_and_refuses_o
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     (workspace / "a.py").write_text(_source("alpha"))
+    (workspace / "b.py").write_text(_source("beta"))
     model_server.enqueue(
         Reply(ToolCallStep("r1", "read", {"path": "a.py"})),
-        Reply(ToolCallStep("r2", "read", {"path": "a.py"})),
-        Reply(Text("Read it twice.")),
+        Reply(ToolCallStep("r2", "read", {"path": "b.py"})),
+        Reply(Text("Read both.")),
+        Reply(Text("Thinking."), Usage(input=7000, output=10)),  # over the threshold: the prune rung
         Reply(
             ToolCallStep("k1", "recall", {"ref": "r1"}),
             ToolCallStep("k2", "recall", {"ref": "artifact://0badc0de"}),
@@ -141,23 +144,28 @@ async def test_recall_returns_the_original_text_of_a_pruned_result_and_refuses_o
         ),
         Reply(Text("Recalled.")),
     )
-    async with running_editor(workspace, data_dir, options=_options(model_server)) as editor:
-        assert (await _finished(editor, "Read a.py twice"))["state"] == "finished"
-        assert (await _finished(editor, "What did the first read say?"))["state"] == "finished"
+    # The prune rung clears tool output older than the newest 500 tokens of it.
+    options = _options(model_server, prune={"protectTokens": 500, "minimumSavings": 100})
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        assert (await _finished(editor, "Read a.py and b.py"))["state"] == "finished"
+        assert (await _finished(editor, "What next?"))["state"] == "finished"
+        finished = [c for c in editor.compactions if c["phase"] == "finished"]
+        assert [(c["level"], c["reason"]) for c in finished] == [("prune", "threshold")]
+        assert (await _finished(editor, "What did a.py say?"))["state"] == "finished"
 
-    # recall is offered once something was taken out of the context (the prune after turn 1).
+    # recall is offered once a relief step took something out of the context.
     offered = [{t["function"]["name"] for t in r.body["tools"]} for r in model_server.requests]
-    assert ["recall" in names for names in offered] == [False, False, False, True, True]
-    recall_request = model_server.requests[3].body
-    # The older read is pruned in what the model gets…
-    before = _tool_results(recall_request)
-    assert SUPERSEDED_NOTICE in before["r1"] and "alpha_value_1 " not in before["r1"]
+    assert ["recall" in names for names in offered] == [False, False, False, False, True, True]
+    # The older result is pruned in what the model gets…
+    before = _tool_results(model_server.requests[4].body)
+    assert "[Output truncated - " in before["r1"] and "alpha_value_1 " not in before["r1"]
+    assert "beta_value_1 " in before["r2"]
     # …and recall gives its original text back, counted as a tool result like any other.
-    results = _tool_results(model_server.requests[4].body)
+    results = _tool_results(model_server.requests[5].body)
     # The first page (a sixth of the 8k window), and where the rest starts.
     assert "alpha_value_1 " in results["k1"] and "alpha_value_101 " in results["k1"]
     assert "recall again with offset=4000" in results["k1"]
-    assert SUPERSEDED_NOTICE in results["r1"]
+    assert "[Output truncated - " in results["r1"]
     assert "no artifact 0badc0de in this conversation" in results["k2"]
     assert "no tool call 'someone-elses-call' in this conversation" in results["k3"]
     assert "nothing was summarised in this conversation yet" in results["k4"]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from memento.core.entries import CustomEntry, Entry, now_ms
+from memento.core.messages import ToolCall
 from memento.session.pins import (
     PIN_RECORD,
     Pin,
@@ -51,9 +52,8 @@ class Candidate(BaseModel):
     what: str
 
 
-def _preview(entry: Entry, path: list[Entry]) -> str:
-
-    heading, text = describe(entry, tool_calls_of(path))
+def _preview(entry: Entry, calls: dict[str, ToolCall]) -> str:
+    heading, text = describe(entry, calls)
     line = " ".join(text.split())
     if len(line) > PREVIEW_CHARS:
         line = line[: PREVIEW_CHARS - 1] + "…"
@@ -68,16 +68,17 @@ class Pins:
     def list(self) -> list[PinInfo]:
         path = self.session.branch_path()
         by_id = {e.id: e for e in path}
+        calls = tool_calls_of(path)
         out: list[PinInfo] = []
         for pin in active_pins(path):
             if pin.kind == "entry":
                 entry = by_id.get(pin.target)
-                what = _preview(entry, path) if entry is not None else "(not on this branch)"
+                what = _preview(entry, calls) if entry is not None else "(not on this branch)"
                 out.append(PinInfo(kind="entry", target=pin.target, what=what, entry_id=pin.target))
                 continue
             kept = pinned_ids(path, [pin])
             entry = next((by_id[i] for i in kept if i in by_id), None)
-            what = _preview(entry, path) if entry is not None else "not read in this conversation yet"
+            what = _preview(entry, calls) if entry is not None else "not read in this conversation yet"
             out.append(
                 PinInfo(kind="file", target=pin.target, what=what, entry_id=entry.id if entry else None)
             )
@@ -87,10 +88,12 @@ class Pins:
         """The latest messages and tool results, newest first, that are not pinned yet."""
         path = self.session.branch_path()
         pinned = pinned_ids(path)
+        calls = tool_calls_of(path)
         found: list[Candidate] = []
         for entry in reversed(path):
-            if pinnable(entry) and entry.id not in pinned:
-                found.append(Candidate(entry_id=entry.id, what=_preview(entry, path)))
+            # An assistant message that only called tools has nothing of its own to keep.
+            if pinnable(entry) and entry.id not in pinned and describe(entry, calls)[1].strip():
+                found.append(Candidate(entry_id=entry.id, what=_preview(entry, calls)))
                 if len(found) >= limit:
                     break
         return found

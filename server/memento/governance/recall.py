@@ -12,12 +12,14 @@ Read-only, and bounded like any tool result: at most `ToolContext.max_output_cha
 (and about a sixth of the window), the rest paged by `offset`. It reads only this session: its own path and its own artifact
 folder; a reference to anything else is refused with why.
 
-Offered only once there is something to recall on the active path (a prune or shake record,
-or a compaction: `RecallOffer`), and never to small models on JSON actions, whose tool list
-is kept short. Most sessions never get there, and the tool's ~200 tokens of spec would be
-sent with every request of every one of them; where one does, the step that makes the tool
-useful has just rewritten the context, so the one cache miss on the tool list comes when the
-provider cache was being rebuilt anyway.
+Offered only once a relief step of the ladder took something out of the active path (a
+prune, shake or compaction at the threshold, on an overflow or by hand: `RecallOffer`), and
+never to small models on JSON actions, whose tool list is kept short. Most sessions never get
+there, and the tool's spec would be sent with every request of every one of them; where one
+does, that step has just rewritten the context, so the one cache miss a new tool list costs
+comes when the provider cache was cold anyway. The per-turn housekeeping prune does not
+offer it: it keeps the cache warm on purpose, and what it drops (an older read of a file read
+again, an empty result) is not worth recalling.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from memento.core import events
 from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, MessageEntry
 from memento.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from memento.core.provider import ToolSpec
-from memento.session.edits import is_record, result_text
+from memento.session.edits import read_record, result_text
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args
 
@@ -198,14 +200,18 @@ def _region(text: str, number: int, ref: str) -> str:
 
 
 def has_recallable(path: list[Entry]) -> bool:
-    """Whether relief took anything out of this path that `recall` could bring back."""
-    return any(isinstance(e, CompactionEntry) or is_record(e) for e in path)
+    """Whether a ladder step took anything out of this path that `recall` could bring back."""
+    for entry in path:
+        if isinstance(entry, CompactionEntry):
+            return True
+        record = read_record(entry)
+        if record is not None and record.reason != "turn":
+            return True
+    return False
 
 
 class RecallOffer:
-    """Offers `recall` while the active path has something to recall, and only then."""
-
-    RELIEF = ("compaction", "prune", "shake")
+    """Offers `recall` once the active path has something to recall, and only then."""
 
     def __init__(self, session: HookContext) -> None:
         self.session = session
@@ -214,9 +220,11 @@ class RecallOffer:
         session.subscribe(self._on_event)
 
     def _on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.HistoryRewritten) and event.reason in self.RELIEF:
+        if isinstance(event, events.CompactionFinished):
             self._offer(True)
-        elif isinstance(event, events.HistoryRewritten | events.SessionChanged):
+        elif isinstance(event, events.SessionChanged) or (
+            isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch", "session")
+        ):
             # Another session, a rewind or a branch: recall only what this path dropped.
             self._offer(has_recallable(self.session.branch_path()) if self.session.started else False)
 
