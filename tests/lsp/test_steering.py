@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from testkit import Reply, ScriptedModelServer, Text, ToolCallStep, Usage
+from testkit import HttpError, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from memento.governance.ask_first import COMPACT_NOW, NOT_YET
 from memento.session.pins import PIN_RECORD, PINNED_MESSAGE
@@ -220,6 +220,31 @@ async def test_ask_first_waits_for_the_answer_and_not_yet_defers_to_the_next_pro
         assert [(c["level"], c["reason"]) for c in finished] == [("compact", "threshold")]
     assert _is_summary(model_server.requests[2].body)
     assert "ASKED-SUMMARY" in json.dumps(model_server.requests[3].body)
+
+
+@pytest.mark.asyncio
+async def test_after_not_yet_a_request_that_overflows_the_window_compacts_without_asking(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "a.py").write_text(_source("alpha"))
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "read", {"path": "a.py"}), Usage(input=7000, output=10)),
+        Reply(HttpError(400, "prompt is too long: 9100 tokens > 8000 maximum")),  # truly full
+        Reply(Text("## Goal\nSummary (OVERFLOW-SUMMARY)")),
+        Reply(Text("Read it after all.")),
+    )
+    async with running_editor(workspace, data_dir, options=_options(model_server, askFirst=True)) as editor:
+        editor.permission_answer = NOT_YET
+        assert (await _finished(editor, "Read a.py"))["state"] == "finished"
+        assert len(editor.permission_requests) == 1  # asked once, before the request that overflowed
+        reasons = [(c["phase"], c["level"], c["reason"]) for c in editor.compactions]
+        assert reasons == [
+            ("skipped", "compact", "threshold"),
+            ("started", "compact", "overflow"),
+            ("finished", "compact", "overflow"),
+        ]
+    assert _is_summary(model_server.requests[2].body)
+    assert "OVERFLOW-SUMMARY" in json.dumps(model_server.requests[3].body)
 
 
 @pytest.mark.asyncio
