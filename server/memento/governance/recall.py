@@ -2,7 +2,8 @@
 
 Three kinds of reference, each one the model can see in its own context:
 - a tool call id (`call_…`): the original text of that call's result, as stored, where a
-  prune or shake replaced it with a notice;
+  prune or shake replaced it with a notice; or an entry id (what the audit of a relief step
+  lists), that entry as stored;
 - `artifact://<id>` (optionally `#<region>`): the regions a shake elided, from the artifact
   saved next to the session file (the placeholders name it);
 - `summary` (or `summary:<compaction entry id>`): the original messages a compaction
@@ -136,18 +137,25 @@ class RecallTool:
             what, text = f"the result of call {ref}", self._result(ref)
         return ToolOutput(page(text, a.offset, limit, what))
 
-    def _result(self, call_id: str) -> str:
-        for entry in self.session.branch_path():
+    def _result(self, ref: str) -> str:
+        """A tool call's stored result, else the entry of that id (the ids the audit of a
+        relief step lists), as stored."""
+        path = self.session.branch_path()
+        for entry in path:
             if (
                 isinstance(entry, MessageEntry)
                 and isinstance(entry.message, ToolResultMessage)
-                and entry.message.tool_call_id == call_id
+                and entry.message.tool_call_id == ref
             ):
                 return result_text(entry.message) or "(the result had no text)"
-        raise ToolError(
-            f"no tool call {call_id!r} in this conversation; ref takes a tool call id, "
-            "an artifact://… reference or 'summary'"
-        )
+        entry = next((e for e in path if e.id == ref), None)
+        text = render_entry(entry) if entry is not None else None
+        if text is None:
+            raise ToolError(
+                f"no tool call {ref!r} in this conversation; ref takes a tool call id, an entry "
+                "id, an artifact://… reference or 'summary'"
+            )
+        return text
 
     def _summarised(self, compaction_id: str | None) -> str:
         path = self.session.branch_path()
