@@ -248,6 +248,29 @@ async def test_after_not_yet_a_request_that_overflows_the_window_compacts_withou
 
 
 @pytest.mark.asyncio
+async def test_stopping_the_turn_while_asked_withdraws_the_question_and_compacts_nothing(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "a.py").write_text(_source("alpha"))
+    model_server.enqueue(
+        Reply(ToolCallStep("c1", "read", {"path": "a.py"}), Usage(input=7000, output=10)),
+    )
+    never = asyncio.Event()
+    async with running_editor(workspace, data_dir, options=_options(model_server, askFirst=True)) as editor:
+
+        async def hold() -> None:
+            await never.wait()  # the user never answers: the turn is stopped instead
+
+        editor.on_permission = hold
+        turn_id = await editor.prompt("Read a.py")
+        await editor.until(lambda: len(editor.permission_requests) == 1)
+        assert (await editor.request("memento/abort"))["aborted"] is True
+        assert (await editor.turn_end(turn_id, timeout=20))["state"] == "aborted"
+        assert not [c for c in editor.compactions if c["phase"] in ("started", "finished")]
+    assert len(model_server.requests) == 1  # nothing was sent after the question
+
+
+@pytest.mark.asyncio
 async def test_the_focus_of_a_manual_compaction_reaches_the_summary_request(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
