@@ -218,6 +218,9 @@ class CompactionSettings(Settings):
     shake: ShakeSettings = Field(default_factory=ShakeSettings)
     summary_provider: ProviderConfig | None = None
     """A separate (cheaper) model for summaries; the session's model when unset."""
+    ask_first: bool = False
+    """Ask the user ("Compact now" / "Not yet") before an automatic compaction; see
+    governance/README.md (an overflowing request still compacts without asking)."""
 
 
 class AdvisorSettings(Settings):

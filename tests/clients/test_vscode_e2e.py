@@ -16,6 +16,7 @@ task's card, streaming, stopped by its own Stop."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -175,6 +176,8 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) -> 
     assert "10 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == APP
     assert not model.errors
+    # The focus typed at Compact Context reached the summary request.
+    assert any("Keep the greeting" in json.dumps(r.body) for r in model.requests)
     assert started and all(f"{program} lsp (PATH)" in line for line in started), started
     assert calls.read_text().splitlines()[0] == "lsp", "the extension did not run the memento on PATH"
 

@@ -136,6 +136,7 @@ try {
   await step("Compact Context adds a compaction to the sidebar", async () => {
     await wb.openContainer("memento");
     await wb.runCommand("Memento: Compact Context");
+    await wb.answerInput("Keep the greeting");
     const rows = await wb.until("the compaction in the tree", async () => {
       const found = await wb.treeRows("Compactions");
       return found.some((r) => /^Compacted /.test(r)) && found;

@@ -14,10 +14,13 @@ import type {
   CompactResult,
   ModeResult,
   OmfgResult,
+  PinResult,
+  PinsResult,
   PromptResult,
   SessionListResult,
   SessionRef,
   TrustResult,
+  UnpinResult,
 } from "./protocol";
 import * as names from "./protocolNames";
 
@@ -123,12 +126,65 @@ export async function undoRewind(deps: Deps): Promise<CheckpointRewindResult | u
   return result;
 }
 
+/** Compact Context: asks what the summary should focus on (optional; Escape cancels). */
 export async function compactContext(deps: Deps, instructions?: string): Promise<CompactResult | undefined> {
+  const focus =
+    instructions ??
+    (await deps.ui.input({
+      title: "Memento: Compact Context",
+      prompt: "What should the summary keep or focus on? (optional)",
+      placeholder: "e.g. the failing test and the decisions about the parser",
+    }));
+  if (focus === undefined) return undefined;
   const result = await guarded(deps, "cannot compact", () =>
-    deps.server.request<CompactResult>(names.COMPACT, instructions ? { instructions } : {}),
+    deps.server.request<CompactResult>(names.COMPACT, focus.trim() ? { instructions: focus.trim() } : {}),
   );
   if (result) void deps.ui.info(compactReport(result));
   return result;
+}
+
+const A_FILE = "\0file";
+
+/** Pin: a message or tool result picked from the latest ones, or a file; no relief step drops it. */
+export async function pin(deps: Deps): Promise<PinResult | undefined> {
+  const listed = await guarded(deps, "cannot list what to pin", () =>
+    deps.server.request<PinsResult>(names.PINS, { candidates: true }),
+  );
+  if (!listed) return undefined;
+  const choice = await deps.ui.pick(
+    [
+      ...(listed.candidates ?? []).map((c) => ({ label: c.what, value: c.entryId })),
+      { label: "A file…", description: "keep its latest read", value: A_FILE },
+    ],
+    { title: "Memento: Pin", placeholder: "What every compaction must keep, word for word" },
+  );
+  if (choice === undefined) return undefined;
+  let params: { entryId: string } | { file: string } = { entryId: choice };
+  if (choice === A_FILE) {
+    const file = await deps.ui.input({ title: "Memento: Pin a File", prompt: "The file, relative to the workspace" });
+    if (!file?.trim()) return undefined;
+    params = { file: file.trim() };
+  }
+  const result = await guarded(deps, "cannot pin", () => deps.server.request<PinResult>(names.PIN, params));
+  if (result) void deps.ui.info(`Memento: pinned ${result.pin.kind === "file" ? result.pin.target : result.pin.what}.`);
+  return result;
+}
+
+/** Unpin: pick one of the pins in force. */
+export async function unpin(deps: Deps): Promise<UnpinResult | undefined> {
+  const listed = await guarded(deps, "cannot list the pins", () => deps.server.request<PinsResult>(names.PINS, {}));
+  if (!listed) return undefined;
+  if (!listed.pins.length) {
+    await deps.ui.info("Memento: nothing is pinned.");
+    return undefined;
+  }
+  const chosen = await deps.ui.pick(
+    listed.pins.map((p) => ({ label: p.kind === "file" ? p.target : p.what, description: p.kind === "file" ? p.what : undefined, value: p })),
+    { title: "Memento: Unpin" },
+  );
+  if (!chosen) return undefined;
+  const params = chosen.kind === "file" ? { file: chosen.target } : { entryId: chosen.target };
+  return guarded(deps, "cannot unpin", () => deps.server.request<UnpinResult>(names.UNPIN, params));
 }
 
 export async function stop(deps: Deps): Promise<boolean> {

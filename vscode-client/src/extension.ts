@@ -78,6 +78,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mement
     register("memento.rewind", (id?: string) => commands.rewind(live, typeof id === "string" ? id : undefined)),
     register("memento.undoRewind", () => commands.undoRewind(live)),
     register("memento.compactContext", () => commands.compactContext(live)),
+    register("memento.pin", () => commands.pin(live)),
+    register("memento.unpin", () => commands.unpin(live)),
     register("memento.stop", () => commands.stop(live)),
     register("memento.newSession", () => commands.newSession(live)),
     register("memento.openSession", () => commands.openSession(live)),

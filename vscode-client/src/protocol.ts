@@ -133,6 +133,27 @@ export interface CompactionListResult {
 }
 
 /** The meter's figures (the notifications and the Compactions view give the same). */
+/** A pin in force (memento/pins): an entry of the conversation, or a file's latest read. */
+export interface PinItem {
+  kind: "entry" | "file";
+  target: string;
+  what: string;
+  entryId?: string;
+}
+
+export interface PinsResult {
+  pins: PinItem[];
+  candidates?: { entryId: string; what: string }[];
+}
+
+export interface PinResult extends PinsResult {
+  pin: PinItem;
+}
+
+export interface UnpinResult extends PinsResult {
+  unpinned: boolean;
+}
+
 export interface CompactResult {
   tokensBefore: number;
   tokensAfter: number;

@@ -144,8 +144,9 @@ describe("the other palette commands", () => {
     const server = new FakeServer()
       .answer(names.COMPACT, { tokensBefore: 52_000, tokensAfter: 9_400, compacted: true })
       .answer(names.ABORT, { aborted: false });
-    const ui = new FakeUi();
+    const ui = new FakeUi("  Keep the parser decisions ");
     await commands.compactContext(deps(server, ui));
+    expect(server.named(names.COMPACT).map((c) => c.params)).toEqual([{ instructions: "Keep the parser decisions" }]);
     expect(await commands.stop(deps(server, ui))).toBe(false);
     expect(ui.messages.map((m) => m.message)).toEqual([
       "Memento: context compacted, 52k → 9.4k tokens.",
@@ -156,9 +157,33 @@ describe("the other palette commands", () => {
   it("Compact Context that compacted nothing says the server's reason, with no before → after", async () => {
     const why = "not compacted: a summary would not make the context smaller: the 312 tokens old enough to summarise would become a 405-token summary";
     const server = new FakeServer().answer(names.COMPACT, { tokensBefore: 2_012, tokensAfter: 2_012, compacted: false, why });
-    const ui = new FakeUi();
+    const ui = new FakeUi("");
     await commands.compactContext(deps(server, ui));
+    expect(server.named(names.COMPACT).map((c) => c.params)).toEqual([{}]);
     expect(ui.messages.map((m) => m.message)).toEqual([`Memento: ${why}.`]);
+  });
+
+  it("Pin picks one of the latest entries or a file, and Unpin takes a pin back", async () => {
+    const result = { kind: "entry", target: "e7", what: "result of read(path='a.py') [call c1]: alpha", entryId: "e7" };
+    const file = { kind: "file", target: "src/b.py", what: "not read in this conversation yet" };
+    const server = new FakeServer()
+      .answer(names.PINS, { pins: [], candidates: [{ entryId: "e7", what: result.what }] }, { pins: [result, file] })
+      .answer(names.PIN, (params: object) => ({ pin: "file" in params ? file : result, pins: [result] }))
+      .answer(names.UNPIN, { unpinned: true, pins: [result] });
+    const ui = new FakeUi(result.what, "A file…", " src/b.py ", "src/b.py");
+    await commands.pin(deps(server, ui));
+    await commands.pin(deps(server, ui));
+    expect(server.named(names.PIN).map((c) => c.params)).toEqual([{ entryId: "e7" }, { file: "src/b.py" }]);
+    expect(ui.messages.map((m) => m.message)).toEqual([`Memento: pinned ${result.what}.`, "Memento: pinned src/b.py."]);
+    expect((await commands.unpin(deps(server, ui)))?.unpinned).toBe(true);
+    expect(server.named(names.UNPIN).map((c) => c.params)).toEqual([{ file: "src/b.py" }]);
+  });
+
+  it("Compact Context cancelled at its focus question compacts nothing", async () => {
+    const server = new FakeServer();
+    const ui = new FakeUi(undefined);
+    expect(await commands.compactContext(deps(server, ui))).toBeUndefined();
+    expect(server.named(names.COMPACT)).toEqual([]);
   });
 
   it("Ask Mode and Act Mode set the server's mode and say what it means; a refusal is shown", async () => {

@@ -96,6 +96,33 @@ M.list = {
       end)
     end,
   },
+  MementoPin = {
+    nargs = '?',
+    complete = 'file',
+    run = function(args)
+      memento()
+      async.run(function()
+        M.pin(vim.trim(args.args))
+      end)
+    end,
+  },
+  MementoUnpin = {
+    run = function()
+      memento()
+      async.run(function()
+        M.unpin()
+      end)
+    end,
+  },
+  MementoPins = {
+    run = function()
+      memento()
+      async.run(function()
+        local listed = ask('memento/pins', nil, 'cannot list the pins')
+        vim.notify(M.pins_report(listed.pins))
+      end)
+    end,
+  },
   MementoCompactions = {
     nargs = '?',
     run = function(args)
@@ -206,6 +233,65 @@ M.list = {
     end,
   },
 }
+
+local function pin_label(pin)
+  return pin.kind == 'file' and (pin.target .. ': ' .. pin.what) or pin.what
+end
+
+--- :MementoPin [file]: a file, or a message or tool result picked from the latest ones.
+function M.pin(file)
+  local params
+  if file ~= '' then
+    params = { file = file }
+  else
+    local listed = ask('memento/pins', { candidates = true }, 'cannot list what to pin')
+    local candidates = listed.candidates or {}
+    if #candidates == 0 then
+      vim.notify('Memento: nothing to pin yet.')
+      return
+    end
+    local chosen = async.select(candidates, {
+      prompt = 'Pin (kept word for word through every compaction)',
+      format_item = function(item)
+        return item.what
+      end,
+    })
+    if not chosen then
+      return
+    end
+    params = { entryId = chosen.entryId }
+  end
+  local result = ask('memento/pin', params, 'cannot pin')
+  vim.notify('Memento: pinned ' .. (result.pin.kind == 'file' and result.pin.target or result.pin.what) .. '.')
+end
+
+--- :MementoUnpin: pick one of the pins in force.
+function M.unpin()
+  local listed = ask('memento/pins', nil, 'cannot list the pins')
+  if #(listed.pins or {}) == 0 then
+    vim.notify('Memento: nothing is pinned.')
+    return
+  end
+  local chosen = async.select(listed.pins, { prompt = 'Unpin', format_item = pin_label })
+  if not chosen then
+    return
+  end
+  local params = chosen.kind == 'file' and { file = chosen.target } or { entryId = chosen.target }
+  ask('memento/unpin', params, 'cannot unpin')
+  vim.notify('Memento: unpinned ' .. pin_label(chosen) .. '.')
+end
+
+--- What :MementoPins says.
+function M.pins_report(pins)
+  if #(pins or {}) == 0 then
+    return 'Memento: nothing is pinned.'
+  end
+  local lines = { 'Memento: pinned —' }
+  for _, pin in ipairs(pins) do
+    table.insert(lines, '  ' .. pin_label(pin))
+  end
+  return table.concat(lines, '\n')
+end
 
 --- What :MementoCompact says: the server's figures, or its reason for compacting nothing.
 function M.compact_report(result)

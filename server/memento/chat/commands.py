@@ -19,7 +19,9 @@ from memento.checkpoints.rewind import rewind
 from memento.core import events
 from memento.core.events import SessionMode
 from memento.core.provider import ProviderError
+from memento.governance.pinning import PinInfo
 from memento.mcp.views import ServerView
+from memento.session.pins import PinError, normalize_file
 from memento.session.session import Busy
 from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.omfg import OmfgError, write_rule
@@ -30,6 +32,9 @@ HELP = """\
 /compact [--aggressive] [instructions]  compact the context now
 /compactions [step]                     the relief steps so far; pick one to see its audit
 /undo-compaction [step [item]]          undo a step (or an undo), or bring back one pruned item
+/compact [--aggressive] [instructions]  compact the context now (the instructions steer the summary)
+/pin [file]                             keep a message, tool result or file through every compaction
+/unpin [file], /pins                    take a pin back; list the pins
 /checkpoint [label]                     checkpoint the conversation and the workspace
 /rewind                                 pick a checkpoint and go back to it
 /omfg <complaint>                       turn a complaint into a rule that stops it next time
@@ -52,6 +57,9 @@ class Commands:
             "/compact": self.compact,
             "/compactions": lambda rest: relief_commands.compactions(self, rest),
             "/undo-compaction": lambda rest: relief_commands.undo_compaction(self, rest),
+            "/pin": self.pin,
+            "/unpin": self.unpin,
+            "/pins": self.pins,
             "/checkpoint": self.checkpoint,
             "/rewind": self.rewind,
             "/omfg": self.omfg,
@@ -174,6 +182,56 @@ class Commands:
         if len(steps) > 1 or (done.tokens_after != done.tokens_before and not steps):
             self.say(f"context: {change(done.tokens_before, done.tokens_after)}")
         self.app.session.publish_context()
+
+    async def pin(self, rest: str) -> None:
+        governor = self.app.mechanisms.governor
+        if governor is None:
+            return self.missing("/pin", "context governance")
+        if not self.idle("/pin"):
+            return
+        if rest:
+            kind, target = "file", rest
+        else:
+            candidates = governor.pins.candidates()
+            if not candidates:
+                self.say("nothing to pin yet")
+                return
+            choice = await self.pick("pin which?", [c.what for c in candidates])
+            if choice is None or not self.idle("/pin"):
+                return
+            kind, target = "entry", candidates[choice].entry_id
+        try:
+            made = governor.pins.pin(kind, target)
+        except PinError as exc:
+            self.say(f"cannot pin: {exc}")
+            return
+        self.say(f"pinned {made.target if made.kind == 'file' else 'the ' + made.what}")
+
+    async def unpin(self, rest: str) -> None:
+        governor = self.app.mechanisms.governor
+        if governor is None:
+            return self.missing("/unpin", "context governance")
+        pins = governor.pins.list()
+        if rest:
+            found = next((p for p in pins if p.kind == "file" and p.target == normalize_file(rest)), None)
+        else:
+            choice = await self.pick("unpin which?", [_pin_line(p) for p in pins]) if pins else None
+            found = pins[choice] if choice is not None else None
+        if found is None:
+            self.say("no such pin" if rest or pins else "nothing is pinned")
+            return
+        if self.idle("/unpin") and governor.pins.unpin(found.kind, found.target):
+            self.say(f"unpinned {_pin_line(found)}")
+
+    async def pins(self, rest: str) -> None:
+        governor = self.app.mechanisms.governor
+        if governor is None:
+            return self.missing("/pins", "context governance")
+        pins = governor.pins.list()
+        if not pins:
+            self.say("nothing is pinned (/pin adds a pin)")
+        for pin in pins:
+            self.say(f"pinned: {_pin_line(pin)}")
 
     async def checkpoint(self, rest: str) -> None:
         engine = self.app.mechanisms.checkpoints
@@ -304,3 +362,7 @@ def render_server(view: ServerView) -> str:
 
 def _count(entries: int | None) -> str:
     return f"{entries:>4}" if entries is not None else "many"
+
+
+def _pin_line(pin: PinInfo) -> str:
+    return f"{pin.target}: {pin.what}" if pin.kind == "file" else pin.what

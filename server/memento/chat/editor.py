@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,27 @@ class TerminalEditor:
 
     async def replace_document(self, path: Path, old_text: str, new_text: str) -> bool:
         return False
+
+    async def ask_choice(self, message: str, actions: Sequence[str]) -> str | None:
+        """`message` and the actions numbered; the one picked (Enter: the first), else None."""
+        renderer = self.app.renderer
+        if not can_ask() or not actions:
+            return None
+        renderer.pause()
+        try:
+            renderer.line("warning", message)
+            choices = ", ".join(f"[{n}] {a}" for n, a in enumerate(actions, 1))
+            answer = (await ask_line(f"{choices}: ", rich_terminal=not self.app.plain)).strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            return None
+        finally:
+            self.app.arm_sigint()
+            renderer.resume()
+        if not answer:
+            return actions[0]
+        if answer.isdigit() and 1 <= int(answer) <= len(actions):
+            return actions[int(answer) - 1]
+        return next((a for a in actions if a.lower().startswith(answer)), None)
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
         renderer = self.app.renderer

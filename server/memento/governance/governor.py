@@ -37,9 +37,11 @@ from memento.core.provider import (
     UsageReport,
 )
 from memento.governance.append_only import AppendOnlyContext, prefix_tokens
+from memento.governance.ask_first import AskFirst
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
 from memento.governance.meter import ContextMeter
 from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
+from memento.governance.pinning import Pins
 from memento.governance.relief import Relief, Skipped, Step
 from memento.governance.summarizer import ModelSummarizer
 from memento.governance.tokens import (
@@ -108,6 +110,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self.meter = ContextMeter(make_estimator(session.config.compaction))
         self.context = AppendOnlyContext(self._message_tokens, self._text_tokens)
         self.relief = Relief(session, self.meter)
+        self.pins = Pins(session, self.meter)
+        self.ask_first = AskFirst(session)
         self._lock = asyncio.Lock()
         self._summary: tuple[ProviderConfig, Provider] | None = None
         self._retired: list[Provider] = []
@@ -293,6 +297,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
                 changed = True
                 if step.tokens_after <= target:
                     return True
+        if reason == "threshold" and not await self.ask_first.allows(self.meter.tokens, threshold, window):
+            return changed
         step = await self.relief.compact(reason, self.summarizer())
         changed = changed or _applied(step)
         if self.meter.tokens > threshold:
@@ -330,6 +336,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         # Before a new prompt: back from a long pause, the provider cache is cold anyway.
+        self.ask_first.new_prompt()
         async with self._lock:
             await self.relief.prune_stale(after_idle_only=True)
         await self.gate("threshold")

@@ -1,9 +1,10 @@
 """Context governance as a mechanism: the governor's hooks on the session (relief in the shape
-phase, the request meter in the observe phase), its tokenizer warmed up in the background."""
+phase, the request meter in the observe phase), its tokenizer warmed up in the background, and the `recall` tool (`recall.py`)."""
 
 from __future__ import annotations
 
 from memento.governance.governor import Governor, RequestMeter
+from memento.governance.recall import RecallOffer
 from memento.session.mechanism import InstallContext
 
 
@@ -12,6 +13,9 @@ class Governance:
         governor = Governor(ctx.session, ctx.spawn)
         ctx.session.add_hooks(governor)
         ctx.session.add_hooks(RequestMeter(governor))
+        config = ctx.session.config
+        if config.compaction.enabled and config.provider.tool_mode() != "json":
+            RecallOffer(ctx.session)
         governor.check_budget()
         ctx.spawn(governor.warm_up(), "tokenizer-warm-up")
         return governor

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from memento.core.entries import CompactionEntry, Entry
 from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
 from memento.governance.usage import UsageTally
-from memento.session.edits import apply_edits, is_record
+from memento.session.edits import is_record
+from memento.session.pins import is_pin_record, sent_path
 from memento.session.projection import entry_messages
 from memento.session.relief_undo import is_undo
 
@@ -38,6 +39,7 @@ def _resets(entry: Entry) -> bool:
         or entry.type == "context_edit"
         or is_record(entry)
         or is_undo(entry)
+        or is_pin_record(entry)
     )
 
 
@@ -134,7 +136,7 @@ class ContextMeter:
 
     def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None, UsageTally]:
         counter = IncrementalCounter(self.estimator)
-        counter.reset(apply_edits(path))
+        counter.reset(sent_path(path))
         return counter, usage_is_stale(path), path[-1].id if path else None, UsageTally.of(path)
 
     def _install(

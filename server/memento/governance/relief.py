@@ -46,8 +46,10 @@ from memento.governance.compaction import (
 )
 from memento.governance.file_ops import compute_file_lists, format_file_operations
 from memento.governance.meter import ContextMeter
+from memento.governance.recall import NAME as RECALL
 from memento.governance.summarizer import decisions_from, structured_summary
 from memento.session.edits import EDIT_RECORD, ContextEdit, apply_edits, record_data
+from memento.session.pins import pinned_ids
 from memento.session.projection import entry_messages
 from memento.session.relief_undo import brought_back
 from memento.util.offloop import off_loop_work
@@ -109,6 +111,19 @@ class Relief:
         """The active path as the model sees it: every recorded edit applied."""
         return apply_edits(self.session.branch_path())
 
+    def _kept(self) -> set[str]:
+        """Entries no prune or shake may touch: the user's pins (`session/pins.py`), what
+        `recall` brought back (eliding it again would send the model round in circles), and
+        what an undo brought back (`session/relief_undo.py`)."""
+        path = self.session.branch_path()
+        recalled = {e.id for e in path if (r := pruning.tool_result(e)) is not None and r.tool_name == RECALL}
+        return pinned_ids(path) | recalled | brought_back(path)
+
+    def _unpinned(self, edits: list[ContextEdit]) -> list[ContextEdit]:
+        """`edits` without those of the entries `_kept` names."""
+        kept = self._kept()
+        return [e for e in edits if e.entry_id not in kept]
+
     # -- recorded edits -----------------------------------------------------------------
     async def _record(
         self,
@@ -150,12 +165,11 @@ class Relief:
         outcome = await asyncio.to_thread(off_loop_work, lambda: self._stale(after_idle_only))
         if outcome is None or not outcome.pruned:
             return 0
-        back = brought_back(self.session.branch_path())
-        edits = [e for e in outcome.edits if e.entry_id not in back]
+        edits = self._unpinned(outcome.edits)
         if not edits or isinstance(await self._record(edits, "prune", "turn"), str):
             return 0
         self.session.publish_context()
-        return outcome.pruned
+        return len({e.entry_id for e in edits})
 
     def _stale(self, after_idle_only: bool) -> pruning.PruneOutcome | None:
         prune = self.settings.prune
@@ -180,8 +194,7 @@ class Relief:
             keep_boundary_id=keep_boundary_id(path),
             aggressive=aggressive,
         )
-        back = brought_back(self.session.branch_path())
-        edits = [e for e in outcome.edits if e.entry_id not in back]
+        edits = self._unpinned(outcome.edits)
         if not edits:
             return None
         return await self._announced("prune", reason, lambda: self._record(edits, "prune", reason))
@@ -205,8 +218,8 @@ class Relief:
             protection,
             keep_boundary_id=keep_boundary_id(path),
         )
-        back = brought_back(self.session.branch_path())
-        regions = [r for r in regions if r.entry_id not in back]
+        kept = self._kept()
+        regions = [r for r in regions if r.entry_id not in kept]
         if not regions:
             return None
 

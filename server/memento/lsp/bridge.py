@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +94,28 @@ class LspEditor:
         if not applied:
             log.warning("the editor refused the edit to %s: %s", document.uri, reason)
         return applied
+
+    async def ask_choice(self, message: str, actions: Sequence[str]) -> str | None:
+        """`window/showMessageRequest` with `actions`; the title chosen, or None (no answer,
+        an error, an answer that is not one of them). A wait the caller ends withdraws it."""
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=message,
+            actions=[types.MessageActionItem(title=title) for title in actions],
+        )
+        try:
+            answer: Any = await self.server.protocol.send_request_async(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=f"memento-ask-{uuid.uuid4().hex[:12]}"
+            )
+        except Exception as exc:  # noqa: BLE001 -- the editor's error answer: no choice made
+            log.warning("the editor answered a question with an error: %s: %s", type(exc).__name__, exc)
+            return None
+        if answer is None:
+            return None
+        chosen = getattr(answer, "title", None)
+        if chosen is None:
+            chosen = get(answer, "title")
+        return chosen if isinstance(chosen, str) and chosen in actions else None
 
     async def ask_permission(self, title: str, detail: str) -> Permission:
         """`window/showMessageRequest` with three actions. No answer (`null`) is `dismissed`;

@@ -90,6 +90,7 @@ def default_features() -> list[type[LanguageFeature]]:
     from memento.lsp.features.mcp import McpFeature
     from memento.lsp.features.memory import MemoryFeature
     from memento.lsp.features.model import ModelFeature
+    from memento.lsp.features.pins import PinsFeature
     from memento.lsp.features.relief import ReliefFeature
     from memento.lsp.features.rules import RulesFeature
     from memento.lsp.features.session import SessionFeature
@@ -101,6 +102,7 @@ def default_features() -> list[type[LanguageFeature]]:
         SessionFeature,
         CompactionFeature,
         ReliefFeature,
+        PinsFeature,
         AdvisorFeature,
         CheckpointsFeature,
         MemoryFeature,

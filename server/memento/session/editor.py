@@ -6,8 +6,9 @@ The LSP adapter implements `EditorBridge`; without an editor (`memento chat`, un
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 Permission = Literal["once", "always", "deny", "dismissed", "invalid", "unattended"]
 """The user's answer: allow once, allow always (this session), deny; or no answer
@@ -30,6 +31,17 @@ class EditorBridge(Protocol):
     async def ask_permission(self, title: str, detail: str) -> Permission:
         """Ask the user to allow an action (a bash command, a change to a protected file).
         The caller bounds the wait (`tools.permission.ask_user`)."""
+        ...
+
+
+@runtime_checkable
+class AsksChoice(Protocol):
+    """An editor that can put a question with a few answers to the user (a notification with
+    buttons, a terminal question). `NoEditor` cannot: a headless session is never asked."""
+
+    async def ask_choice(self, message: str, actions: Sequence[str]) -> str | None:
+        """The action the user chose, or None (dismissed, unreadable, no one at the terminal).
+        The caller bounds the wait."""
         ...
 
 

@@ -20,7 +20,7 @@ from memento.core.messages import (
     TextContent,
     UserMessage,
 )
-from memento.session.edits import apply_edits
+from memento.session.pins import sent_path
 from memento.session.projection import Leaf, ModelRef, project, session_path
 
 COMPACTION_SUMMARY_PREFIX = (
@@ -99,5 +99,5 @@ def convert_to_llm(messages: Sequence[Message], *, keep_custom: bool = False) ->
 
 def llm_messages(path: Sequence[Entry]) -> list[Message]:
     """What a request carries for a root→leaf path: the projected context with the recorded
-    prune and shake edits applied (`edits`), converted."""
-    return convert_to_llm(project(apply_edits(path)).messages, keep_custom=True)
+    prune and shake edits applied (`edits`) and the pins (`pins`), converted."""
+    return convert_to_llm(project(sent_path(path)).messages, keep_custom=True)
