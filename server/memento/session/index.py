@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -80,6 +81,8 @@ class SessionIndex(BaseModel):
     """A compaction entry's id → the id of the first entry it keeps."""
     other_lines: int = 0
     """Lines that are not entries (kept in the file, read by the full load)."""
+    path: list[int]
+    """The active path when the file is opened (root first, ending at the last entry)."""
 
     @property
     def count(self) -> int:
@@ -97,7 +100,18 @@ class SessionIndex(BaseModel):
             if not previous <= start < end <= self.size:
                 return False
             previous = end + 1
-        return True
+        return self._path_sound()
+
+    def _path_sound(self) -> bool:
+        """`path` is a chain of parents from a root to the last entry."""
+        path, ids, parents = self.path, self.ids, self.parents
+        if not ids:
+            return not path
+        if not path or path[-1] != len(ids) - 1 or not all(0 <= k < len(ids) for k in path):
+            return False
+        if parents[path[0]] is not None and parents[path[0]] in ids:
+            return False
+        return all(parents[b] == ids[a] for a, b in itertools.pairwise(path))
 
 
 def index_path(session_file: Path) -> Path:
@@ -224,8 +238,45 @@ def _header_line(data: bytes, path: Path) -> tuple[int, LoadedFile]:
         return end + 1, head
 
 
+def walk(ids: list[str], parents: list[str | None], leaf: int | None = None) -> list[int]:
+    """Positions of the entries from the root to `leaf` (default: the last entry), as the
+    store walks it: the last entry of a repeated id, a cycle ending the walk."""
+    positions = {entry_id: position for position, entry_id in enumerate(ids)}
+    current = (len(ids) - 1 if ids else None) if leaf is None else leaf
+    path: list[int] = []
+    seen: set[int] = set()
+    while current is not None and current not in seen:
+        seen.add(current)
+        path.append(current)
+        parent = parents[current]
+        current = positions.get(parent) if parent is not None else None
+    path.reverse()
+    return path
+
+
+def _extended_path(old: SessionIndex, scan: _Scan) -> list[int]:
+    """The old active path and the entries appended after its leaf, when each hangs on the one
+    before (a session that went on); else the path walked again."""
+    path = list(old.path)
+    known = set(old.ids)
+    for position in range(old.count, len(scan.ids)):
+        entry_id, parent = scan.ids[position], scan.parents[position]
+        previous = scan.ids[path[-1]] if path else None
+        if entry_id in known or parent != previous:
+            return walk(scan.ids, scan.parents)
+        known.add(entry_id)
+        path.append(position)
+    return path
+
+
 def _finish(
-    scan: _Scan, stat: os.stat_result, header_end: int, size: int, head: str, tail: str
+    scan: _Scan,
+    stat: os.stat_result,
+    header_end: int,
+    size: int,
+    head: str,
+    tail: str,
+    path: list[int] | None = None,
 ) -> SessionIndex:
     return SessionIndex(
         inode=stat.st_ino,
@@ -241,6 +292,7 @@ def _finish(
         kinds="".join(scan.kinds),
         kept=scan.kept,
         other_lines=scan.other_lines,
+        path=walk(scan.ids, scan.parents) if path is None else path,
     )
 
 
@@ -272,7 +324,7 @@ def _extend(path: Path, old: SessionIndex) -> SessionIndex | None:
         scan.kept, scan.other_lines = dict(old.kept), old.other_lines
         size = old.size + _scan(added, old.size, scan)
         head, tail = _probe_head(f, size), _probe_tail(f, size)
-    return _finish(scan, stat, old.header_end, size, head, tail)
+    return _finish(scan, stat, old.header_end, size, head, tail, _extended_path(old, scan))
 
 
 def load_index(path: Path, *, save: bool = True) -> tuple[SessionIndex | None, str]:
@@ -314,9 +366,6 @@ class IndexedReader:
     def __init__(self, path: Path, index: SessionIndex) -> None:
         self.path = path
         self.index = index
-        self.positions: dict[str, int] = {}
-        for position, entry_id in enumerate(index.ids):
-            self.positions[entry_id] = position  # the last of a repeated id wins, as in the store
         self._file = open(path, "rb")  # noqa: SIM115 -- held while the transcript pages through it
         self._size = os.fstat(self._file.fileno()).st_size
 
@@ -350,17 +399,6 @@ class IndexedReader:
             raise IndexMismatch(f"{self.path}: line of entry {position} is not {self.index.ids[position]!r}")
         return entry
 
-    def path_positions(self, leaf: int | None = None) -> list[int]:
-        """Positions of the entries from the root to `leaf` (default: the last entry), as the
-        store walks it: the last entry of a repeated id, a cycle ending the walk."""
-        ids, parents, positions = self.index.ids, self.index.parents, self.positions
-        current = (len(ids) - 1 if ids else None) if leaf is None else leaf
-        path: list[int] = []
-        seen: set[int] = set()
-        while current is not None and current not in seen:
-            seen.add(current)
-            path.append(current)
-            parent = parents[current]
-            current = positions.get(parent) if parent is not None else None
-        path.reverse()
-        return path
+    def path_positions(self) -> list[int]:
+        """Positions of the active path's entries, root first (checked when the index was read)."""
+        return list(self.index.path)
