@@ -253,7 +253,10 @@ def test_a_corrupt_or_hostile_index_is_not_trusted(tmp_path: Path, damage: str) 
             far = [s + 10**9 for s in stored["starts"]]
             raw = json.dumps({**stored, "starts": far, "ends": [e + 10**9 for e in stored["ends"]]}).encode()
         case "another entry's line":  # sound to look at, but each id names another line
-            ids, parents = stored["ids"][1:] + stored["ids"][:1], stored["parents"][1:] + stored["parents"][:1]
+            ids, parents = (
+                stored["ids"][1:] + stored["ids"][:1],
+                stored["parents"][1:] + stored["parents"][:1],
+            )
             raw = json.dumps({**stored, "ids": ids, "parents": parents, "path": walk(ids, parents)}).encode()
             assert SessionIndex.model_validate_json(raw).sound()
         case _:
