@@ -5,7 +5,11 @@ the server answers `memento/context` meanwhile.
   run (every file read and validated whole, as listing did before);
 - open: `memento/session/open` of a 200k-entry session, while `memento/context` is asked
   every 20 ms: its latencies during the open, against the same requests on an idle server;
-  then the same during the first turn on that session (scripted model).
+  then the same during the first turn on that session (scripted model);
+- first page: `memento/session/open` then the first `memento/transcript` page of that
+  session, with its index cold (rebuilt from the file) and warm, and when the file was read
+  whole in the background; against today's full read (the store's whole load and the whole
+  transcript built, what opening did before the index) measured in the same run.
 
 Prints figures, asserts nothing. Run: `python bench/big_sessions.py [--sessions N] [--turns N]`."""
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import os
 import statistics
@@ -29,8 +34,10 @@ from testkit import Reply, ScriptedModelServer, Text  # noqa: E402
 from testkit.rawclient import RawClient  # noqa: E402
 from testkit.sessions import workspace_session  # noqa: E402
 
+from memento.session.index import index_path  # noqa: E402
 from memento.session.paths import sessions_dir  # noqa: E402
-from memento.session.store import read_session  # noqa: E402
+from memento.session.store import SessionStore, read_session  # noqa: E402
+from memento.session.transcript.builder import build  # noqa: E402
 
 
 class Client:
@@ -42,6 +49,8 @@ class Client:
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.reader = asyncio.create_task(self._read())
         self.on_turn_end: Callable[[], object] = lambda: None
+        self.sessions: asyncio.Queue[str] = asyncio.Queue()
+        """Ids of `memento/session` notifications: a session in use, read whole."""
 
     async def _read(self) -> None:
         while True:
@@ -51,6 +60,8 @@ class Client:
                 future.set_result(message)
             elif message.get("method") == "memento/turn" and message["params"]["state"] != "started":
                 self.on_turn_end()
+            elif message.get("method") == "memento/session":
+                self.sessions.put_nowait(message["params"]["id"])
 
     async def request(self, method: str, params: Any = None) -> tuple[dict[str, Any], float]:
         msg_id = next(self.ids)
@@ -80,6 +91,31 @@ async def context_meanwhile(client: Client, until: asyncio.Future[Any]) -> list[
     return latencies
 
 
+async def first_page(client: Client, session_id: str) -> tuple[float, float, int]:
+    """Open `session_id`: seconds to its first transcript page, to its being read whole (its
+    `memento/session` notification), and the items on that page."""
+    while not client.sessions.empty():
+        client.sessions.get_nowait()
+    started = time.perf_counter()
+    answer, _ = await client.request("memento/session/open", {"id": session_id})
+    assert "result" in answer, answer
+    page, _ = await client.request("memento/transcript", {"limit": 100})
+    shown = time.perf_counter() - started
+    while await client.sessions.get() != session_id:
+        pass
+    return shown, time.perf_counter() - started, len(page["result"]["items"])
+
+
+def full_read(path: Path) -> float:
+    """Today's opening, before the index: the file loaded whole, its transcript built whole."""
+    started = time.perf_counter()
+    with SessionStore.open(path) as store:
+        build(store.branch_path())
+    took = time.perf_counter() - started
+    gc.collect()
+    return took
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=1000)
@@ -91,7 +127,7 @@ async def main() -> None:
         data = Path(tmp) / "data"
         for index in range(args.sessions):
             workspace_session(data, root, f"s{index:05d}", 10)
-        workspace_session(data, root, "long", args.turns)
+        long_path = workspace_session(data, root, "long", args.turns)
         files = sorted(sessions_dir(data, root).glob("*.jsonl"))
 
         started = time.perf_counter()
@@ -101,6 +137,7 @@ async def main() -> None:
 
         raw = await RawClient.start(dict(os.environ, MEMENTO_DATA_DIR=str(data)))
         options = {
+            "session": {"resume": "new"},
             "compaction": {"estimator": "chars4", "enabled": False},
             "provider": {
                 "kind": "openai",
@@ -123,7 +160,16 @@ async def main() -> None:
         after_end = loop.create_future()
         loop.call_later(2.0, after_end.set_result, None)
         after = await context_meanwhile(client, after_end)
+        while await client.sessions.get() != "long":  # read whole in the background
+            pass
         _, history = await client.request("memento/history", {"limit": 50})
+
+        opens: dict[str, tuple[float, float, int]] = {}
+        for label in ("cold", "warm"):
+            await first_page(client, "s00000")
+            if label == "cold":
+                index_path(long_path).unlink()
+            opens[label] = await first_page(client, "long")
 
         model.enqueue(Reply(Text("a short answer")))
         turned: asyncio.Future[Any] = loop.create_future()
@@ -134,6 +180,8 @@ async def main() -> None:
         first_prompt = time.perf_counter() - started
         client.reader.cancel()
         await raw.close()
+        old_open = full_read(long_path)
+        load = os.getloadavg()
 
     print(f"sessions listed                    : {args.sessions + 1} (one of {args.turns * 2} entries)")
     print(f"memento/session/list               : {ms(statistics.median(lists))} (median of 5)")
@@ -146,6 +194,15 @@ async def main() -> None:
     print(f"memento/history (50) after the open: {ms(history)}")
     print(f"first prompt → finished after open : {ms(first_prompt)}")
     print(f"memento/context, during that turn  : {spread(during_prompt)}")
+    for label, (shown, whole, items) in opens.items():
+        print(f"open → first page ({items} items), {label} index: {ms(shown)}; read whole after {ms(whole)}")
+    print(f"today's full read (store + transcript): {ms(old_open)}")
+    print(
+        f"full read / first page (warm, cold) : {old_open / opens['warm'][0]:6.1f}x {old_open / opens['cold'][0]:6.1f}x"
+    )
+    print(
+        f"load average (1, 5, 15 min)        : {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":
