@@ -49,8 +49,6 @@ class Client:
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.reader = asyncio.create_task(self._read())
         self.on_turn_end: Callable[[], object] = lambda: None
-        self.sessions: asyncio.Queue[str] = asyncio.Queue()
-        """Ids of `memento/session` notifications: a session in use, read whole."""
 
     async def _read(self) -> None:
         while True:
@@ -60,8 +58,6 @@ class Client:
                 future.set_result(message)
             elif message.get("method") == "memento/turn" and message["params"]["state"] != "started":
                 self.on_turn_end()
-            elif message.get("method") == "memento/session":
-                self.sessions.put_nowait(message["params"]["id"])
 
     async def request(self, method: str, params: Any = None) -> tuple[dict[str, Any], float]:
         msg_id = next(self.ids)
@@ -92,17 +88,14 @@ async def context_meanwhile(client: Client, until: asyncio.Future[Any]) -> list[
 
 
 async def first_page(client: Client, session_id: str) -> tuple[float, float, int]:
-    """Open `session_id`: seconds to its first transcript page, to its being read whole (its
-    `memento/session` notification), and the items on that page."""
-    while not client.sessions.empty():
-        client.sessions.get_nowait()
+    """Open `session_id`: seconds to its first transcript page, to its being read whole, and
+    the items on that page."""
     started = time.perf_counter()
     answer, _ = await client.request("memento/session/open", {"id": session_id})
     assert "result" in answer, answer
     page, _ = await client.request("memento/transcript", {"limit": 100})
     shown = time.perf_counter() - started
-    while await client.sessions.get() != session_id:
-        pass
+    await client.request("memento/history", {"limit": 1})  # answered once the file is read whole
     return shown, time.perf_counter() - started, len(page["result"]["items"])
 
 
@@ -160,8 +153,6 @@ async def main() -> None:
         after_end = loop.create_future()
         loop.call_later(2.0, after_end.set_result, None)
         after = await context_meanwhile(client, after_end)
-        while await client.sessions.get() != "long":  # read whole in the background
-            pass
         _, history = await client.request("memento/history", {"limit": 50})
 
         opens: dict[str, tuple[float, float, int]] = {}

@@ -355,6 +355,9 @@ class Session:
         self._finishing = asyncio.get_running_loop().create_task(
             self._finish_open(quick), name="session-read"
         )
+        # Told now, so that nothing shows the previous session's figures meanwhile (the meter
+        # counts nothing until the file is read whole, when it is told again).
+        self.events.publish(events.SessionChanged(session_id=self.session_id))
 
     async def _finish_open(self, quick: QuickOpen) -> None:
         try:
