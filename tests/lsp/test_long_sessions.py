@@ -67,13 +67,14 @@ async def test_a_long_session_pages_through_its_index_and_goes_on(
     async with running_editor(workspace, data_dir, options=options) as editor:  # resumes it
         first = await editor.request("memento/transcript", {"limit": 20})
         assert first["items"] == expected[-20:]
-        items, pages = await all_pages(editor, 37)
-        assert items == expected
-        assert pages == -(-len(expected) // 37)
+        for limit in (37, 121, 1000):
+            items, pages = await all_pages(editor, limit)
+            assert items == expected
+            assert pages == -(-len(expected) // limit)
         assert index_path(path).exists()
 
         turn_id = await editor.prompt("and one more thing")
-        assert (await editor.turn_end(turn_id))["state"] == "finished"
+        assert (await editor.turn_end(turn_id, timeout=60))["state"] == "finished"  # after the whole read
         sent = model_server.requests[-1].body["messages"]
         assert sent[-1] == {"role": "user", "content": "and one more thing"}
         assert {"role": "user", "content": last_prompt} in sent  # the history went with it: read whole

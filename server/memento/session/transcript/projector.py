@@ -85,16 +85,12 @@ class TranscriptProjector:
         """The `limit` items before `cursor` (a key; None: the newest), oldest first unless
         `newest_first`. Raises `UnknownCursor`."""
         limit = max(1, min(limit, MAX_PAGE))
-        while True:
-            items = self.builder.items
-            end = len(items)
-            found = self.state.position(cursor) if cursor is not None else end
-            if found is not None:
-                end = found
-            if (found is not None and end >= limit) or not self._page_in():
-                break
-        if found is None:
+        end = self._end(cursor)
+        while end is not None and end <= limit and self._page_in():  # older stretches, a page's worth
+            end = self._end(cursor)
+        if end is None:
             raise UnknownCursor(f"no item {cursor!r} in the transcript")
+        items = self.builder.items
         start = max(0, end - limit)
         chosen = items[start:end]
         return TranscriptPage(
@@ -103,6 +99,10 @@ class TranscriptProjector:
             items=list(reversed(chosen)) if newest_first else chosen,
             next_cursor=items[start].key if start > 0 else None,
         )
+
+    def _end(self, cursor: str | None) -> int | None:
+        """Where a page before `cursor` ends (None: no such item)."""
+        return len(self.builder.items) if cursor is None else self.state.position(cursor)
 
     @property
     def partial(self) -> bool:
