@@ -33,6 +33,7 @@ from memento.session.editor import EditorBridge, NoEditor
 from memento.session.harness.small_model import SmallModelHarness
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
+from memento.session.listing import find_session
 from memento.session.opening import QuickOpen, finish, open_quick
 from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
@@ -322,8 +323,7 @@ class Session:
         """Switch to a stored session. Reading it (a long session: seconds) runs off the
         event loop, so the editor is answered meanwhile."""
         async with self._switching:
-            infos = await asyncio.to_thread(self.list_sessions)
-            match = next((s for s in infos if s.id == session_id), None)
+            match = await asyncio.to_thread(find_session, self.directory, session_id)
             if match is None:
                 raise FileNotFoundError(f"no session {session_id!r} in {self.directory}")
             if self.planned_path == Path(match.path) and (

@@ -25,6 +25,7 @@ from memento.session.index import (
     load_index,
     walk,
 )
+from memento.session.listing import find_session
 from memento.session.opening import finish, open_quick
 from memento.session.store import SessionStore
 from memento.session.transcript.builder import build
@@ -177,7 +178,9 @@ def test_a_corrupt_or_hostile_index_is_not_trusted(tmp_path: Path, damage: str) 
         store, _ = finish(quick)
         store.close()
         quick.close()
-    if damage != "another entry's line":  # that one is caught reading, and dropped: rebuilt next
+    if damage in ("outside the file", "another entry's line"):  # caught reading it: dropped
+        assert not index_path(path).exists()
+    else:  # caught reading the index: rebuilt at once
         assert SessionIndex.model_validate_json(index_path(path).read_bytes()) == good
     index, how = load_index(path)
     assert how in ("fresh", "rebuilt") and index == build_index(path)
@@ -242,3 +245,21 @@ def test_an_older_format_is_not_indexed_and_opens_whole(tmp_path: Path) -> None:
         assert [item.kind for item in quick.transcript.items] == ["user"]
     finally:
         quick.close()
+
+
+def test_a_session_is_found_by_its_file_name_or_else_by_its_header(tmp_path: Path) -> None:
+    named = tmp_path / "2025-01-01T00-00-00-000Z_abc.jsonl"
+    random_session(named, 11, turns=2)
+    misnamed = tmp_path / "2025-01-02T00-00-00-000Z_xyz.jsonl"
+    random_session(misnamed, 12, turns=2)
+    with SessionStore.open(named) as store:
+        named_id = store.header.id
+    with SessionStore.open(misnamed) as store:
+        misnamed_id = store.header.id
+    os.replace(named, tmp_path / f"2025-01-01T00-00-00-000Z_{named_id}.jsonl")
+    found = find_session(tmp_path, named_id)
+    assert found is not None and Path(found.path).name.endswith(f"_{named_id}.jsonl")
+    other = find_session(tmp_path, misnamed_id)  # its name says another id: the list finds it
+    assert other is not None and Path(other.path) == misnamed
+    assert find_session(tmp_path, "xyz") is None
+    assert find_session(tmp_path, "../x") is None
