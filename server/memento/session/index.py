@@ -18,6 +18,7 @@ and Memento write) and decodes in full only the lines that do not start that way
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import itertools
@@ -25,6 +26,8 @@ import json
 import logging
 import os
 import re
+import sys
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -292,12 +295,114 @@ def _finish(
     )
 
 
-def _read_stored(path: Path) -> SessionIndex | None:
+class _Stored(BaseModel):
+    """The index as written: the number arrays packed (little-endian int64, base64), as they
+    are most of it and read many times faster so than as JSON numbers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: str
+    version: int
+    inode: int
+    size: int
+    mtime_ns: int
+    head: str
+    tail: str
+    header_end: int
+    starts: str
+    ends: str
+    ids: str | list[str]
+    """One string, the ids each ended by a newline, when no id holds one (read much faster)."""
+    parents: str
+    """Each entry's parent as the position of an entry with that id; -1: none; -2: an id no
+    entry has (then in `dangling`, by the entry's position)."""
+    dangling: dict[str, str]
+    kinds: str
+    kept: dict[str, str]
+    other_lines: int
+    path: str
+
+
+def _pack(numbers: list[int]) -> str:
+    packed = array("q", numbers)
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return base64.b64encode(packed.tobytes()).decode("ascii")
+
+
+def _unpack(text: str) -> list[int]:
+    raw = base64.b64decode(text, validate=True)
+    if len(raw) % 8:
+        raise ValueError("not a packed array")
+    numbers = array("q")
+    numbers.frombytes(raw)
+    if sys.byteorder != "little":
+        numbers.byteswap()
+    return numbers.tolist()
+
+
+def encode_index(index: SessionIndex) -> bytes:
+    """The index as it is stored."""
+    holder = {entry_id: position for position, entry_id in enumerate(index.ids)}
+    parents: list[int] = []
+    dangling: dict[str, str] = {}
+    for position, parent in enumerate(index.parents):
+        if parent is None:
+            parents.append(-1)
+        elif (found := holder.get(parent)) is not None:
+            parents.append(found)
+        else:
+            parents.append(-2)
+            dangling[str(position)] = parent
+    fields = index.model_dump(exclude={"starts", "ends", "parents", "path", "ids"})
+    joined = "".join(f"{entry_id}\n" for entry_id in index.ids)
+    stored = _Stored(
+        **fields,
+        ids=index.ids if joined.count("\n") != len(index.ids) else joined,
+        starts=_pack(index.starts),
+        ends=_pack(index.ends),
+        parents=_pack(parents),
+        dangling=dangling,
+        path=_pack(index.path),
+    )
+    return stored.model_dump_json().encode()
+
+
+def decode_index(data: bytes) -> SessionIndex | None:
+    """A stored index, or None for one that is not (corrupt, foreign, inconsistent)."""
     try:
-        found = SessionIndex.model_validate_json(index_path(path).read_bytes())
-    except (OSError, ValidationError, ValueError):
+        stored = _Stored.model_validate_json(data)
+        ids = stored.ids if isinstance(stored.ids, list) else stored.ids.split("\n")
+        if not isinstance(stored.ids, list) and ids.pop() != "":
+            return None  # not ended by a newline: cut short
+        parents: list[str | None] = []
+        for position, parent in enumerate(_unpack(stored.parents)):
+            if parent >= 0:
+                parents.append(ids[parent])
+            elif parent == -1:
+                parents.append(None)
+            else:
+                parents.append(stored.dangling[str(position)])
+        fields = stored.model_dump(exclude={"starts", "ends", "parents", "path", "dangling", "ids"})
+        found = SessionIndex.model_construct(
+            **fields,
+            ids=ids,
+            starts=_unpack(stored.starts),
+            ends=_unpack(stored.ends),
+            parents=parents,
+            path=_unpack(stored.path),
+        )
+    except (ValidationError, ValueError, IndexError, KeyError):
         return None
     return found if found.sound() else None
+
+
+def _read_stored(path: Path) -> SessionIndex | None:
+    try:
+        data = index_path(path).read_bytes()
+    except OSError:
+        return None
+    return decode_index(data)
 
 
 def _extend(path: Path, old: SessionIndex) -> SessionIndex | None:
@@ -346,7 +451,7 @@ def load_index(path: Path, *, save: bool = True) -> tuple[SessionIndex | None, s
 def save_index(path: Path, index: SessionIndex) -> None:
     """Write the index beside the file; a failure only costs the next open a rebuild."""
     try:
-        write_bytes_atomic(index_path(path), index.model_dump_json().encode())
+        write_bytes_atomic(index_path(path), encode_index(index))
     except OSError as exc:
         log.info("session index for %s not saved: %s", path, exc)
 

@@ -19,8 +19,9 @@ from memento.core.messages import UserMessage
 from memento.session.index import (
     IndexedReader,
     IndexMismatch,
-    SessionIndex,
     build_index,
+    decode_index,
+    encode_index,
     index_path,
     load_index,
     walk,
@@ -157,17 +158,18 @@ def test_a_corrupt_or_hostile_index_is_not_trusted(tmp_path: Path, damage: str) 
         case "arrays disagree":
             raw = json.dumps({**stored, "ids": stored["ids"][:-1]}).encode()
         case "outside the file":
-            far = [s + 10**9 for s in stored["starts"]]
-            raw = json.dumps({**stored, "starts": far, "ends": [e + 10**9 for e in stored["ends"]]}).encode()
-        case "another entry's line":  # sound to look at, but each id names another line
-            ids, parents = (
-                stored["ids"][1:] + stored["ids"][:1],
-                stored["parents"][1:] + stored["parents"][:1],
+            far = good.model_copy(
+                update={"starts": [s + 10**9 for s in good.starts], "ends": [e + 10**9 for e in good.ends]}
             )
-            raw = json.dumps({**stored, "ids": ids, "parents": parents, "path": walk(ids, parents)}).encode()
-            assert SessionIndex.model_validate_json(raw).sound()
+            raw = encode_index(far)
+        case "another entry's line":  # sound to look at, but each id names another line
+            ids, parents = good.ids[1:] + good.ids[:1], good.parents[1:] + good.parents[:1]
+            raw = encode_index(
+                good.model_copy(update={"ids": ids, "parents": parents, "path": walk(ids, parents)})
+            )
+            assert decode_index(raw) is not None
         case _:
-            raw = json.dumps({**stored, "path": stored["path"][::2]}).encode()
+            raw = encode_index(good.model_copy(update={"path": good.path[::2]}))
     index_path(path).write_bytes(raw)
     expected = whole(path)
     quick = open_quick(path)
@@ -181,7 +183,7 @@ def test_a_corrupt_or_hostile_index_is_not_trusted(tmp_path: Path, damage: str) 
     if damage in ("outside the file", "another entry's line"):  # caught reading it: dropped
         assert not index_path(path).exists()
     else:  # caught reading the index: rebuilt at once
-        assert SessionIndex.model_validate_json(index_path(path).read_bytes()) == good
+        assert decode_index(index_path(path).read_bytes()) == good
     index, how = load_index(path)
     assert how in ("fresh", "rebuilt") and index == build_index(path)
 
@@ -263,3 +265,15 @@ def test_a_session_is_found_by_its_file_name_or_else_by_its_header(tmp_path: Pat
     assert other is not None and Path(other.path) == misnamed
     assert find_session(tmp_path, "xyz") is None
     assert find_session(tmp_path, "../x") is None
+
+
+def test_the_stored_form_gives_back_the_index_whatever_the_ids(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    random_session(path, 13, turns=6)
+    index = build_index(path)
+    assert index is not None and decode_index(encode_index(index)) == index
+    odd = ["a\nb", *index.ids[1:]]
+    parents = [None, *[p if p != index.ids[0] else "a\nb" for p in index.parents[1:]]]
+    unusual = index.model_copy(update={"ids": odd, "parents": parents, "path": walk(odd, parents)})
+    assert decode_index(encode_index(unusual)) == unusual
+    assert decode_index(encode_index(index)[:-40]) is None
