@@ -86,3 +86,37 @@ async def test_a_long_session_pages_through_its_index_and_goes_on(
         "user",
         "assistant",
     ]
+
+
+def two_sessions(data_dir: Path, workspace: Path) -> tuple[str, str, list[dict[str, Any]]]:
+    """A long session and a short one; their ids and the long one's transcript built whole."""
+    directory = sessions_dir(data_dir, workspace.resolve())
+    ids: list[str] = []
+    expected: list[dict[str, Any]] = []
+    for seed, turns in ((31, 300), (32, 3)):
+        path = new_session_path(directory, f"s{seed}")
+        random_session(path, seed, turns=turns)
+        with SessionStore.open(path) as store:
+            ids.append(store.header.id)
+            if turns == 300:
+                expected = [item.wire() for item in build(store.branch_path()).items]
+    return ids[0], ids[1], expected
+
+
+@pytest.mark.asyncio
+async def test_switching_away_while_a_session_is_read_and_back(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    long_id, short_id, expected = two_sessions(data_dir, workspace)
+    model_server.enqueue(Reply(Text("answered")))
+    options = provider_options(model_server.openai_base_url) | {"session": {"resume": "new"}}
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        for session_id in (long_id, short_id, long_id):  # each while the one before is read
+            assert await editor.request("memento/session/open", {"id": session_id}) == {"id": session_id}
+        page = await editor.request("memento/transcript", {"limit": 50})
+        assert page["sessionId"] == long_id and page["items"] == expected[-50:]
+        turn_id = await editor.prompt("go on")  # waits for the whole read, then goes on here
+        assert (await editor.turn_end(turn_id, timeout=60))["state"] == "finished"
+        listed = (await editor.request("memento/session/list"))["sessions"]
+        assert [s["id"] for s in listed if s.get("current")] == [long_id]
+        assert len(listed) == 2

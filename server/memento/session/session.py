@@ -109,6 +109,8 @@ class Session:
         self._opening: QuickOpen | None = None
         """A session shown already and still being read whole (`open_quick`, `finish`)."""
         self._finishing: asyncio.Task[None] | None = None
+        self._readings: dict[Path, asyncio.Task[None]] = {}
+        """Files read whole in the background now (a reading given up goes on till done)."""
         self._turn_lock = asyncio.Lock()
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
@@ -296,7 +298,11 @@ class Session:
         """A turn runs or waits to run. What refuses to run beside a turn (a compaction, a
         rewind, a session switch) asks this, and must not wait for the lock instead: it would
         queue behind every prompted turn, each of which may wait minutes for the user."""
-        return self._turn_lock.locked() or bool(self._queued) or self._opening is not None
+        return self._turn_pending or self._opening is not None
+
+    @property
+    def _turn_pending(self) -> bool:
+        return self._turn_lock.locked() or bool(self._queued)
 
     @property
     def running_turn(self) -> TurnInfo | None:
@@ -309,7 +315,8 @@ class Session:
         return self._turn_lock
 
     def new_session(self) -> str:
-        self._abandon_opening()
+        if not self._turn_pending:
+            self._abandon_opening()
         if self.busy:
             raise Busy("a turn is running; abort it before starting a new session")
         self._close_store()
@@ -330,9 +337,13 @@ class Session:
                 self.store is not None or self._opening is not None
             ):
                 return session_id
-            self._abandon_opening()
-            if self.busy:
+            if self._turn_pending:
                 raise Busy("a turn is running; abort it before switching sessions")
+            self._abandon_opening()
+            reading = self._readings.get(Path(match.path))
+            if reading is not None:  # a reading given up holds the file still: let it go first
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.shield(reading)
             quick = await asyncio.to_thread(_quick, Path(match.path))
             if self.busy:  # a prompt came in while the file was read
                 quick.close()
@@ -352,9 +363,11 @@ class Session:
         self._planned = None
         self._recorded_model = None
         self.transcript.replace(quick.transcript, quick.history)
-        self._finishing = asyncio.get_running_loop().create_task(
+        self._finishing = reading = asyncio.get_running_loop().create_task(
             self._finish_open(quick), name="session-read"
         )
+        self._readings[quick.path] = reading
+        reading.add_done_callback(lambda _: self._readings.pop(quick.path, None))
         # Told now, so that nothing shows the previous session's figures meanwhile (the meter
         # counts nothing until the file is read whole, when it is told again).
         self.events.publish(events.SessionChanged(session_id=self.session_id))
