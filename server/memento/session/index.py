@@ -46,6 +46,7 @@ VERSION: Final = 1
 _PROBE = 4096
 """Bytes hashed at the head of the file and before the end of what the index covers."""
 
+_USER_ROLE = b'"message":{"role":"user"'
 _LEAD = re.compile(rb'\{"type":"([a-z_]{1,40})","id":"([^"\\]{1,200})","parentId":(null|"[^"\\]{1,200}")')
 
 # Kinds, one character an entry: what the opening needs to know without parsing the line.
@@ -143,68 +144,68 @@ class _Scan:
     other_lines: int = 0
 
 
-def _kind(kind: str, value: dict[str, Any] | None, line: bytes) -> str:
+def _kind(kind: str, value: dict[str, Any]) -> str:
     if kind == "compaction":
         return COMPACTION
     if kind != "message":
         return OTHER
-    if value is not None:
-        message = as_object(value.get("message"))
-        return USER if message is not None and message.get("role") == "user" else MESSAGE
-    return USER if b'"message":{"role":"user"' in line else MESSAGE
+    message = as_object(value.get("message"))
+    return USER if message is not None and message.get("role") == "user" else MESSAGE
 
 
 def _scan(data: bytes, base: int, out: _Scan) -> int:
     """Index the complete lines of `data` (which starts at file offset `base`); returns how
-    many bytes of it were complete lines."""
+    many bytes of it were complete lines. A line that starts as pi writes it is read from its
+    leading keys in place; any other is decoded (`_line`)."""
     pos = 0
-    length = len(data)
-    while pos < length:
-        end = data.find(b"\n", pos)
-        if end == -1:
-            break
-        line = data[pos:end]
-        if line.strip():
-            _line(line, base + pos, base + end, out)
+    find, lead_at = data.find, _LEAD.match
+    starts, ends, ids, parents, kinds = out.starts, out.ends, out.ids, out.parents, out.kinds
+    while (end := find(b"\n", pos)) != -1:
+        lead = lead_at(data, pos, end)
+        if lead is None or lead.group(1) == b"compaction":
+            line = data[pos:end]
+            if line.strip():
+                _line(line, base + pos, base + end, out)
+        else:
+            kind, entry_id, parent = lead.group(1, 2, 3)
+            starts.append(base + pos)
+            ends.append(base + end)
+            ids.append(entry_id.decode("utf-8", "replace"))
+            parents.append(None if parent == b"null" else parent[1:-1].decode("utf-8", "replace"))
+            if kind != b"message":
+                kinds.append(OTHER)
+            else:
+                kinds.append(USER if find(_USER_ROLE, lead.end(), end) != -1 else MESSAGE)
         pos = end + 1
     return pos
 
 
 def _line(line: bytes, start: int, end: int, out: _Scan) -> None:
-    lead = _LEAD.match(line)
-    value: dict[str, Any] | None = None
-    if lead is not None and lead.group(1) != b"compaction":
-        kind = lead.group(1).decode()
-        entry_id = lead.group(2).decode("utf-8", "replace")
-        parent_raw = lead.group(3)
-        parent = None if parent_raw == b"null" else parent_raw[1:-1].decode("utf-8", "replace")
-    else:
-        try:
-            value = as_object(json.loads(line))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            value = None
-        entry_id_value = value.get("id") if value is not None else None
-        parent_value = value.get("parentId") if value is not None else None
-        kind_value = value.get("type") if value is not None else None
-        if (
-            value is None
-            or not isinstance(entry_id_value, str)
-            or not entry_id_value
-            or not isinstance(kind_value, str)
-            or kind_value in ("session", "title")
-            or not (parent_value is None or isinstance(parent_value, str))
-        ):
-            out.other_lines += 1
-            return
-        kind, entry_id, parent = kind_value, entry_id_value, parent_value
-        kept = value.get("firstKeptEntryId")
-        if kind == "compaction" and isinstance(kept, str):
-            out.kept[entry_id] = kept
+    try:
+        value = as_object(json.loads(line))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        value = None
+    entry_id = value.get("id") if value is not None else None
+    parent = value.get("parentId") if value is not None else None
+    kind = value.get("type") if value is not None else None
+    if (
+        value is None
+        or not isinstance(entry_id, str)
+        or not entry_id
+        or not isinstance(kind, str)
+        or kind in ("session", "title")
+        or not (parent is None or isinstance(parent, str))
+    ):
+        out.other_lines += 1
+        return
+    kept = value.get("firstKeptEntryId")
+    if kind == "compaction" and isinstance(kept, str):
+        out.kept[entry_id] = kept
     out.starts.append(start)
     out.ends.append(end)
     out.ids.append(entry_id)
     out.parents.append(parent)
-    out.kinds.append(_kind(kind, value, line))
+    out.kinds.append(_kind(kind, value))
 
 
 def build_index(path: Path) -> SessionIndex | None:
