@@ -5,7 +5,11 @@ the server answers `memento/context` meanwhile.
   run (every file read and validated whole, as listing did before);
 - open: `memento/session/open` of a 200k-entry session, while `memento/context` is asked
   every 20 ms: its latencies during the open, against the same requests on an idle server;
-  then the same during the first turn on that session (scripted model).
+  then the same during the first turn on that session (scripted model);
+- first page: `memento/session/open` then the first `memento/transcript` page of that
+  session, with its index cold (rebuilt from the file) and warm, and when the file was read
+  whole in the background; against today's full read (the store's whole load and the whole
+  transcript built, what opening did before the index) measured in the same run.
 
 Prints figures, asserts nothing. Run: `python bench/big_sessions.py [--sessions N] [--turns N]`."""
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import os
 import statistics
@@ -29,8 +34,11 @@ from testkit import Reply, ScriptedModelServer, Text  # noqa: E402
 from testkit.rawclient import RawClient  # noqa: E402
 from testkit.sessions import workspace_session  # noqa: E402
 
+from memento.session.index import index_path  # noqa: E402
 from memento.session.paths import sessions_dir  # noqa: E402
-from memento.session.store import read_session  # noqa: E402
+from memento.session.store import SessionStore, read_session  # noqa: E402
+from memento.session.transcript.builder import build  # noqa: E402
+from memento.util.offloop import off_loop_work  # noqa: E402
 
 
 class Client:
@@ -80,6 +88,33 @@ async def context_meanwhile(client: Client, until: asyncio.Future[Any]) -> list[
     return latencies
 
 
+async def first_page(client: Client, session_id: str) -> tuple[float, float, int]:
+    """Open `session_id`: seconds to its first transcript page, to its being read whole, and
+    the items on that page."""
+    started = time.perf_counter()
+    answer, _ = await client.request("memento/session/open", {"id": session_id})
+    assert "result" in answer, answer
+    page, _ = await client.request("memento/transcript", {"limit": 100})
+    shown = time.perf_counter() - started
+    await client.request("memento/history", {"limit": 1})  # answered once the file is read whole
+    return shown, time.perf_counter() - started, len(page["result"]["items"])
+
+
+def full_read(path: Path) -> float:
+    """Today's opening, before the index: the file loaded whole, its transcript built whole
+    (with the collector paused, as the server did it)."""
+
+    def read() -> None:
+        with SessionStore.open(path) as store:
+            build(store.branch_path())
+
+    started = time.perf_counter()
+    off_loop_work(read)
+    took = time.perf_counter() - started
+    gc.collect()
+    return took
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=1000)
@@ -91,7 +126,7 @@ async def main() -> None:
         data = Path(tmp) / "data"
         for index in range(args.sessions):
             workspace_session(data, root, f"s{index:05d}", 10)
-        workspace_session(data, root, "long", args.turns)
+        long_path = workspace_session(data, root, "long", args.turns)
         files = sorted(sessions_dir(data, root).glob("*.jsonl"))
 
         started = time.perf_counter()
@@ -101,6 +136,7 @@ async def main() -> None:
 
         raw = await RawClient.start(dict(os.environ, MEMENTO_DATA_DIR=str(data)))
         options = {
+            "session": {"resume": "new"},
             "compaction": {"estimator": "chars4", "enabled": False},
             "provider": {
                 "kind": "openai",
@@ -125,6 +161,13 @@ async def main() -> None:
         after = await context_meanwhile(client, after_end)
         _, history = await client.request("memento/history", {"limit": 50})
 
+        opens: dict[str, tuple[float, float, int]] = {}
+        for label in ("cold", "warm"):
+            await first_page(client, "s00000")
+            if label == "cold":
+                index_path(long_path).unlink()
+            opens[label] = await first_page(client, "long")
+
         model.enqueue(Reply(Text("a short answer")))
         turned: asyncio.Future[Any] = loop.create_future()
         client.on_turn_end = lambda: turned.done() or turned.set_result(None)
@@ -134,18 +177,31 @@ async def main() -> None:
         first_prompt = time.perf_counter() - started
         client.reader.cancel()
         await raw.close()
+        old_open = full_read(long_path)
+        load = os.getloadavg()
 
     print(f"sessions listed                    : {args.sessions + 1} (one of {args.turns * 2} entries)")
     print(f"memento/session/list               : {ms(statistics.median(lists))} (median of 5)")
     print(f"old listing (every file read whole): {ms(old_list)} (estimated from 200 files)")
     print(f"old / new                          : {old_list / statistics.median(lists):8.1f}x")
-    print(f"memento/session/open, long session : {ms(open_took)} {'ok' if 'result' in answer else answer}")
+    print(
+        f"memento/session/open, long session : {ms(open_took)} {'ok' if 'result' in answer else answer} (shown; no index yet)"
+    )
     print(f"memento/context, idle              : {spread(idle)}")
     print(f"memento/context, during the open   : {spread(during)}")
     print(f"memento/context, 2 s after the open: {spread(after)}")
     print(f"memento/history (50) after the open: {ms(history)}")
     print(f"first prompt → finished after open : {ms(first_prompt)}")
     print(f"memento/context, during that turn  : {spread(during_prompt)}")
+    for label, (shown, whole, items) in opens.items():
+        print(f"open → first page ({items} items), {label} index: {ms(shown)}; read whole after {ms(whole)}")
+    print(f"today's full read (store + transcript): {ms(old_open)}")
+    print(
+        f"full read / first page (warm, cold) : {old_open / opens['warm'][0]:6.1f}x {old_open / opens['cold'][0]:6.1f}x"
+    )
+    print(
+        f"load average (1, 5, 15 min)        : {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":

@@ -194,6 +194,17 @@ class TranscriptState:
             self._position = None
         self._tell(RemoveOp(item=top, key=key))
 
+    def prepend(self, items: list[Item]) -> None:
+        """Put older items before the first (paged in from storage, not told: no copy holds
+        them yet, and a copy pages them in by cursor the same way)."""
+        for item in items:
+            if item.key in self._nodes:
+                raise TranscriptError(f"prepend: key {item.key!r} is taken")
+        self.items[:0] = items
+        for item in items:
+            self._index(item, None, item.key)
+        self._position = None
+
     def reset(self, items: list[Item] | None = None) -> None:
         """Start over (with `items`, not told one by one: a reset makes copies read it again)."""
         sink, self.sink = self.sink, None

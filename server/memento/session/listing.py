@@ -12,6 +12,8 @@ What this misses in a file over `WHOLE_FILE` bytes: a name given far from the en
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import logging
 import os
@@ -69,6 +71,22 @@ def list_sessions(directory: Path) -> list[SessionInfo]:
     sound.sort(key=lambda pair: pair[0], reverse=True)
     damaged.sort(key=lambda pair: pair[0], reverse=True)
     return [info for _, info in sound + damaged]
+
+
+def find_session(directory: Path, session_id: str) -> SessionInfo | None:
+    """The session `session_id` in `directory` (the most recently updated, if two say it):
+    the files named for it are read first (`<time>_<id>.jsonl`), the whole list only when
+    none of them is it (a file named otherwise)."""
+    if session_id and not any(c in session_id for c in "/\\") and directory.is_dir():
+        named: list[tuple[datetime, SessionInfo]] = []
+        for path in directory.glob(f"*_{glob.escape(session_id)}.jsonl"):
+            with contextlib.suppress(OSError):
+                info, updated = describe(path)
+                if info.id == session_id and info.damaged is None:
+                    named.append((updated, info))
+        if named:
+            return max(named, key=lambda pair: pair[0])[1]
+    return next((info for info in list_sessions(directory) if info.id == session_id), None)
 
 
 def describe(path: Path) -> tuple[SessionInfo, datetime]:

@@ -218,6 +218,14 @@ def _to_entry(value: dict[str, Any], number: int, out: LoadedFile) -> Entry | No
     return entry
 
 
+def entry_of_line(line: bytes) -> Entry | None:
+    """One version-3 line as the full load reads it (None: a line it keeps as not an entry)."""
+    value = as_object(_decode(line))
+    if value is None or value.get("type") in ("session", "title"):
+        return None
+    return _to_entry(value, 0, LoadedFile(header=SessionHeader(id=""), entries=[]))
+
+
 def load_bytes(data: bytes, path: Path) -> LoadedFile:
     """Parse a whole session file; raises `SessionCorrupt` when the header is unusable."""
     out = LoadedFile(header=SessionHeader(id=""), entries=[])

@@ -33,6 +33,8 @@ from memento.session.editor import EditorBridge, NoEditor
 from memento.session.harness.small_model import SmallModelHarness
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, TurnInfo
+from memento.session.listing import find_session
+from memento.session.opening import QuickOpen, finish, open_quick
 from memento.session.questions import QUESTION_NOTE
 from memento.session.store import (
     MigrationFailed,
@@ -46,8 +48,8 @@ from memento.session.store import (
 )
 from memento.session.tools.base import Tool, ToolContext
 from memento.session.tools.registry import default_tools
-from memento.session.transcript.builder import TranscriptBuilder, build
-from memento.session.transcript.projector import TranscriptProjector, child_loader
+from memento.session.transcript.builder import TranscriptBuilder
+from memento.session.transcript.projector import TranscriptProjector
 from memento.session.turn import TurnRunner
 from memento.session.window import WindowBelief
 from memento.util.offloop import off_loop_work
@@ -104,6 +106,11 @@ class Session:
         self.session_id = secrets.token_hex(4)
         self._planned: Path | None = None
         self._resuming: asyncio.Task[None] | None = None
+        self._opening: QuickOpen | None = None
+        """A session shown already and still being read whole (`open_quick`, `finish`)."""
+        self._finishing: asyncio.Task[None] | None = None
+        self._readings: dict[Path, asyncio.Task[None]] = {}
+        """Files read whole in the background now (a reading given up goes on till done)."""
         self._turn_lock = asyncio.Lock()
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
@@ -208,11 +215,15 @@ class Session:
         """Where this session's file is (or will be, once something is stored)."""
         if self.store is not None:
             return self.store.path
+        if self._opening is not None:
+            return self._opening.path
         if self._planned is None:
             self._planned = new_session_path(self.directory, self.session_id)
         return self._planned
 
     def _ensure_store(self) -> SessionStore:
+        if self.store is None and self._opening is not None:
+            raise Busy("the session is still being read; try again in a moment")
         if self.store is None:
             path = self.planned_path
             self.store = SessionStore.create(path, cwd=str(self.root), session_id=self.session_id)
@@ -221,7 +232,7 @@ class Session:
     def unsaved_info(self) -> SessionInfo | None:
         """This session as a list item while nothing of it is stored yet (so a session list
         shows it from its start); None once its file exists."""
-        if self.store is not None:
+        if self.store is not None or self._opening is not None:
             return None
         return SessionInfo(
             id=self.session_id, path=str(self.planned_path), title=None, updated_at=now_iso(), entry_count=0
@@ -276,10 +287,21 @@ class Session:
         return self.store.branch_path() if self.store else []
 
     @property
+    def leaf_id(self) -> str | None:
+        """The active path's last entry (of a session still being read too)."""
+        if self.store is not None:
+            return self.store.leaf_id
+        return self._opening.leaf_id if self._opening is not None else None
+
+    @property
     def busy(self) -> bool:
         """A turn runs or waits to run. What refuses to run beside a turn (a compaction, a
         rewind, a session switch) asks this, and must not wait for the lock instead: it would
         queue behind every prompted turn, each of which may wait minutes for the user."""
+        return self._turn_pending or self._opening is not None
+
+    @property
+    def _turn_pending(self) -> bool:
         return self._turn_lock.locked() or bool(self._queued)
 
     @property
@@ -293,6 +315,8 @@ class Session:
         return self._turn_lock
 
     def new_session(self) -> str:
+        if not self._turn_pending:
+            self._abandon_opening()
         if self.busy:
             raise Busy("a turn is running; abort it before starting a new session")
         self._close_store()
@@ -306,27 +330,87 @@ class Session:
         """Switch to a stored session. Reading it (a long session: seconds) runs off the
         event loop, so the editor is answered meanwhile."""
         async with self._switching:
-            if self.busy:
-                raise Busy("a turn is running; abort it before switching sessions")
-            infos = await asyncio.to_thread(self.list_sessions)
-            match = next((s for s in infos if s.id == session_id), None)
+            match = await asyncio.to_thread(find_session, self.directory, session_id)
             if match is None:
                 raise FileNotFoundError(f"no session {session_id!r} in {self.directory}")
-            if self.store is not None and self.store.path == Path(match.path):
+            if self.planned_path == Path(match.path) and (
+                self.store is not None or self._opening is not None
+            ):
                 return session_id
-            store, transcript = await asyncio.to_thread(_load_store, Path(match.path))
+            if self._turn_pending:
+                raise Busy("a turn is running; abort it before switching sessions")
+            self._abandon_opening()
+            reading = self._readings.get(Path(match.path))
+            if reading is not None:  # a reading given up holds the file still: let it go first
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.shield(reading)
+            quick = await asyncio.to_thread(_quick, Path(match.path))
             if self.busy:  # a prompt came in while the file was read
-                store.close()
+                quick.close()
                 raise Busy("a turn started; abort it before switching sessions")
-            self._use_loaded(store, transcript)
+            self._use_quick(quick)
             return session_id
 
-    def _use_loaded(self, store: SessionStore, transcript: TranscriptBuilder) -> None:
+    def _use_quick(self, quick: QuickOpen) -> None:
+        """Show a session opened by `open_quick`; what is not read yet is read in the
+        background (prompts and steps that change the history wait for it)."""
+        if quick.store is not None:
+            self._use_loaded(quick.store, quick.transcript)
+            return
+        self._close_store()
+        self._opening = quick
+        self.session_id = quick.header.id
+        self._planned = None
+        self._recorded_model = None
+        self.transcript.replace(quick.transcript, quick.history)
+        self._finishing = reading = asyncio.get_running_loop().create_task(
+            self._finish_open(quick), name="session-read"
+        )
+        self._readings[quick.path] = reading
+        reading.add_done_callback(lambda _: self._readings.pop(quick.path, None))
+        # Told now, so that nothing shows the previous session's figures meanwhile (the meter
+        # counts nothing until the file is read whole, when it is told again).
+        self.events.publish(events.SessionChanged(session_id=self.session_id))
+
+    async def _finish_open(self, quick: QuickOpen) -> None:
+        try:
+            store, transcript = await asyncio.to_thread(_finish, quick)
+        except Exception as exc:  # noqa: BLE001 -- said to the user; the session starts anew
+            if self._opening is quick:
+                self._opening = None
+                self.events.publish(
+                    events.Error(message=f"session {quick.header.id} could not be read: {exc}")
+                )
+                self.session_id = secrets.token_hex(4)
+                self._planned = None
+                self.events.publish(events.SessionChanged(session_id=self.session_id))
+            return
+        if self._opening is not quick:  # another session was asked for meanwhile
+            store.close()
+            return
+        self._opening = None
+        self._use_loaded(store, transcript)
+
+    def _abandon_opening(self) -> None:
+        """Give up showing the session being read (its reading closes what it opened)."""
+        self._opening = None
+
+    async def loaded(self) -> None:
+        """Wait until a session being opened is read whole (at once when none is)."""
+        await self.settled()
+        finishing = self._finishing
+        if finishing is not None and not finishing.done():
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(finishing)
+
+    def _use_loaded(self, store: SessionStore, transcript: TranscriptBuilder | None) -> None:
         self._close_store()
         self.store = store
         self.session_id = store.header.id
+        self._planned = None
         self._recorded_model = None
-        self.transcript.replace(transcript)
+        if transcript is not None:
+            self.transcript.replace(transcript)
         for warning in store.warnings:
             self.events.publish(events.Error(message=f"session {self.session_id}: {warning}"))
         self.events.publish(events.SessionChanged(session_id=self.session_id))
@@ -360,13 +444,13 @@ class Session:
                 if info.damaged is not None or info.entry_count == 0:
                     continue
                 try:
-                    store, transcript = await asyncio.to_thread(_load_store, Path(info.path))
+                    quick = await asyncio.to_thread(_quick, Path(info.path))
                 except (SessionLocked, SessionCorrupt, MigrationFailed, OSError) as exc:
                     if not quiet:
                         raise
                     log.info("not resuming session %s: %s", info.id, exc)
                     return None
-                self._use_loaded(store, transcript)
+                self._use_quick(quick)
                 return self.session_id
             return None
 
@@ -409,7 +493,7 @@ class Session:
         return turn.turn_id
 
     async def _run(self, turn: TurnInfo) -> None:
-        await self.settled()
+        await self.loaded()
         async with self._turn_lock:
             if (task := asyncio.current_task()) is not None:
                 self._queued.discard(task)
@@ -499,6 +583,8 @@ class Session:
     async def aclose(self) -> None:
         if self._runner is not None:
             self._runner.abort()
+        self._abandon_opening()
+        await self.loaded()
         self._close_store()
         await self.provider.aclose()
 
@@ -513,19 +599,17 @@ def _redacted(entry: Entry) -> Entry:
     return entry if clean is data else parse_entry(clean)
 
 
-def _load_store(path: Path) -> tuple[SessionStore, TranscriptBuilder]:
-    """Open a session file and build its transcript (in a worker thread); what was loaded is
-    then left out of the collector's passes for good."""
+def _quick(path: Path) -> QuickOpen:
+    """`open_quick` in a worker thread; what was loaded is then left out of the collector's
+    passes for good."""
+    quick = off_loop_work(lambda: open_quick(path))
+    gc.freeze()
+    return quick
 
-    def load() -> tuple[SessionStore, TranscriptBuilder]:
-        store = SessionStore.open(path)
-        try:
-            return store, build(store.branch_path(), children=child_loader(store.path))
-        except BaseException:
-            store.close()
-            raise
 
-    loaded = off_loop_work(load)
+def _finish(quick: QuickOpen) -> tuple[SessionStore, TranscriptBuilder | None]:
+    """`finish` in a worker thread, likewise."""
+    loaded = off_loop_work(lambda: finish(quick))
     gc.freeze()
     return loaded
 

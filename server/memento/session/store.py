@@ -130,16 +130,19 @@ class SessionStore:
         return store
 
     @classmethod
-    def open(cls, path: Path, *, fsync: bool = False) -> SessionStore:
-        """Load, migrate and lock an existing session for writing.
+    def open(cls, path: Path, *, fsync: bool = False, lock: FileLock | None = None) -> SessionStore:
+        """Load, migrate and lock an existing session for writing (`lock`: taken already, by
+        the caller, whose it is no longer: the store releases it, on failure too).
 
         Raises `SessionLocked`, `SessionCorrupt`, `MigrationFailed` or `FileNotFoundError`.
         A torn last line is appended to `<file>.torn` and cut off, so later appends make a
         valid file. An older-version file is rewritten as version 3 (`_migrate`).
         """
         if not path.is_file():
+            if lock is not None:
+                lock.release()
             raise FileNotFoundError(f"no session file at {path}")
-        lock = FileLock.acquire(path)
+        lock = lock or FileLock.acquire(path)
         store: SessionStore | None = None
         try:
             # Read under the lock: the previous writer may have been mid-append.

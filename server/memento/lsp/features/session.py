@@ -74,7 +74,7 @@ class SessionFeature(LanguageFeature):
         """To be removed once the clients draw `memento/transcript`."""
         from memento.session.relief_log import relief_history  # the engine loads after `initialize`
 
-        await self.app.session.settled()
+        await self.app.session.loaded()
         args = p.parse(p.HistoryParams, params)
         entries = self.app.session.branch_path()
         end = len(entries)

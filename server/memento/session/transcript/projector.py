@@ -32,10 +32,12 @@ from memento.core.transcript import (
     TranscriptPage,
     UpdateOp,
 )
-from memento.core.transcript_state import TranscriptState
+from memento.core.transcript_state import TranscriptError, TranscriptState
+from memento.session.index import IndexMismatch
 from memento.session.migrations import read_session
 from memento.session.transcript.builder import TranscriptBuilder, build
 from memento.session.transcript.nodes import ChildOutcome, short_prompt
+from memento.session.transcript.paged import IndexedHistory
 
 if TYPE_CHECKING:
     from memento.session.session import Session
@@ -60,6 +62,9 @@ class TranscriptProjector:
         self._adopted: list[Callable[[], None]] = []
         self._prefix = ""
         self.builder = self._attach(TranscriptBuilder(children=self._load_child))
+        self._history: IndexedHistory | None = None
+        """Where older items are read from when the builder holds only the newest (a session
+        opened through its index); None when it holds the whole branch."""
         self._built_for = session.session_id
         session.events.subscribe(self._on_event)
 
@@ -79,14 +84,14 @@ class TranscriptProjector:
     def page(self, cursor: str | None = None, limit: int = 100, newest_first: bool = False) -> TranscriptPage:
         """The `limit` items before `cursor` (a key; None: the newest), oldest first unless
         `newest_first`. Raises `UnknownCursor`."""
+        limit = max(1, min(limit, MAX_PAGE))
+        end = self._end(cursor)
+        while end is not None and end <= limit and self._page_in():  # older stretches, a page's worth
+            end = self._end(cursor)
+        if end is None:
+            raise UnknownCursor(f"no item {cursor!r} in the transcript")
         items = self.builder.items
-        end = len(items)
-        if cursor is not None:
-            found = self.state.position(cursor)
-            if found is None:
-                raise UnknownCursor(f"no item {cursor!r} in the transcript")
-            end = found
-        start = max(0, end - max(1, min(limit, MAX_PAGE)))
+        start = max(0, end - limit)
         chosen = items[start:end]
         return TranscriptPage(
             session_id=self._session.session_id,
@@ -94,6 +99,29 @@ class TranscriptProjector:
             items=list(reversed(chosen)) if newest_first else chosen,
             next_cursor=items[start].key if start > 0 else None,
         )
+
+    def _end(self, cursor: str | None) -> int | None:
+        """Where a page before `cursor` ends (None: no such item)."""
+        return len(self.builder.items) if cursor is None else self.state.position(cursor)
+
+    @property
+    def partial(self) -> bool:
+        """Whether older items are still in the file only (read as pages ask for them)."""
+        return self._history is not None and not self._history.complete
+
+    def _page_in(self) -> bool:
+        """Read the stretch before the oldest item built; False when there is none."""
+        history = self._history
+        if history is None or history.complete:
+            return False
+        try:
+            self.state.prepend(history.older())
+        except (IndexMismatch, TranscriptError, OSError) as exc:
+            log.warning("older transcript pages could not be read by the index (%s); reading it whole", exc)
+            self.rebuild()
+            self._flush()
+            return False
+        return True
 
     # -- what the session tells it -----------------------------------------------------------
     def entry_appended(self, entry: Entry) -> None:
@@ -112,9 +140,13 @@ class TranscriptProjector:
         """Read the transcript again from the session's branch (the listeners get a reset)."""
         self.replace(build(self._session.branch_path(), prefix=self._prefix, children=self._load_child))
 
-    def replace(self, builder: TranscriptBuilder) -> None:
-        """Take `builder`'s transcript (one built off the event loop, for a session just opened)."""
+    def replace(self, builder: TranscriptBuilder, history: IndexedHistory | None = None) -> None:
+        """Take `builder`'s transcript (one built off the event loop, for a session just opened;
+        with `history`, only its newest stretch: older pages are read from there)."""
         self._flush()
+        if self._history is not None and self._history is not history:
+            self._history.close()
+        self._history = history
         for unadopt in self._adopted:
             unadopt()
         self._adopted.clear()
@@ -187,8 +219,7 @@ class TranscriptProjector:
             case events.CompactionSkipped(level=level, why=why):
                 builder.relief_ended(level, "skipped", why=why)
             case events.HistoryRewritten() | events.SessionChanged():
-                store = self._session.store
-                leaf = store.leaf_id if store is not None else None
+                leaf = self._session.leaf_id
                 if leaf != builder.last_entry_id or self._built_for != self._session.session_id:
                     self.rebuild()
             case _:
