@@ -114,7 +114,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
-        client = self._http.get()
+        client = await self._http.get()
         retry = self.config.retry
         async with (
             open_stream(
@@ -138,7 +138,7 @@ class AnthropicProvider:
         body["stream"] = False
         body["compaction"] = dict(COMPACTION_REQUEST)
         answer = await post_json(
-            self._http.get(),
+            await self._http.get(),
             self._path,
             body=body,
             headers=self.headers(body),

@@ -90,7 +90,7 @@ class OpenAIResponsesProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
-        client = self._http.get()
+        client = await self._http.get()
         async with (
             open_stream(
                 client,
@@ -127,7 +127,7 @@ class OpenAIResponsesProvider:
         (its user messages and one encrypted compaction item)."""
         body = await asyncio.to_thread(self.compact_body, request)
         answer = await post_json(
-            self._http.get(),
+            await self._http.get(),
             "responses/compact",
             body=body,
             headers=self.headers(stream=False),
