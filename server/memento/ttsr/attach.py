@@ -107,7 +107,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
             self._attached = attachments_on(entries)
         return self._attached
 
-    async def _read_attached(self) -> dict[str, list[str]]:
+    async def read_attached(self) -> dict[str, list[str]]:
         """`attached`, the path scanned in a worker thread: a long session's path is
         hundreds of thousands of entries, a scan the event loop must not stall for."""
         while self._attached is None:
@@ -133,7 +133,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
     # -- hooks -----------------------------------------------------------------------------
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         await self.engine.ready()
-        await self._read_attached()
+        await self.read_attached()
         self._pending = {}
         manual = {rule.name for rule in self.engine.buckets.manual}
         mentioned = (name.rstrip(".,;:!?") for name in _MENTION.findall(turn.prompt))
@@ -157,7 +157,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
     async def before_request(
         self, session: HookContext, turn: TurnInfo, request: ModelRequest
     ) -> ModelRequest:
-        await self._read_attached()
+        await self.read_attached()
         if self.active_document is not None:
             self._want(self.active_document)
         # The request carries the whole context: what it shows is read in a worker thread.
@@ -220,7 +220,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
         self, session: HookContext, messages: list[Message], shown: set[str]
     ) -> dict[str, list[str]]:
         """Attached glob rules the context no longer shows whose files are still in play."""
-        attached = await self._read_attached()
+        attached = await self.read_attached()
         rules = [r for r in self.engine.buckets.glob if r.name in attached]
         if not rules:
             return {}
