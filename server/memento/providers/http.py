@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from email.utils import parsedate_to_datetime
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,6 +23,7 @@ from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, a
 from memento.security import secrets
 from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
+from memento.util.offloop import off_loop_work
 
 if TYPE_CHECKING:
     import httpx
@@ -271,7 +273,7 @@ async def send_with_retry(
     attempts = retry.attempts
     last: ProviderError | None = None
     # Off the loop: a long session's body is megabytes of JSON to walk and encode.
-    payload = await asyncio.to_thread(encode_body, body)
+    payload = await asyncio.to_thread(off_loop_work, partial(encode_body, body))
     for attempt in range(1, attempts + 1):
         hint: float | None = None
         request = client.build_request(

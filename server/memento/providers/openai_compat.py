@@ -9,6 +9,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from memento.config import ProviderConfig
@@ -53,6 +54,7 @@ from memento.providers.http import (
 from memento.providers.whole import WholeCharacters
 from memento.providers.window import Found, discover_window
 from memento.util.jsonish import as_array, as_object, get
+from memento.util.offloop import off_loop_work
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +120,9 @@ class OpenAICompatProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
+        body = await asyncio.to_thread(
+            off_loop_work, partial(self.build_body, request)
+        )  # a long session's messages
         heard = _Heard()
         whole = WholeCharacters()
         actions = json_action.ActionStream() if self.json_actions(request) else None
