@@ -278,7 +278,7 @@ async def measure(
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="editor request latencies while a turn starts and streams")
     parser.add_argument("--turns", type=int, nargs="+", default=[100, 100_000], help="prompt/reply pairs")
     parser.add_argument("--rules", type=int, default=200)
     parser.add_argument("--rate", type=int, default=200, help="deltas a second")
