@@ -1,10 +1,11 @@
 """Start-up and one scripted turn, against a bare pygls server measured in the same run.
 
-Start-up is timed to the `initialize` result (what the editor waits for) and to the answer of
-the first request after it (Memento builds its engine in between, so this is when it is
-ready). With the frozen server (packaging/freeze.py's build, or `--frozen PATH`) the same two
+Start-up is timed to the answer of the first request after `initialize` (the headline:
+Memento builds its engine in between, so this is when it is first useful) and to the
+`initialize` result (what the editor waits for first). `--before PATH` interleaves the same
+starts of another checkout's `server/` (the code before a change). With the frozen server (packaging/freeze.py's build, or `--frozen PATH`) the same two
 times of it, against `python -m memento lsp` from the virtual environment in the same run, and
-their ratio. Prints medians in milliseconds. Run: `python bench/startup.py [--runs N]`."""
+their ratio. Prints medians in milliseconds and the load average. Run: `python bench/startup.py [--runs N]`."""
 
 from __future__ import annotations
 
@@ -106,6 +107,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)  # a 2-core machine swings single starts by ±30%
     parser.add_argument("--frozen", type=Path, default=frozen_program(), help="the frozen server's program")
+    parser.add_argument("--before", type=Path, help="another checkout, started the same way, interleaved")
     args = parser.parse_args()
     frozen_command = [str(args.frozen), "lsp"] if os.access(args.frozen, os.X_OK) else None
     # Both sides start from bytecode, as installed packages do: pygls' is compiled at install,
@@ -115,23 +117,38 @@ async def main() -> None:
         root = Path(tmp) / "ws"
         root.mkdir()
         env = dict(os.environ, MEMENTO_DATA_DIR=str(Path(tmp) / "data"))
+        before_env = None
+        if args.before is not None:
+            before_env = dict(env, PYTHONPATH=str(args.before / "server"))
+            compileall.compile_dir(args.before / "server" / "memento", quiet=1)
         bare: list[tuple[float, float]] = []
         memento: list[tuple[float, float]] = []
+        before: list[tuple[float, float]] = []
         frozen: list[tuple[float, float]] = []
         for _ in range(args.runs):  # interleaved so machine noise hits all alike
             bare.append(await start_to_initialized(BARE, env, root))
             memento.append(await start_to_initialized(MEMENTO, env, root))
+            if before_env is not None:
+                before.append(await start_to_initialized(MEMENTO, before_env, root))
             if frozen_command is not None:
                 frozen.append(await start_to_initialized(frozen_command, env, root))
         turns = await turn_round_trips(env, root, server, args.runs * 3)
     bare_init, bare_first = [b[0] for b in bare], [b[1] for b in bare]
     memento_init, memento_first = [m[0] for m in memento], [m[1] for m in memento]
-    print(f"start → initialize result, bare pygls : {_ms(bare_init)}")
-    print(f"start → initialize result, memento    : {_ms(memento_init)}")
-    print(f"memento / bare                        : {_ratio(memento_init, bare_init):7.2f}x")
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     print(f"start → first request answered, bare  : {_ms(bare_first)}")
     print(f"start → first request answered, memento: {_ms(memento_first)}")
-    print(f"memento / bare (first request)        : {_ratio(memento_first, bare_first):7.2f}x")
+    print(f"memento / bare (first useful answer)  : {_ratio(memento_first, bare_first):7.2f}x")
+    print(f"start → initialize result, bare pygls : {_ms(bare_init)}")
+    print(f"start → initialize result, memento    : {_ms(memento_init)}")
+    print(f"memento / bare (initialize)           : {_ratio(memento_init, bare_init):7.2f}x")
+    if before:
+        before_init, before_first = [b[0] for b in before], [b[1] for b in before]
+        print(f"start → first request answered, before: {_ms(before_first)}")
+        print(f"before / bare (first useful answer)   : {_ratio(before_first, bare_first):7.2f}x")
+        print(f"start → initialize result, before     : {_ms(before_init)}")
+        print(f"before / bare (initialize)            : {_ratio(before_init, bare_init):7.2f}x")
     print(f"one scripted turn (prompt → finished) : {_ms(turns)}")
     if not frozen:
         print(f"frozen server: none at {args.frozen} (python packaging/freeze.py)")

@@ -141,9 +141,13 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     @property
     def estimator(self) -> Estimator:
-        if self.settings.estimator != self._estimator_kind:
-            self._estimator_kind = self.settings.estimator
-            self.meter.estimator = make_estimator(self.settings)
+        # Asked once per message counted (a long session's recount: hundreds of thousands of
+        # times); the kind is not sized to the window, so it is read from the configured
+        # settings rather than from `settings`, a copy sized on each call.
+        configured = self.session.config.compaction
+        if configured.estimator != self._estimator_kind:
+            self._estimator_kind = configured.estimator
+            self.meter.estimator = make_estimator(configured)
             self.meter.invalidate()
             self.context.reset()
         return self.meter.estimator

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from memento.core.entries import CompactionEntry, Entry
@@ -25,6 +26,7 @@ from memento.session.edits import is_record
 from memento.session.pins import is_pin_record, sent_path
 from memento.session.projection import entry_messages
 from memento.session.relief_undo import is_undo
+from memento.util.offloop import off_loop_work
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -120,7 +122,7 @@ class ContextMeter:
 
     async def measure_path(self, path: Sequence[Entry]) -> tuple[int, int]:
         """What `tokens` and `local_tokens` would read for a context made of `path`."""
-        counter, stale, _leaf, _tally = await asyncio.to_thread(self._recount, path)
+        counter, stale, _leaf, _tally = await asyncio.to_thread(off_loop_work, partial(self._recount, path))
         local = counter.local_tokens + self.prefix_tokens
         return (local if stale else max(counter.estimate.tokens, local)), local
 
@@ -128,7 +130,9 @@ class ContextMeter:
         """A full recount, tokenizing off the event loop."""
         session_file = session.session_file
         path = session.branch_path()
-        counted = await asyncio.to_thread(self._recount, path)
+        # The collector waits (off_loop_work): a recount of a long session allocates enough to
+        # start full passes that would hold the event loop too.
+        counted = await asyncio.to_thread(off_loop_work, partial(self._recount, path))
         if session.session_file == session_file and session.leaf_id == (path[-1].id if path else None):
             self._install(counted, session_file)
         else:

@@ -14,16 +14,19 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
-
-import httpx
 
 from memento.util.jsonish import as_array, get
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 CHUNK = 1 << 20
-TIMEOUT = httpx.Timeout(30.0, read=60.0)
+if TYPE_CHECKING:
+    import httpx
+
+# httpx is imported by the functions that download (only a preparation does): the language
+# server imports this module with the local provider and need not pay for httpx at start.
 
 
 class FetchError(Exception):
@@ -45,6 +48,8 @@ def _normalized(name: str) -> str:
 
 def find_wheel(client: httpx.Client, index: str, distribution: str, version: str) -> tuple[str, str, str]:
     """(url, filename, sha256) of the distribution's wheel of `version` on `index`."""
+    import httpx
+
     page = urljoin(index.rstrip("/") + "/", _normalized(distribution) + "/")
     try:
         answer = client.get(page, headers={"Accept": SIMPLE_JSON})
@@ -66,7 +71,9 @@ def download_wheel(
     distribution: str, version: str, folder: Path, index: str, tick: Callable[[int], None]
 ) -> Path:
     """The wheel, downloaded into `folder` and checked against the index's sha256."""
-    with httpx.Client(timeout=TIMEOUT, follow_redirects=True) as client:
+    import httpx
+
+    with httpx.Client(timeout=httpx.Timeout(30.0, read=60.0), follow_redirects=True) as client:
         url, filename, expected = find_wheel(client, index, distribution, version)
         target = folder / Path(filename).name
         hasher = hashlib.sha256()

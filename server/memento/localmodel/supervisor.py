@@ -21,8 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
-
 from memento.config import LocalModelSettings
 from memento.security import secrets
 from memento.util.tasks import TaskRegistry
@@ -179,6 +177,8 @@ class LocalServer:
         proc = self._proc
         assert proc is not None
         deadline = time.monotonic() + self.settings.startup_timeout
+        import httpx  # not at import: the language server imports this module at start
+
         async with httpx.AsyncClient(timeout=2.0) as client:
             while True:
                 if proc.returncode is not None:

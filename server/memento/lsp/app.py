@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,9 @@ class MementoApp:
         self._mechanisms: Mechanisms | None = None
         self.patches: PatchSender | None = None
         """The transcript's patches on their way to the editor (once the engine is built)."""
+        self.after_start: Callable[[], None] = lambda: None
+        """Called once the engine is built (or failed to build): `memento lsp` turns the
+        garbage collector back on there."""
 
     @property
     def session(self) -> Session:
@@ -99,6 +102,8 @@ class MementoApp:
         except Exception as exc:  # noqa: BLE001 -- the server stays up, answering "not initialized"
             log.exception("Memento could not start in %s", root)
             self.show(types.MessageType.Error, f"Memento could not start: {exc}")
+        finally:
+            self.after_start()
 
     def start(self, root: Path, init_options: Any) -> None:
         from memento.compose import install_mechanisms

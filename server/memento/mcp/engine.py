@@ -158,20 +158,14 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
 
     def sync_tools(self) -> None:
         """Put the running servers' offered tools on the session (and take the others off)."""
-        from memento.mcp.tools import McpTool, ResourceTool
-
-        tools: list[Tool] = []
-        any_resources = False
-        for server in self.servers.values():
-            connection = server.connection
-            if not server.startable or connection is None or connection.state != "running":
-                continue
-            any_resources = any_resources or connection.listing.resources
-            for tool in connection.listing.tools:
-                if policy(self.settings, server.definition, tool.name) != "deny":
-                    tools.append(McpTool(self, server.name, tool, connection))
-        if tools or any_resources:
-            tools.append(ResourceTool(self))
+        running = [
+            (server, connection)
+            for server in self.servers.values()
+            if server.startable
+            and (connection := server.connection) is not None
+            and connection.state == "running"
+        ]
+        tools = self._tools_of(running) if running else []
         for name in self._offered:
             self.session.remove_tool(name)
         self._offered = set()
@@ -179,6 +173,22 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
             if tool.spec.name not in self._offered:
                 self.session.add_tool(tool)
                 self._offered.add(tool.spec.name)
+
+    def _tools_of(self, running: list[tuple[Server, Connection]]) -> list[Tool]:
+        # Imported only with a server running: the tools module brings the MCP SDK's types,
+        # seconds of imports on a busy machine that every turn's start would wait for.
+        from memento.mcp.tools import McpTool, ResourceTool
+
+        tools: list[Tool] = []
+        any_resources = False
+        for server, connection in running:
+            any_resources = any_resources or connection.listing.resources
+            for tool in connection.listing.tools:
+                if policy(self.settings, server.definition, tool.name) != "deny":
+                    tools.append(McpTool(self, server.name, tool, connection))
+        if tools or any_resources:
+            tools.append(ResourceTool(self))
+        return tools
 
     async def before_tool(self, session: HookContext, turn: TurnInfo, call: ToolCall) -> ToolOutput | None:
         """A call to a tool the policy denies (never offered; the model named it anyway) is

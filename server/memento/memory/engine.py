@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from memento.config import MemorySettings
@@ -145,24 +146,45 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
         path = self.session.branch_path()
         if not needs_wakeup(path):
             return False
+        self._append_wakeup(reason, session_facts(self.session.root, path))
+        return True
+
+    async def _inject_wakeup_off_loop(self, reason: str, path: list[Entry]) -> None:
+        """`inject_wakeup` at a turn's start, the path (long in a long session) read in a worker thread."""
+        if not self.settings.enabled or not self.exists:
+            return
+        root = self.session.root
+
+        def read() -> SessionFacts | None:
+            return session_facts(root, path) if needs_wakeup(path) else None
+
+        facts = await asyncio.to_thread(off_loop_work, read)
+        if facts is not None:
+            self._append_wakeup(reason, facts)
+
+    def _append_wakeup(self, reason: str, facts: SessionFacts) -> None:
         recent = self.settings.recent_decisions
         shown = self.current if len(self.current) >= recent else self.decisions[-recent:]
         digest = build_digest(
             self.notes,
             shown,
-            session_facts(self.session.root, path),
+            facts,
             self.tree,
             reason=reason,
             max_tokens=self.settings.wakeup_max_tokens,
             recent=recent,
         )
         self._append(WAKEUP_TYPE, digest.text, {"reason": reason, "decisions": digest.full})
-        return True
 
-    def inject_recall(self, prompt: str, paths: Sequence[str]) -> list[Decision]:
+    def inject_recall(
+        self, prompt: str, paths: Sequence[str], shown: set[str] | None = None
+    ) -> list[Decision]:
+        """Recall the decisions `prompt` and `paths` bring up that the context does not hold in
+        full (`shown`: those it does, when the caller read them already)."""
         if not self.settings.enabled or not self.decisions or self.settings.recall_max == 0:
             return []
-        shown = shown_in_full(self.session.branch_path())
+        if shown is None:
+            shown = shown_in_full(self.session.branch_path())
         found = recall(self.decisions, shown, prompt, paths, self.settings.recall_max)
         if found:
             self._append(RECALL_TYPE, recall_text(found), {"decisions": [d.key for d in found]})
@@ -182,11 +204,14 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
             return
         self._prompt, self._touched = turn.prompt, []
         await self.refresh()
-        first = not any(
-            isinstance(e, CustomMessageEntry) and e.custom_type == WAKEUP_TYPE for e in session.branch_path()
-        )
-        self.inject_wakeup("session start" if first else "the context changed")
-        self.inject_recall(turn.prompt, [])
+        # A long session's path is hundreds of thousands of entries: read in worker threads.
+        path = session.branch_path()
+        first = not await asyncio.to_thread(off_loop_work, partial(_has_wakeup, path))
+        await self._inject_wakeup_off_loop("session start" if first else "the context changed", path)
+        if self.settings.enabled and self.decisions and self.settings.recall_max != 0:
+            path = session.branch_path()  # with the digest just appended
+            shown = await asyncio.to_thread(off_loop_work, partial(shown_in_full, path))
+            self.inject_recall(turn.prompt, [], shown)
 
     async def after_tool(
         self, session: HookContext, turn: TurnInfo, call: ToolCall, output: ToolOutput
@@ -242,3 +267,8 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
             f" The log rolled over: earlier decisions are in decisions-epoch-{rolled}.log." if rolled else ""
         )
         return f"Logged decision {decision.snapshot} in .memento/decisions.log (snapshot {rel}).{note}"
+
+
+def _has_wakeup(path: list[Entry]) -> bool:
+    """Whether the path holds a wake-up (the latest is near its end: looked for from there)."""
+    return any(isinstance(e, CustomMessageEntry) and e.custom_type == WAKEUP_TYPE for e in reversed(path))

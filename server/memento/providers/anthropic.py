@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
+from functools import partial
 from typing import Any
 
 from memento.config import ProviderConfig
@@ -48,6 +49,7 @@ from memento.providers.anthropic_compaction import (
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
 from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_object, get
+from memento.util.offloop import off_loop_work
 
 ANTHROPIC_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}
@@ -113,8 +115,10 @@ class AnthropicProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
-        client = self._http.get()
+        body = await asyncio.to_thread(
+            off_loop_work, partial(self.build_body, request)
+        )  # a long session's messages
+        client = await self._http.get()
         retry = self.config.retry
         async with (
             open_stream(
@@ -134,11 +138,11 @@ class AnthropicProvider:
     async def compact(self, request: ModelRequest) -> RemoteCompaction:
         """The conversation compacted by Anthropic (`compaction: {"type": "summarize"}`): the
         same system prompt, tools and cache breakpoints as every request, so it reads the cache."""
-        body = await asyncio.to_thread(self.build_body, request)
+        body = await asyncio.to_thread(off_loop_work, partial(self.build_body, request))
         body["stream"] = False
         body["compaction"] = dict(COMPACTION_REQUEST)
         answer = await post_json(
-            self._http.get(),
+            await self._http.get(),
             self._path,
             body=body,
             headers=self.headers(body),

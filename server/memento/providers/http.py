@@ -11,34 +11,46 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from email.utils import parsedate_to_datetime
+from functools import partial
 from http import HTTPStatus
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any, cast
 
 from memento.config import ProviderConfig, RetrySettings
 from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, announce_retry
 from memento.security import secrets
 from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
+from memento.util.offloop import off_loop_work
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx is imported where it is first used, not with this module: importing it (with the
+# command-line tools it pulls in) and building the first client's TLS context cost tens of
+# milliseconds that the server's start and the editor's first requests need not wait for.
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 529})
 """Statuses worth another try: rate limits, overloads and transient server failures."""
 
-_RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.PoolTimeout,
-    httpx.RemoteProtocolError,
-    httpx.ReadError,
-    httpx.WriteError,
-)
-"""Transport failures before any response: nothing was received, so sending again is safe."""
+
+def _retryable_errors() -> tuple[type[httpx.HTTPError], ...]:
+    """Transport failures before any response: nothing was received, so sending again is safe."""
+    import httpx
+
+    return (
+        httpx.ConnectError,
+        httpx.ConnectTimeout,
+        httpx.PoolTimeout,
+        httpx.RemoteProtocolError,
+        httpx.ReadError,
+        httpx.WriteError,
+    )
+
 
 _OVERFLOW_HINTS = (
     "prompt is too long",
@@ -62,6 +74,8 @@ STREAM_INCOMPLETE = "stream ended before the reply was complete"
 
 def build_client(config: ProviderConfig, *, headers: Mapping[str, str] | None = None) -> httpx.AsyncClient:
     """An async client rooted at `config.base_url` with the configured timeouts."""
+    import httpx
+
     timeout = httpx.Timeout(
         connect=config.connect_timeout,
         read=config.read_timeout,
@@ -72,15 +86,24 @@ def build_client(config: ProviderConfig, *, headers: Mapping[str, str] | None = 
 
 
 class LazyClient:
-    """Creates the provider's client on first use (inside the running loop); `aclose` ends it."""
+    """Creates the provider's client on first use, in a worker thread (importing httpx and
+    loading the TLS certificates take tens of milliseconds the event loop must not stall for);
+    `aclose` ends it."""
 
     def __init__(self, config: ProviderConfig) -> None:
         self._config = config
         self._client: httpx.AsyncClient | None = None
+        self._building: asyncio.Future[httpx.AsyncClient] | None = None
 
-    def get(self) -> httpx.AsyncClient:
+    async def get(self) -> httpx.AsyncClient:
+        if self._client is not None and not self._client.is_closed:
+            return self._client
+        if self._building is None or self._building.done():
+            # One build however many requests wait for it (a turn and a window probe at start).
+            self._building = asyncio.ensure_future(asyncio.to_thread(build_client, self._config))
+        client = await asyncio.shield(self._building)
         if self._client is None or self._client.is_closed:
-            self._client = build_client(self._config)
+            self._client = client
         return self._client
 
     async def aclose(self) -> None:
@@ -196,8 +219,39 @@ def encode_body(body: dict[str, Any]) -> bytes:
     encoded as httpx encodes `json=`."""
     clean = secrets.active().redact_tree(body)
     # A lone surrogate (a prompt or a pi session file can hold one) has no UTF-8.
-    text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return escape_surrogates(text).encode()
+    return b"".join(escape_surrogates(piece).encode() for piece in _json_pieces(clean))
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _json_pieces(body: object) -> Iterator[str]:
+    """`_dumps(body)` in pieces: each of the body's lists (messages, tools) an element at a
+    time. One `json.dumps` over a long session's megabytes holds the interpreter for hundreds
+    of milliseconds, the event loop waiting that long behind this worker thread; between
+    short calls the loop gets its turn. The pieces join to the very same text."""
+    fields = cast(dict[object, object], body) if isinstance(body, dict) else None
+    if fields is None or not all(isinstance(key, str) for key in fields):
+        yield _dumps(cast(object, body))
+        return
+    yield "{"
+    for index, (key, value) in enumerate(fields.items()):
+        yield ("," if index else "") + _dumps(key) + ":"
+        items = cast(list[object], value) if isinstance(value, list) else None
+        if items:
+            yield "["
+            for start in range(0, len(items), _PIECE):
+                # A slice's "[a,b]" without its brackets: a few milliseconds of work at most.
+                yield ("," if start else "") + _dumps(items[start : start + _PIECE])[1:-1]
+            yield "]"
+        else:
+            yield _dumps(cast(object, value))
+    yield "}"
+
+
+_PIECE = 200
+"""List elements per `json.dumps` call in `_json_pieces` (messages of a few hundred bytes)."""
 
 
 async def send_with_retry(
@@ -214,10 +268,12 @@ async def send_with_retry(
     429, 5xx and connection failures are retried per `retry`; after the last try the
     error says how many attempts were made. The caller must close the response.
     """
+    import httpx
+
     attempts = retry.attempts
     last: ProviderError | None = None
     # Off the loop: a long session's body is megabytes of JSON to walk and encode.
-    payload = await asyncio.to_thread(encode_body, body)
+    payload = await asyncio.to_thread(off_loop_work, partial(encode_body, body))
     for attempt in range(1, attempts + 1):
         hint: float | None = None
         request = client.build_request(
@@ -225,7 +281,7 @@ async def send_with_retry(
         )
         try:
             response = await client.send(request, stream=True)
-        except _RETRYABLE_ERRORS as exc:
+        except _retryable_errors() as exc:
             last = ProviderError(f"{label}: cannot reach {request.url}: {describe(exc)}", retryable=True)
         except httpx.HTTPError as exc:
             raise ProviderError(f"{label}: request to {request.url} failed: {describe(exc)}") from exc
@@ -268,6 +324,8 @@ async def open_stream(
 
     A 2xx answer in JSON instead of an event stream (a server that ignored `stream: true`
     or reports errors that way) becomes a `ProviderError` carrying its message."""
+    import httpx
+
     response = await send_with_retry(client, url, body=body, headers=headers, retry=retry, label=label)
     try:
         if "json" in response.headers.get("content-type", ""):
@@ -297,6 +355,8 @@ async def post_json(
 ) -> dict[str, Any]:
     """POST `body` for a JSON answer (no stream: a compaction request), retried as any
     request; the answer as an object, or a `ProviderError` naming what came instead."""
+    import httpx
+
     response = await send_with_retry(client, url, body=body, headers=headers, retry=retry, label=label)
     try:
         raw = await response.aread()
@@ -345,6 +405,8 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncGenerator[tuple[str, str],
 
 async def sse_events(response: httpx.Response, label: str) -> AsyncGenerator[tuple[str, str], None]:
     """`iter_sse` over a response body, with transport failures turned into `ProviderError`."""
+    import httpx
+
     try:
         async with aclosing(iter_sse(response.aiter_lines())) as events:
             async for item in events:

@@ -9,9 +9,8 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
-
-import httpx
 
 from memento.config import ProviderConfig
 from memento.core.messages import (
@@ -55,6 +54,7 @@ from memento.providers.http import (
 from memento.providers.whole import WholeCharacters
 from memento.providers.window import Found, discover_window
 from memento.util.jsonish import as_array, as_object, get
+from memento.util.offloop import off_loop_work
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,9 @@ class OpenAICompatProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
+        body = await asyncio.to_thread(
+            off_loop_work, partial(self.build_body, request)
+        )  # a long session's messages
         heard = _Heard()
         whole = WholeCharacters()
         actions = json_action.ActionStream() if self.json_actions(request) else None
@@ -146,7 +148,7 @@ class OpenAICompatProvider:
                         yield out
 
     async def _streamed(self, body: dict[str, Any], heard: _Heard) -> AsyncGenerator[ProviderEvent]:
-        client = self._http.get()
+        client = await self._http.get()
         retry = self.config.retry
         async with (
             open_stream(
@@ -172,6 +174,8 @@ class OpenAICompatProvider:
         plain = {k: v for k, v in body.items() if k != "stream_options"} | {"stream": False}
         headers = {**self.headers(), "accept": "application/json"}
         once = self.config.retry.model_copy(update={"attempts": 1})
+        import httpx  # first used here, not at import (providers/http.py)
+
         # A connection of its own: the server may have closed the one the stream came on
         # (llama-cpp-python's does) while the pool still holds it.
         async with build_client(self.config) as client:
@@ -205,7 +209,7 @@ class OpenAICompatProvider:
         """The window the server says it serves this model with (`providers/window.py`),
         asked with this provider's client and key, of its own base URL only."""
         auth = {k: v for k, v in self.headers().items() if k == "authorization"}
-        return await discover_window(self._http.get(), self.config.base_url, self.model, auth)
+        return await discover_window(await self._http.get(), self.config.base_url, self.model, auth)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
+from functools import partial
 from typing import Any
 
 from memento.config import ProviderConfig
@@ -33,6 +34,7 @@ from memento.providers.http import LazyClient, incomplete, open_stream, parse_da
 from memento.providers.responses_input import API, compaction_input, convert_input, reasoning_param
 from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_array, as_object, get
+from memento.util.offloop import off_loop_work
 
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
 _THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
@@ -89,8 +91,10 @@ class OpenAIResponsesProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(self.build_body, request)  # a long session's messages
-        client = self._http.get()
+        body = await asyncio.to_thread(
+            off_loop_work, partial(self.build_body, request)
+        )  # a long session's messages
+        client = await self._http.get()
         async with (
             open_stream(
                 client,
@@ -125,9 +129,9 @@ class OpenAIResponsesProvider:
     async def compact(self, request: ModelRequest) -> RemoteCompaction:
         """`POST /responses/compact`: the conversation as the items the API returns for it
         (its user messages and one encrypted compaction item)."""
-        body = await asyncio.to_thread(self.compact_body, request)
+        body = await asyncio.to_thread(off_loop_work, partial(self.compact_body, request))
         answer = await post_json(
-            self._http.get(),
+            await self._http.get(),
             "responses/compact",
             body=body,
             headers=self.headers(stream=False),

@@ -33,9 +33,10 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 from memento.util.jsonish import as_array, as_object, get
 
@@ -213,6 +214,8 @@ async def discover_window(
 ) -> Found | None:
     """The window the server at `base_url` serves `model` with; None when it does not say
     (or cannot be reached). Never raises for what the server does."""
+    import httpx  # first used here, not at import (providers/http.py)
+
     bounds: list[Found] = []
     try:
         async with asyncio.timeout(DISCOVERY_TIMEOUT_S):

@@ -9,6 +9,7 @@ import gc
 import json
 import logging
 import secrets
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -261,13 +262,15 @@ class Session:
         self.transcript.entry_appended(entry)
         return cast(MessageEntry, entry)
 
-    def record_model(self) -> None:
+    async def record_model(self) -> None:
         """Note the model and its context window in the session when they differ from what the
         active path last noted (a `model_change` entry), so the file says what it ran on."""
         current = (self.provider.name, self.provider.model, self.context_window.tokens)
         if current == self._recorded_model:
             return
-        last = next((e for e in reversed(self.branch_path()) if isinstance(e, ModelChangeEntry)), None)
+        # The last note may lie far back in a long session: looked for in a worker thread.
+        path = self.branch_path()
+        last = await asyncio.to_thread(off_loop_work, partial(_last_model_change, path))
         noted = (last.provider, last.model_id, last.context_window) if last is not None else None
         if noted != current:
             store = self._ensure_store()
@@ -617,3 +620,7 @@ def _finish(quick: QuickOpen) -> tuple[SessionStore, TranscriptBuilder | None]:
 def approx_tokens(text: str) -> int:
     """A cheap size estimate (chars/4) until governance's tokenizer takes over."""
     return (len(text) + 3) // 4
+
+
+def _last_model_change(path: list[Entry]) -> ModelChangeEntry | None:
+    return next((e for e in reversed(path) if isinstance(e, ModelChangeEntry)), None)

@@ -111,7 +111,7 @@ class TurnRunner:
             and settings.json_action.change_first
             and asks_for_change(turn.prompt)
         )
-        session.record_model()
+        await session.record_model()
         turn.entry_id = session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms())).id
         session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
         state: TurnEndState = "finished"

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import ValidationError as SchemaViolation
+from typing import TYPE_CHECKING, Any
 
 from memento.core.provider import ToolSpec
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.util.jsonish import as_array, as_object, get
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError as SchemaViolation
+
+# jsonschema is imported where a schema is checked (a task with an output schema), not with
+# the server's engine at start.
 
 MAX_FEEDBACK_CHARS = 1_500
 
@@ -46,6 +50,8 @@ YIELD_SPEC = ToolSpec(
 
 def check_schema(schema: dict[str, Any]) -> Draft202012Validator:
     """A validator for `schema`; `ValueError` with the reason when it is not a JSON Schema."""
+    from jsonschema import Draft202012Validator, SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
@@ -124,6 +130,8 @@ class YieldState:
         """None when `value` matches the schema, else a short list of what is wrong."""
         if self.schema is None:
             return None
+        from jsonschema import Draft202012Validator
+
         validator = Draft202012Validator(self.schema)
         # The jsonschema stubs leave `instance` untyped in one overload of iter_errors.
         errors = sorted(

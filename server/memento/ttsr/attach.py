@@ -16,10 +16,12 @@ document.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.model import Rule
 from memento.ttsr.scope import glob_matches
 from memento.util.jsonish import JsonObject, as_array, as_object
+from memento.util.offloop import off_loop_work
 
 FILE_TOOLS = ("read", "write", "edit")
 _MENTION = re.compile(r"(?<![\w@])@([\w./-]+)")
@@ -80,6 +83,8 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
         self._attached: dict[str, list[str]] | None = None
         self._pending: dict[str, list[str]] = {}
         self._mentioned: list[str] = []
+        self._path_changes = 0
+        """Counts the session (or path) changes, so a scan that ran meanwhile is not kept."""
 
     def attach(self, session: HookContext) -> None:
         self.session = session
@@ -89,6 +94,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
     def _on_event(self, event: events.Event) -> None:
         if isinstance(event, events.SessionChanged | events.HistoryRewritten):
             self._attached = None  # read back from the new path when next needed
+            self._path_changes += 1
 
     @property
     def root(self) -> Path:
@@ -99,6 +105,17 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
         if self._attached is None:
             entries = self.session.branch_path() if self.session is not None else []
             self._attached = attachments_on(entries)
+        return self._attached
+
+    async def read_attached(self) -> dict[str, list[str]]:
+        """`attached`, the path scanned in a worker thread: a long session's path is
+        hundreds of thousands of entries, a scan the event loop must not stall for."""
+        while self._attached is None:
+            changes = self._path_changes
+            entries = self.session.branch_path() if self.session is not None else []
+            found = await asyncio.to_thread(off_loop_work, partial(attachments_on, entries))
+            if changes == self._path_changes and self._attached is None:
+                self._attached = found
         return self._attached
 
     def set_active_document(self, path: Path | None) -> None:
@@ -116,6 +133,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
     # -- hooks -----------------------------------------------------------------------------
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         await self.engine.ready()
+        await self.read_attached()
         self._pending = {}
         manual = {rule.name for rule in self.engine.buckets.manual}
         mentioned = (name.rstrip(".,;:!?") for name in _MENTION.findall(turn.prompt))
@@ -139,9 +157,12 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
     async def before_request(
         self, session: HookContext, turn: TurnInfo, request: ModelRequest
     ) -> ModelRequest:
+        await self.read_attached()
         if self.active_document is not None:
             self._want(self.active_document)
-        shown = _shown(request.messages)
+        # The request carries the whole context: what it shows is read in a worker thread.
+        messages = request.messages
+        shown = await asyncio.to_thread(off_loop_work, partial(_shown, messages))
         for name in self._mentioned:  # mentioned again after a compaction dropped it: again
             if name.replace('"', "'") not in shown:
                 self._pending.setdefault(name, [])
@@ -150,7 +171,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
         if self._pending and (fresh := self._append(session, self._take(), restated=False)) is not None:
             added.append(fresh)
             shown |= _shown([fresh])
-        missing = self._missing(session, request.messages, shown)
+        missing = await self._missing(session, messages, shown)
         if missing and (again := self._append(session, missing, restated=True)) is not None:
             added.append(again)
         if not added:
@@ -195,18 +216,19 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
         return CustomMessage.model_validate({"role": "custom", **fields, "timestamp": stamp}, context=STORED)
 
     # -- after a compaction ----------------------------------------------------------------
-    def _missing(
+    async def _missing(
         self, session: HookContext, messages: list[Message], shown: set[str]
     ) -> dict[str, list[str]]:
         """Attached glob rules the context no longer shows whose files are still in play."""
-        attached = self.attached()
+        attached = await self.read_attached()
         rules = [r for r in self.engine.buckets.glob if r.name in attached]
         if not rules:
             return {}
         absent = [r for r in rules if r.name.replace('"', "'") not in shown]
         if not absent:
             return {}
-        in_play = self._in_play(session, messages)
+        entries = session.branch_path()
+        in_play = await asyncio.to_thread(off_loop_work, partial(self._in_play, entries, messages))
         found: dict[str, list[str]] = {}
         for rule in absent:
             files = [f for f in sorted(in_play) if rule_matches(rule, f)]
@@ -214,7 +236,8 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
                 found[rule.name] = files
         return found
 
-    def _in_play(self, session: HookContext, messages: list[Message]) -> set[str]:
+    def _in_play(self, entries: list[Entry], messages: list[Message]) -> set[str]:
+        """The files in play (in a worker thread: it walks the context and the path)."""
         paths: set[str] = set()
         for message in messages:
             if isinstance(message, AssistantMessage):
@@ -222,9 +245,7 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
                     raw = call.arguments.get("path")
                     if call.name in FILE_TOOLS and isinstance(raw, str):
                         paths.add(raw)
-        compaction = next(
-            (e for e in reversed(session.branch_path()) if isinstance(e, CompactionEntry)), None
-        )
+        compaction = next((e for e in reversed(entries) if isinstance(e, CompactionEntry)), None)
         details = as_object(compaction.details) if compaction is not None else None
         if details is not None:
             for key in ("readFiles", "modifiedFiles"):

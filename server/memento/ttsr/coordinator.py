@@ -12,8 +12,10 @@ reminders are restated when the context no longer shows them (after a compaction
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
+from functools import partial
 from typing import Any, assert_never
 
 from memento.core import events
@@ -25,7 +27,7 @@ from memento.core.entries import (
     now_ms,
 )
 from memento.core.events import TurnEndState
-from memento.core.messages import AssistantMessage, CustomMessage, ToolCall, ToolResultMessage
+from memento.core.messages import AssistantMessage, CustomMessage, Message, ToolCall, ToolResultMessage
 from memento.core.provider import (
     ModelRequest,
     ProviderEvent,
@@ -45,6 +47,7 @@ from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.matcher import CompiledRule, MatchContext
 from memento.ttsr.model import Rule
 from memento.util.jsonish import as_object
+from memento.util.offloop import off_loop_work
 
 log = logging.getLogger(__name__)
 TEXT = MatchContext("text", "text")
@@ -70,6 +73,16 @@ def injected_on_path(entries: list[Entry]) -> list[str]:
     return list(names)
 
 
+def _rules_shown(messages: list[Message]) -> set[str]:
+    """Rules whose reminders the context's messages mention."""
+    shown: set[str] = set()
+    for message in messages:
+        if isinstance(message, CustomMessage | ToolResultMessage):
+            text = message.content if isinstance(message.content, str) else _text(message.content)
+            shown |= templates.rules_mentioned(text)
+    return shown
+
+
 class TtsrHooks(Hooks, phase=Phase.AUGMENT):
     def __init__(self, engine: TtsrEngine) -> None:
         self.engine = engine
@@ -85,6 +98,7 @@ class TtsrHooks(Hooks, phase=Phase.AUGMENT):
         self._persisted: set[str] = set()
         self._turn: TurnInfo | None = None
         self._ast = AstWatch(self._ast_found)
+        self._restoring: asyncio.Future[list[str]] | None = None
 
     def attach(self, session: HookContext) -> None:
         self.session = session
@@ -96,11 +110,32 @@ class TtsrHooks(Hooks, phase=Phase.AUGMENT):
         the ones on the new path."""
         moved = isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch")
         if (isinstance(event, events.SessionChanged) or moved) and self.session is not None:
-            names = injected_on_path(self.session.branch_path())
-            self.engine.matcher.restore_injected(names)
-            self._persisted = set(names)
             if not moved:
                 self.fired.clear()
+            # A long session's path is hundreds of thousands of entries: read in a worker
+            # thread, applied before the next turn starts (`_restored`), the latest change last.
+            entries = self.session.branch_path()
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a session built outside one): read it here
+                self._restoring = None
+                self._restore(injected_on_path(entries))
+                return
+            self._restoring = asyncio.ensure_future(
+                asyncio.to_thread(off_loop_work, partial(injected_on_path, entries))
+            )
+
+    def _restore(self, names: list[str]) -> None:
+        self.engine.matcher.restore_injected(names)
+        self._persisted = set(names)
+
+    async def _restored(self) -> None:
+        """The injected rules on the path, once the scan of the last session change is done."""
+        while (restoring := self._restoring) is not None:
+            names = await restoring
+            if restoring is self._restoring:  # no later change meanwhile
+                self._restoring = None
+                self._restore(names)
 
     @property
     def _on(self) -> bool:
@@ -109,6 +144,7 @@ class TtsrHooks(Hooks, phase=Phase.AUGMENT):
     # -- turn and request boundaries -------------------------------------------------------
     async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
         await self.engine.ready()
+        await self._restored()
         if session.config.ttsr != self.engine.settings:
             await self.engine.reload(session.config.ttsr)
         self._generation = turn.turn_id
@@ -124,7 +160,7 @@ class TtsrHooks(Hooks, phase=Phase.AUGMENT):
         self._ast.reset(self._token)
         if addendum := self.engine.system_addendum():
             request = request.model_copy(update={"system": request.system + addendum})
-        return self._restate_missing(session, request)
+        return await self._restate_missing(session, request)
 
     async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         self.engine.matcher.reset()
@@ -282,18 +318,15 @@ class TtsrHooks(Hooks, phase=Phase.AUGMENT):
         self._inject(session, [templates.prose_reminder(r, self.engine.root) for r in rules], rules)
         return True
 
-    def _restate_missing(self, session: HookContext, request: ModelRequest) -> ModelRequest:
+    async def _restate_missing(self, session: HookContext, request: ModelRequest) -> ModelRequest:
         """Reminders of injected rules that the context no longer shows (compacted away) are
         appended again, to the session and to this request."""
         wanted = [self.engine.rule(n) for n in sorted(self._persisted)]
         wanted_rules = [r for r in wanted if r is not None]
         if not wanted_rules:
             return request
-        shown: set[str] = set()
-        for message in request.messages:
-            if isinstance(message, CustomMessage | ToolResultMessage):
-                text = message.content if isinstance(message.content, str) else _text(message.content)
-                shown |= templates.rules_mentioned(text)
+        # The request carries the whole context: what it shows is read in a worker thread.
+        shown = await asyncio.to_thread(off_loop_work, partial(_rules_shown, request.messages))
         missing = [r for r in wanted_rules if r.name not in shown]
         if not missing:
             return request

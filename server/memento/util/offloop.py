@@ -29,8 +29,19 @@ class _CollectorPause:
         with self._lock:
             self._holders -= 1
             if self._holders == 0 and self._was_enabled:
+                if gc.get_count()[0] > _FREEZE_AFTER:
+                    # The work made a long session's objects (or a request of them), uncounted
+                    # while the collector waited: the next young collection would walk them
+                    # all, then each older one again, half a second at a time with the
+                    # interpreter held. They live as long as the session: set them aside for
+                    # good. (What is garbage among them is freed by reference counting as
+                    # ever; only garbage cycles made meanwhile are never collected.)
+                    gc.freeze()
                 gc.enable()
 
+
+_FREEZE_AFTER = 100_000
+"""Objects made during paused work past which they are frozen rather than collected."""
 
 _COLLECTOR_PAUSE = _CollectorPause()
 

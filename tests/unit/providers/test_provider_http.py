@@ -267,3 +267,38 @@ async def test_cancelling_the_task_closes_the_connection(srv: ScriptedModelServe
 
 async def collect_only(p: Provider) -> list[ProviderEvent]:
     return [event async for event in p.stream(HELLO)]
+
+
+def test_the_body_encoded_in_pieces_is_the_body_json_dumps_gives() -> None:
+    import json
+
+    from memento.providers.http import encode_body
+
+    message = {"role": "user", "content": 'a lone \ud800 surrogate, é, ☃, \u2028 and "quotes"'}
+    bodies: list[dict[str, object]] = [
+        {"model": "m", "messages": [dict(message, n=i) for i in range(1001)], "stream": True, "tools": []},
+        {"nested": {"list": list(range(500)), "map": {"k": [None, True, 2.5]}}, "empty": [], "one": [1]},
+        {},
+    ]
+    for body in bodies:
+        whole = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        expected = whole.replace("\ud800", "\\ud800").encode()
+        assert encode_body(body) == expected
+        assert json.loads(encode_body(body)) == body
+    with pytest.raises(ValueError):
+        encode_body({"messages": [0.5] * 300 + [float("nan")]})
+
+
+@pytest.mark.asyncio
+async def test_the_lazy_client_is_built_once_for_callers_that_wait_together() -> None:
+    from memento.providers.http import LazyClient
+
+    lazy = LazyClient(ProviderConfig(kind="openai", base_url="http://127.0.0.1:9/v1", model="m"))
+    first, second = await asyncio.gather(lazy.get(), lazy.get())
+    assert first is second and not first.is_closed
+    assert await lazy.get() is first
+    await lazy.aclose()
+    assert first.is_closed
+    rebuilt = await lazy.get()
+    assert rebuilt is not first and not rebuilt.is_closed
+    await lazy.aclose()

@@ -160,7 +160,7 @@ class RulesView:
     # -- requests --------------------------------------------------------------------------
     async def rules_list(self) -> dict[str, Any]:
         await self.engine.settled()
-        attached = self.attachments.attached() if self.attachments is not None else None
+        attached = await self.attachments.read_attached() if self.attachments is not None else None
         items = [p.RuleItem(**info.model_dump()) for info in self.engine.rule_infos(attached)]
         return p.RulesListResult(rules=items).wire()
 
