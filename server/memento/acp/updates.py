@@ -92,9 +92,11 @@ class Updates:
     """Per text or thinking part: what was sent of it so far."""
     _kinds: dict[str, str] = field(default_factory=dict[str, str])
     running_tool: ToolPart | None = None
+    """The tool call that runs now (a permission request names it)."""
     _open_compaction: str | None = None
     """The id a running compaction was announced under (it ends under it too)."""
-    """The tool call that runs now (a permission request names it)."""
+    _ttsr_attempts: dict[str, int | None] = field(default_factory=dict[str, int | None])
+    """Per stream-rule mark: the attempt shown (a reminder's mark becomes its retry's)."""
 
     # -- entry points ---------------------------------------------------------------------
     def patch(self, patch: Patch) -> list[Update]:
@@ -160,6 +162,8 @@ class Updates:
             return [self._tool_update(node)]
         if isinstance(node, ReliefItem):
             return self._governance(node)
+        if isinstance(node, TtsrPart) and self._ttsr_attempts.get(node.key) != node.attempt:
+            return self._governance(node)  # the reminder's mark now tells of its retry
         return []
 
     def _text(self, key: str, text: str) -> list[Update]:
@@ -233,6 +237,7 @@ class Updates:
         if isinstance(node, ReliefItem):
             return self._relief(node, meta)
         if isinstance(node, TtsrPart):
+            self._ttsr_attempts[node.key] = node.attempt
             rules = ", ".join(node.rules)
             if node.attempt is not None:
                 title = f"Stream rule {rules} stopped the reply; asked again (attempt {node.attempt})"
