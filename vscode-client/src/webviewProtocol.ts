@@ -125,7 +125,8 @@ const checkpoint = obj({
 });
 export type CheckpointItem = Infer<typeof checkpoint>;
 
-const session = obj({ id: str, path: str, title: opt(str), updatedAt: str });
+/** `current`: the server's own session (the one the transcript is of). */
+const session = obj({ id: str, path: str, title: opt(str), updatedAt: str, current: opt(bool) });
 export type SessionItem = Infer<typeof session>;
 
 /** A subagent's own turn notices carry `subagentId` (the page leaves them to the card). */

@@ -154,13 +154,17 @@ function receive(message: ToPage): "reload" | "checkpoints" | undefined {
       }
       if (!historyShown) status = undefined;
       historyShown = true;
+      const before = model.sessionId;
       if (older) model.prependPage(page);
       else model.loadTail(page);
+      // Another session (opened elsewhere, or resumed): the picker names it.
+      if (!older && before !== undefined && before !== page.sessionId && sessionsRequest < 0) requestSessions();
       return "checkpoints"; // the rows the checkpoints go on may have moved
     }
     case "sessions":
+      if (message.requestId === sessionsRequest) sessionsRequest = -1;
       retries = 0;
-      fillSessions(message.sessions, message.current ?? model.sessionId);
+      fillSessions(message.sessions, message.sessions.find((s) => s.current === true)?.id ?? message.current ?? model.sessionId);
       return undefined;
     case "sessionChanged":
       model.reset();
@@ -182,6 +186,7 @@ function receive(message: ToPage): "reload" | "checkpoints" | undefined {
       else if (message.op === "prompt" || message.op === "steer") model.failPrompt(message.message, lastPrompt);
       else status = `${message.op} failed: ${message.message}`;
       if (message.op === "transcript" && message.requestId === tailRequest) tailRequest = -1;
+      if (message.op === "listSessions" && message.requestId === sessionsRequest) sessionsRequest = -1;
       return undefined;
     case "showContext":
       setContextOpen(true);
