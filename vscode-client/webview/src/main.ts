@@ -83,7 +83,10 @@ function retryStart(message: string): void {
   retries += 1;
   retryTimer = window.setTimeout(() => {
     retryTimer = 0;
-    if (!historyShown) requestTail();
+    if (!historyShown) {
+      post({ type: "ready" }); // the checkpoint list, which failed too
+      requestTail();
+    }
     requestSessions();
   }, delay);
 }
