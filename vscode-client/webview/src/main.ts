@@ -159,7 +159,7 @@ function receive(message: ToPage): "reload" | "checkpoints" | undefined {
       historyShown = true;
       const before = model.sessionId;
       if (older) model.prependPage(page);
-      else model.loadTail(page);
+      else if (!model.loadTail(page)) return "reload"; // read before a reset heard since
       // Another session (opened elsewhere, or resumed): the picker names it.
       if (!older && before !== undefined && before !== page.sessionId && sessionsRequest < 0) requestSessions();
       return "checkpoints"; // the rows the checkpoints go on may have moved

@@ -67,6 +67,8 @@ export class Timeline {
   private refused: AssistantRow | undefined;
   /** A reset or an op that did not fit: patches wait for the page read again. */
   private stale = false;
+  /** The last patch that asked for a new read: a page of its session older than it is stale. */
+  private staleAt: { sessionId: string; seq: number } | undefined;
   private restoreAt = new Map<string, string>();
   private diffAt = new Map<string, string>();
 
@@ -120,11 +122,12 @@ export class Timeline {
     return this.retry?.banner;
   }
 
-  /** The newest page (`memento/transcript`): the copy starts again from it. */
-  loadTail(page: TranscriptPage): void {
+  /** The newest page (`memento/transcript`): the copy starts again from it. False when the
+   * page was read before a reset heard since (it is drawn, and must be read again). */
+  loadTail(page: TranscriptPage): boolean {
     this.transcript = new Transcript(page.items);
     this.byKey.clear(); // the page's copy is newer than every row drawn
-    this.stale = false;
+    this.stale = page.sessionId === this.staleAt?.sessionId && page.seq < this.staleAt.seq;
     this.sessionId = page.sessionId;
     this.seq = page.seq;
     this.olderCursor = page.nextCursor;
@@ -132,6 +135,7 @@ export class Timeline {
     this.refused = undefined;
     this.restructure = true;
     this.contextVersion += 1;
+    return !this.stale;
   }
 
   /** An older page, put before what is shown. */
@@ -148,7 +152,7 @@ export class Timeline {
    * cannot take (a reset, another session, an op that does not fit) asks for a new read. */
   applyPatch(patch: Patch): PatchEffect {
     if (this.sessionId === undefined || this.stale) return "skipped"; // the page being read holds it
-    if (patch.sessionId !== this.sessionId || patch.ops.some((op) => op.op === "reset")) return this.reload();
+    if (patch.sessionId !== this.sessionId || patch.ops.some((op) => op.op === "reset")) return this.reload(patch);
     if (patch.seq <= this.seq) return "skipped";
     try {
       for (const op of patch.ops) {
@@ -164,15 +168,16 @@ export class Timeline {
         }
       }
     } catch (error) {
-      if (error instanceof TranscriptError) return this.reload();
+      if (error instanceof TranscriptError) return this.reload(patch);
       throw error;
     }
     this.seq = patch.seq;
     return "applied";
   }
 
-  private reload(): PatchEffect {
+  private reload(patch: Patch): PatchEffect {
     this.stale = true;
+    this.staleAt = { sessionId: patch.sessionId, seq: patch.seq };
     return "reload";
   }
 

@@ -58,6 +58,16 @@ describe("the page's copy of the transcript", () => {
     }
   });
 
+  it("reads again a page that was read before a reset it heard meanwhile", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([user("1", "hi")], 1));
+    expect(t.applyPatch(patch(5, { op: "reset" }))).toBe("reload");
+    expect(t.loadTail(page([user("1", "hi")], 4))).toBe(false); // answered before the reset
+    expect(t.applyPatch(patch(6, append(user("6", "x"))))).toBe("skipped");
+    expect(t.loadTail(page([user("1", "hi")], 5))).toBe(true);
+    expect(t.applyPatch(patch(6, append(user("6", "x"))))).toBe("applied");
+  });
+
   it("ignores changes to items older than the pages it read (reading them later brings them)", () => {
     const t = new Timeline(() => 0);
     t.loadTail(page([user("2", "newer")], 1, "u:2"));
