@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
+from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from tests.lsp.harness import provider_options, running_editor, server_env, session_files
 
@@ -94,6 +94,25 @@ async def test_a_second_server_cannot_open_a_session_in_use(
             with pytest.raises(Exception, match="already open"):
                 await second.request("memento/session/open", {"id": info["id"]})
             assert (await second.request("memento/context"))["contextWindow"] == 100_000
+
+
+@pytest.mark.asyncio
+async def test_a_new_session_is_listed_with_its_title_during_its_first_turn(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    model_server.enqueue(Reply(Text("Working on it"), Hang()))
+    async with running_editor(
+        workspace, data_dir, options=provider_options(model_server.openai_base_url)
+    ) as editor:
+        turn_id = await editor.prompt("rename the parser")
+        await editor.until(lambda: editor.text_of(turn_id))
+        # The picker asks while the first turn still runs: the session is there, named.
+        sessions = (await editor.request("memento/session/list"))["sessions"]
+        [mine] = [s for s in sessions if s.get("current")]
+        assert mine["title"] == "rename the parser"
+        assert mine["id"] == (await editor.request("memento/transcript", {"limit": 1}))["sessionId"]
+        await editor.request("memento/abort")
+        await editor.turn_end(turn_id)
 
 
 @pytest.mark.asyncio

@@ -59,7 +59,7 @@ async function openRun(browser, server) {
   return result;
 }
 
-/** The worst case: the whole session in one `history` message from the extension side. */
+/** The worst case: the whole session in one `transcript` message from the extension side. */
 async function worstRun(browser, server) {
   await startHost(browser, server, MESSAGES);
   const page = await browser.context.newPage();
@@ -82,7 +82,7 @@ async function worstRun(browser, server) {
   return result;
 }
 
-/** The naive panel: every row in the DOM, from the entries handed over in the page. */
+/** The naive panel: every row in the DOM, from the items handed over in the page. */
 async function naiveRun(browser, server, entries) {
   const page = await browser.context.newPage();
   await page.goto(`${server.origin}/naive.html`);
@@ -109,18 +109,19 @@ async function naiveRun(browser, server, entries) {
 
 const { server, browser, close } = await setup();
 try {
-  const entries = bigHistory(MESSAGES);
+  const items = bigHistory(MESSAGES);
   // Runs of the scenarios take turns, so that the machine's load falls on them alike.
   const runs = { open: [], worst: [], naive: [], floor: [] };
   for (let i = 0; i < RUNS; i += 1) {
     runs.floor.push(await floorRun(browser, server));
     runs.open.push(await openRun(browser, server));
     runs.worst.push(await worstRun(browser, server));
-    runs.naive.push(await naiveRun(browser, server, entries));
+    runs.naive.push(await naiveRun(browser, server, items));
   }
   const [open, worst, naive, floor] = [medians(runs.open), medians(runs.worst), medians(runs.naive), medians(runs.floor)];
-  const messages = entries.filter((e) => e.type === "message").length;
-  console.log(`history: ${messages} messages (${entries.length} entries); medians of ${RUNS} runs`);
+  // A message: a prompt, or a model message or tool result of a reply (as the session stores them).
+  const messages = items.reduce((n, i) => n + (i.kind === "user" ? 1 : i.kind === "reply" ? 1 + 2 * i.parts.filter((p) => p.kind === "tool").length : 0), 0);
+  console.log(`history: ${messages} messages (${items.length} transcript items); medians of ${RUNS} runs`);
   const line = (name, r, note) =>
     console.log(`  ${name.padEnd(34)} first paint ${ms(r.paint).padStart(10)} (runs ${r.range("paint")})  interactive ${ms(r.interactive).padStart(10)}  rows in DOM ${String(r.rows).padStart(5)}  heap ${r.heap.toFixed(1)} MB  ${note}`);
   line("panel: open (page load, last page)", open, `(from navigation start: asked ${ms(open.asked)}, panel.js arrived ${ms(open.script)}, answered ${ms(open.answered)} (the extension side, running before navigation, connected at ${ms(open.hostReady)}); drawing after the later of the two ${ms(open.draw)})`);
@@ -129,7 +130,7 @@ try {
     `  ${"  then to the top, page by page".padEnd(34)} ${(open.toTop / 1000).toFixed(1)} s for all pages; frames p99 ${ms(open.scrollP99)}, longest ${ms(open.scrollLongest)}, missed ${open.scrollMissed}/${open.scrollFrames}; heap with everything loaded ${open.heapAll.toFixed(1)} MB, ${open.nodesAll} DOM nodes`,
   );
   line("panel: all in one message (worst)", worst, "(from the extension side's post)");
-  line("naive: every row in the DOM", naive, "(from the entries in the page)");
+  line("naive: every row in the DOM", naive, "(from the items in the page)");
   console.log(`  first paint ratio naive/panel: open ${(naive.paint / open.paint).toFixed(1)}x, one message ${(naive.paint / worst.paint).toFixed(1)}x; targets: first paint <= 300 ms, heap <= 150 MB`);
 } finally {
   await close();

@@ -12,7 +12,7 @@ const host = new SharedWorker(`/host.js?messages=${search.get("messages") ?? 0}`
 host.onmessage = (event) => {
   const said = event.data?.bench;
   if (said === undefined) {
-    if (event.data.type === "history") window.__answeredAt ??= performance.now();
+    if (event.data.type === "transcript") window.__answeredAt ??= performance.now();
     return window.postMessage(event.data, "*");
   }
   events.set(said, event.data.at);
@@ -26,7 +26,7 @@ window.__host = (command) => host.postMessage(command);
 window.acquireVsCodeApi = () => ({
   postMessage: (message) => {
     window.__posted.push(message);
-    if (message.type === "history") window.__askedAt ??= performance.now();
+    if (message.type === "transcript") window.__askedAt ??= performance.now();
     host.postMessage(message);
   },
   getState: () => undefined,

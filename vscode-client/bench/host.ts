@@ -1,7 +1,7 @@
 // The extension side of the benchmarks, in a SharedWorker (its own thread, as the extension
 // host is its own process): the real `PanelBridge` and `Coalescer` in front of a scripted
-// language client that answers `memento/history` the way the server pages it, and sends
-// `memento/stream` notifications at a given rate. The page's stand-in for VS Code
+// language client that answers `memento/transcript` the way the server pages it, and sends
+// `memento/transcript/patch` notifications (a text append each) at a given rate. The page's stand-in for VS Code
 // (`host-page.js`) relays what this posts into the page as VS Code's webview host does.
 //
 // A SharedWorker so that it is running, its session made up, before the page is navigated
@@ -11,6 +11,7 @@
 import { bigHistory } from "../webview/e2e/fixtures.mjs";
 import { PanelBridge } from "../src/panel/bridge";
 import type { PanelClient } from "../src/panel/host";
+import type { Item, Op, TranscriptPage } from "../src/transcript";
 
 type Json = Record<string, unknown>;
 /** Stream `deltas` at `rate` a second, through the coalescer or (`coalesce: false`, the worst
@@ -18,13 +19,18 @@ type Json = Record<string, unknown>;
 type StreamCommand = { bench: "stream"; turnId: string; deltas: string[]; rate: number; coalesce: boolean };
 
 // The session: `?messages=N` in the worker's URL, made up once, when the worker starts.
-const entries: Json[] = bigHistory(Number(new URLSearchParams(location.search).get("messages") ?? 0));
+const items: Item[] = bigHistory(Number(new URLSearchParams(location.search).get("messages") ?? 0));
+const position = new Map(items.map((item, index) => [item.key, index]));
+const SESSION = "bench";
+let seq = 0;
 
-/** `memento/history` as the server answers it: `limit` entries ending at `cursor`. */
-function historyPage(param: { cursor?: string; limit?: number }): { entries: Json[]; nextCursor: string | null } {
-  const end = param.cursor === undefined ? entries.length : Math.min(Number(param.cursor), entries.length);
+/** `memento/transcript` as the server answers it: `limit` items before `cursor` (a key). */
+function transcriptPage(param: { cursor?: string; limit?: number }): TranscriptPage {
+  const end = param.cursor === undefined ? items.length : (position.get(param.cursor) ?? items.length);
   const start = Math.max(0, end - (param.limit ?? 100));
-  return { entries: entries.slice(start, end), nextCursor: start > 0 ? String(start) : null };
+  const page: TranscriptPage = { sessionId: SESSION, seq, items: items.slice(start, end) };
+  if (start > 0) page.nextCursor = items[start]!.key;
+  return page;
 }
 
 /** One page's extension side, on its own port. */
@@ -33,8 +39,8 @@ function connect(port: MessagePort): void {
   const client: PanelClient = {
     async sendRequest<R>(method: string, param: unknown): Promise<R> {
       switch (method) {
-        case "memento/history":
-          return historyPage(param as { cursor?: string; limit?: number }) as R;
+        case "memento/transcript":
+          return transcriptPage(param as { cursor?: string; limit?: number }) as R;
         case "memento/checkpoint/list":
           return { checkpoints: [] } as R;
         case "memento/session/list":
@@ -56,12 +62,21 @@ function connect(port: MessagePort): void {
   const notify = (method: string, params: Json): void => handlers.get(method)?.(params);
   const say = (what: string): void => port.postMessage({ bench: what, at: performance.timeOrigin + performance.now() });
 
-  /** Sends `deltas` as the server would, `rate` a second, then says so to the page. */
+  /** Sends `deltas` as the server would (a patch of one text append each), `rate` a second,
+   * then says so to the page. */
   function stream({ turnId, deltas, rate, coalesce }: StreamCommand): void {
-    const delta = coalesce
-      ? (text: string) => notify("memento/stream", { turnId, stream: "text", delta: text })
-      : (text: string) => port.postMessage({ type: "notices", notices: [{ kind: "stream", turnId, stream: "text", delta: text }] });
+    const reply = `r:${turnId}`;
+    const part = `${reply}/0.0`;
+    const patch = (ops: Op[]): Json => ({ sessionId: SESSION, seq: ++seq, ops });
+    const send = coalesce
+      ? (ops: Op[]) => notify("memento/transcript/patch", patch(ops))
+      : (ops: Op[]) => port.postMessage({ type: "notices", notices: [{ kind: "patch", ...patch(ops) }] });
+    const delta = (text: string): void => send([{ op: "text", item: reply, key: part, text }]);
     notify("memento/turn", { turnId, state: "started" });
+    send([
+      { op: "append", item: reply, node: { kind: "reply", key: reply, state: "streaming", parts: [] } },
+      { op: "append", item: reply, parent: reply, node: { kind: "text", key: part, text: "" } },
+    ]);
     const started = performance.now();
     let sent = 0;
     const step = (): void => {
@@ -85,8 +100,8 @@ function connect(port: MessagePort): void {
     else if (data["bench"] === "stream") stream(data as StreamCommand);
     else if (data["bench"] === "everything") {
       say("everything");
-      void bridge.receive({ ...held, limit: entries.length });
-    } else if (everything && held === undefined && data["type"] === "history" && data["tail"] === true) {
+      void bridge.receive({ ...held, limit: items.length });
+    } else if (everything && held === undefined && data["type"] === "transcript" && data["cursor"] === undefined) {
       held = data;
       say("held");
     } else void bridge.receive(data);

@@ -4,7 +4,8 @@
 // found in the workbench's nested webview frames: a prompt typed there streams a reply with
 // markdown and code, an edit shows as a tool card, Stop ends a turn that hangs, the status-bar
 // meter opens the panel's context view, Restore to here puts the file back, and a subagent
-// streams in a card under its task's card until its own Stop stops it.
+// streams in a card under its task's card until its own Stop stops it; after Developer: Reload
+// Window the panel shows that conversation again at once.
 // Prints one PASS/FAIL line per step and "N passed, N failed"; a screenshot per step.
 //
 // Environment: MEMENTO_E2E_URL (the workbench), MEMENTO_E2E_SHOTS (screenshot folder),
@@ -121,6 +122,23 @@ try {
     await panel.locator(".row-assistant[data-state=done]", { hasText: "The reader was stopped" }).waitFor();
     await task.locator(".child-card[data-subagent=explore] .child-status", { hasText: "stopped" }).waitFor();
     return { live, after: await child.getAttribute("aria-label") };
+  });
+
+  await step("after Developer: Reload Window the panel shows the last conversation at once", async () => {
+    // The server resumes the session it had; the panel draws its transcript, no picker needed.
+    await wb.runCommand("Developer: Reload Window");
+    await wb.page.waitForFunction(() => performance.getEntriesByName("code/didLoadExtensions").length > 0);
+    await wb.until("the context meter", () => wb.statusBarItem(METER), 120000);
+    await wb.openContainer("memento");
+    panel = await wb.webview("#timeline");
+    await panel.locator(".row-assistant[data-state=done]", { hasText: "The reader was stopped" }).waitFor();
+    await panel.locator(".row-user", { hasText: "Ask a reader what app.py prints" }).waitFor();
+    const task = panel.locator(".tool-part", { has: panel.locator(".tool-card[data-tool=task]") }).last();
+    await task.locator(".child-card[data-subagent=explore] .child-status", { hasText: "stopped" }).waitFor();
+    // The picker names the resumed session (it is the current one, listed with its title).
+    const picked = await panel.locator("#session").evaluate((select) => select.selectedOptions[0]?.textContent ?? "");
+    if (picked === "") throw new Error("the session picker shows no session after the reload");
+    return { picked, rows: await panel.locator(".row").count() };
   });
 
   console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));

@@ -12,6 +12,8 @@
  * pass through unchanged, extra fields are dropped by the check.
  */
 
+import type { Op, TranscriptPage } from "./transcript";
+
 // -- the schema kit ---------------------------------------------------------------------
 
 export class ProtocolError extends Error {}
@@ -36,7 +38,7 @@ export const num: Schema<number> = {
 export const bool: Schema<boolean> = {
   parse: (v, p) => (typeof v === "boolean" ? v : fail(p, "a boolean", v)),
 };
-/** Any JSON object, kept as it is (server entries the page interprets defensively). */
+/** Any JSON object, kept as it is (the transcript's items, which the page's copy checks). */
 export const record: Schema<Record<string, unknown>> = {
   parse: (v, p) =>
     typeof v === "object" && v !== null && !Array.isArray(v)
@@ -123,53 +125,33 @@ const checkpoint = obj({
 });
 export type CheckpointItem = Infer<typeof checkpoint>;
 
-const session = obj({ id: str, path: str, title: opt(str), updatedAt: str });
+/** `current`: the server's own session (the one the transcript is of). */
+const session = obj({ id: str, path: str, title: opt(str), updatedAt: str, current: opt(bool) });
 export type SessionItem = Infer<typeof session>;
 
-const severity = lit("nit", "concern", "blocker");
-
-/** Set on a subagent's own `stream`/`turn`/`tool` notices: the page nests them under the
- * parent's `task` card instead of the conversation. */
+/** A subagent's own turn notices carry `subagentId` (the page leaves them to the card). */
 const childTag = { subagentId: opt(str), parentTurnId: opt(str) };
 
-export const childStates = ["queued", "running", "completed", "failed", "aborted"] as const;
-export type ChildState = (typeof childStates)[number];
+const OPS = new Set(["append", "update", "text", "remove", "reset"]);
 
-/** One server notification, as the panel receives it (`kind` names the LSP method). */
-const noticeShapes = {
-  stream: {
-    turnId: str,
-    stream: lit("text", "thinking", "tool"),
-    delta: str,
-    toolCallId: opt(str),
-    toolName: opt(str),
-    ...childTag,
+/** A transcript op (`memento/transcript/patch`), as the generated contract types it. Only its
+ * `op` is checked here: the page's copy checks what each op leans on as it applies it. */
+const op: Schema<Op> = {
+  parse: (v, p) => {
+    const value = record.parse(v, p);
+    return OPS.has(value["op"] as string) ? (value as unknown as Op) : fail(`${p}.op`, [...OPS].join(" | "), value["op"]);
   },
+};
+
+/** What the server says that the page hears, in arrival order (`kind` names the LSP method).
+ * The conversation itself comes only as transcript patches. */
+const noticeShapes = {
+  /** `memento/transcript/patch`: ops to apply in order (`seq`: where the transcript is after them). */
+  patch: { sessionId: str, seq: num, ops: arr(op) },
+  /** `memento/turn`: the page knows a turn runs (Stop, Steer) before its reply shows. */
   turn: {
     turnId: str,
     state: lit("started", "retrying", "finished", "aborted", "error"),
-    rules: opt(arr(str)),
-    attempt: opt(num),
-    error: opt(str),
-    reason: opt(str),
-    retryInMs: opt(num),
-    ...childTag,
-  },
-  /** The reminder text of the rules that made a turn retry (read by the extension from the
-   * session's TTSR injection, which the server appends right after the retry notice). */
-  reminder: { turnId: str, rules: arr(str), text: str },
-  tool: {
-    turnId: str,
-    toolCallId: str,
-    toolName: str,
-    state: lit("started", "finished"),
-    isError: opt(bool),
-    /** When finished: the result, maybe cut (`outputTruncated`; the history has it whole). */
-    output: opt(str),
-    outputTruncated: opt(bool),
-    /** An MCP tool: its server and its own name there (the card names both). */
-    server: opt(str),
-    serverTool: opt(str),
     ...childTag,
   },
   /** `memento/tool/progress`: how far a running tool got (an MCP server's progress). */
@@ -181,106 +163,39 @@ const noticeShapes = {
     message: opt(str),
     ...childTag,
   },
-  /** `memento/subagent`: a child was queued, started or ended (`parentToolCallId`: the
-   * `task` call whose card it nests under). */
-  subagent: {
-    id: str,
-    agent: str,
-    state: lit(...childStates),
-    prompt: str,
-    isolation: opt(str),
-    parentTurnId: opt(str),
-    parentToolCallId: opt(str),
-    tokens: opt(num),
-    merge: opt(lit("applied", "failed", "skipped")),
-    error: opt(str),
-  },
   context: { tokens: num, contextWindow: num, percent: num, stablePrefixTokens: num, windowOrigin: opt(str) },
-  /** `skipped`: the step would not have made the context smaller (`why`); nothing changed. */
-  compaction: {
-    phase: lit("started", "finished", "failed", "skipped"),
-    level: lit("prune", "shake", "compact"),
-    reason: lit("threshold", "overflow", "manual"),
-    tokensBefore: num,
-    tokensAfter: opt(num),
-    summarizer: opt(lit("model", "structured", "provider")),
-    provider: opt(str),
-    error: opt(str),
-    why: opt(str),
-  },
-  advisor: {
-    noteId: str,
-    note: str,
-    severity,
-    channel: lit("aside", "steer", "preserve"),
-    path: opt(str),
-    line: opt(num),
-    endLine: opt(num),
-  },
   checkpoints: { checkpoints: arr(checkpoint) },
 } satisfies Record<string, Shape>;
 
 export const noticeSchema = tagged("kind", noticeShapes);
 export type Notice = Infer<typeof noticeSchema>;
 export type NoticeOf<K extends Notice["kind"]> = Extract<Notice, { kind: K }>;
-export type ChildNotice = NoticeOf<"stream" | "turn" | "tool">;
+export type PatchNotice = NoticeOf<"patch">;
 
-/** The notice as a subagent's own (it carries `subagentId`), or undefined for the
- * conversation's. */
-export function childNotice(notice: Notice): ChildNotice | undefined {
-  const own = notice.kind === "stream" || notice.kind === "turn" || notice.kind === "tool";
-  return own && notice.subagentId !== undefined ? notice : undefined;
-}
-
-/** The turn running when history was read: `entryId` is its prompt's entry (absent: the
- * server does not say), `notices` what the extension heard of it so far. */
-const runningTurn = obj({ turnId: str, entryId: opt(str), notices: arr(noticeSchema) });
-export type RunningTurn = Infer<typeof runningTurn>;
-
-/** A relief step of a history page with the server's figures (`memento/history`'s `relief`,
- * by entry `id`): dividers drawn from the history show these, as the live ones showed the
- * notification's, never the entries' own fields. */
-const reliefStep = obj({
-  id: str,
-  level: lit("prune", "shake", "compact"),
-  reason: opt(str),
-  tokensBefore: num,
-  tokensAfter: opt(num),
-  summarizer: opt(lit("model", "structured", "provider")),
-  provider: opt(str),
-});
-export type ReliefStep = Infer<typeof reliefStep>;
-
-/** Session entries as one JSON text: a single string crosses into the webview in one copy,
- * where thousands of nested objects are cloned one by one (twice, in VS Code's relay). */
-const entriesSchema = arr(record);
-
-/** The entries of a `history` message; a text that is not a JSON list of objects throws. */
-export function parseEntries(json: string): Record<string, unknown>[] {
+/** A page of `memento/transcript` as one JSON text: a single string crosses into the webview
+ * in one copy, where thousands of nested objects are cloned one by one (twice, in VS Code's
+ * relay). */
+export function parseTranscriptPage(json: string): TranscriptPage {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new ProtocolError(`message.entriesJson: not JSON (${String(error)})`);
+    throw new ProtocolError(`message.pageJson: not JSON (${String(error)})`);
   }
-  return entriesSchema.parse(value, "message.entriesJson");
+  return pageSchema.parse(value, "message.pageJson") as unknown as TranscriptPage;
 }
+
+/** The page's frame; its items are the server's, drawn by the page's copy. */
+const pageSchema = obj({ sessionId: str, seq: num, items: arr(record), nextCursor: opt(str) });
 
 // -- extension → page -------------------------------------------------------------------
 
 export const toPageSchema = tagged("type", {
   /** Coalesced notifications, in arrival order (at most one message per flush). */
   notices: { notices: arr(noticeSchema) },
-  /** A page of `memento/history`, oldest first (`parseEntries`); `nextCursor` pages further
-   * back. A tail page read while a turn runs says which (the page shows it live). */
-  history: {
-    requestId: num,
-    entriesJson: str,
-    nextCursor: opt(str),
-    tail: bool,
-    running: opt(runningTurn),
-    relief: opt(arr(reliefStep)),
-  },
+  /** A page of `memento/transcript`, oldest first (`parseTranscriptPage`); `nextCursor`
+   * pages further back. */
+  transcript: { requestId: num, pageJson: str },
   sessions: { requestId: num, sessions: arr(session), current: opt(str) },
   /** The session changed (new, opened, or rewound): the page drops its timeline. */
   sessionChanged: { id: opt(str) },
@@ -298,14 +213,15 @@ export const rewindModes = ["all", "conversation", "files"] as const;
 export type RewindMode = (typeof rewindModes)[number];
 
 export const fromPageSchema = tagged("type", {
-  /** The page is listening: the extension sends the live turn so far and the sessions. */
+  /** The page is listening: the extension sends the checkpoint list. */
   ready: {},
   prompt: { requestId: num, text: str },
   steer: { requestId: num, text: str },
   abort: {},
   /** A subagent card's Stop: `memento/subagent/abort {id}`. */
   abortSubagent: { id: str },
-  history: { requestId: num, cursor: opt(str), limit: num, tail: bool },
+  /** `memento/transcript`: the newest items, or those before `cursor`. */
+  transcript: { requestId: num, cursor: opt(str), limit: num },
   listSessions: { requestId: num },
   newSession: { requestId: num },
   openSession: { requestId: num, id: str },

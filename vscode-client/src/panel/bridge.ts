@@ -9,15 +9,12 @@ import type * as vscode from "vscode";
 import {
   parseFromPage,
   parseNotice,
-  ProtocolError,
   type FromPage,
   type Notice,
-  type ReliefStep,
   type RewindMode,
-  type RunningTurn,
   type ToPage,
 } from "../webviewProtocol";
-import { Coalescer, LiveTurn, type Timer } from "./coalescer";
+import { Coalescer, type Timer } from "./coalescer";
 import type { EditorActions, Log, PanelClient } from "./host";
 
 /** Memento's LSP names (ARCHITECTURE §5) that the panel uses. */
@@ -25,7 +22,7 @@ export const LSP = {
   prompt: "memento/prompt",
   abort: "memento/abort",
   steer: "memento/steer",
-  history: "memento/history",
+  transcript: "memento/transcript",
   sessionList: "memento/session/list",
   sessionNew: "memento/session/new",
   sessionOpen: "memento/session/open",
@@ -37,14 +34,10 @@ export const LSP = {
 
 /** Notification method → the `kind` the page knows it by. */
 export const FORWARDED = {
-  "memento/stream": "stream",
+  "memento/transcript/patch": "patch",
   "memento/turn": "turn",
-  "memento/tool": "tool",
   "memento/tool/progress": "toolProgress",
   "memento/context": "context",
-  "memento/compaction": "compaction",
-  "memento/advisor": "advisor",
-  "memento/subagent": "subagent",
 } as const satisfies Record<string, Notice["kind"]>;
 export const CHECKPOINTS_CHANGED = "memento/checkpoints";
 
@@ -60,26 +53,8 @@ export function rewindArguments(checkpointId: string, mode: RewindMode): Record<
   return { checkpointId, mode };
 }
 
-const TTSR_INJECTION = "ttsr-injection";
-
-/** What `memento/history` answers (read defensively: entries are checked one by one). */
-interface HistoryPage {
-  entries?: unknown;
-  nextCursor?: string | null;
-  runningTurn?: { turnId?: unknown; entryId?: unknown } | null;
-  /** The page's relief steps by entry id, with the server's figures. */
-  relief?: unknown;
-}
-
-/** The page's relief steps as a list (absent when it has none); the page checks each. */
-function reliefSteps(relief: unknown): ReliefStep[] | undefined {
-  const steps = isObject(relief) ? Object.values(relief).filter(isObject) : [];
-  return steps.length > 0 ? (steps as ReliefStep[]) : undefined;
-}
-
 export class PanelBridge implements vscode.Disposable {
   private readonly coalescer: Coalescer;
-  private readonly live = new LiveTurn();
   private readonly subscriptions: vscode.Disposable[] = [];
   private post: ((message: ToPage) => void) | undefined;
 
@@ -91,11 +66,7 @@ export class PanelBridge implements vscode.Disposable {
   ) {
     this.coalescer = new Coalescer((notices) => this.post?.({ type: "notices", notices }), timer);
     for (const [method, kind] of Object.entries(FORWARDED)) {
-      this.subscriptions.push(
-        // A subagent's own turn events carry `subagentId`: the page nests them under the
-        // parent's `task` card, out of the conversation's transcript.
-        client.onNotification(method, (params) => this.hear({ ...asObject(params), kind })),
-      );
+      this.subscriptions.push(client.onNotification(method, (params) => this.hear({ ...asObject(params), kind })));
     }
     this.subscriptions.push(
       client.onNotification(CHECKPOINTS_CHANGED, () => void this.refreshCheckpoints()),
@@ -122,11 +93,7 @@ export class PanelBridge implements vscode.Disposable {
       this.log.warn(`chat panel: dropped a notification: ${String(error)}`);
       return;
     }
-    this.live.record(notice);
     if (this.post !== undefined) this.coalescer.push(notice);
-    if (notice.kind === "turn" && notice.state === "retrying" && notice.rules?.length && notice.subagentId === undefined) {
-      void this.fetchReminder(notice.turnId, notice.rules);
-    }
   }
 
   /** A message from the page: checked, then carried out; failures go back as `failed`. */
@@ -176,21 +143,14 @@ export class PanelBridge implements vscode.Disposable {
       case "abortSubagent":
         await client.sendRequest(LSP.subagentAbort, { id: message.id });
         return;
-      case "history": {
-        const page = await client.sendRequest<HistoryPage>(LSP.history, {
+      case "transcript": {
+        // The server sends the patches a page holds before the page: `send` posts those first.
+        const page = await client.sendRequest<unknown>(LSP.transcript, {
           cursor: message.cursor,
           limit: message.limit,
+          newestFirst: false,
         });
-        const entries = Array.isArray(page.entries) ? page.entries.filter(isObject) : [];
-        this.send({
-          type: "history",
-          requestId: message.requestId,
-          entriesJson: JSON.stringify(entries),
-          nextCursor: page.nextCursor ?? undefined,
-          tail: message.tail,
-          running: message.tail ? this.running(page.runningTurn) : undefined,
-          relief: reliefSteps(page.relief),
-        });
+        this.send({ type: "transcript", requestId: message.requestId, pageJson: JSON.stringify(page) });
         return;
       }
       case "listSessions": {
@@ -245,17 +205,6 @@ export class PanelBridge implements vscode.Disposable {
 
   private currentSession: string | undefined;
 
-  /** The running turn for a page that opens mid-turn: what the server says of it (where its
-   * entries start) and what was heard of it so far (the page replaces its stored steps with
-   * these, so none shows twice). The server's answer and the notices it sent before it
-   * arrive in order, so the notices hold at least what the entries do. */
-  private running(server: HistoryPage["runningTurn"]): RunningTurn | undefined {
-    const turnId = this.live.running;
-    if (turnId === undefined) return undefined;
-    const entryId = server?.turnId === turnId && typeof server.entryId === "string" ? server.entryId : undefined;
-    return { turnId, entryId, notices: this.live.snapshot() };
-  }
-
   private command<R>(command: string, argument: Record<string, unknown>): Promise<R | undefined> {
     return this.client.sendRequest<R | undefined>(LSP.executeCommand, {
       command,
@@ -270,22 +219,6 @@ export class PanelBridge implements vscode.Disposable {
       this.hear({ ...asObject(result), kind: "checkpoints" });
     } catch (error) {
       this.log.warn(`chat panel: could not list checkpoints: ${String(error)}`);
-    }
-  }
-
-  /** The server appends the rules' reminder to the session right after the retry notice;
-   * the newest TTSR injection in the history tail is that reminder. */
-  private async fetchReminder(turnId: string, rules: string[]): Promise<void> {
-    try {
-      const page = await this.client.sendRequest<{ entries?: unknown[] }>(LSP.history, { limit: 20 });
-      const entries = (page.entries ?? []).filter(isObject).reverse();
-      const injection = entries.find(
-        (e) => e["type"] === "custom_message" && e["customType"] === TTSR_INJECTION,
-      );
-      const content = injection?.["content"];
-      if (typeof content === "string") this.hear({ kind: "reminder", turnId, rules, text: content });
-    } catch (error) {
-      if (!(error instanceof ProtocolError)) this.log.warn(`chat panel: no reminder: ${String(error)}`);
     }
   }
 

@@ -3,12 +3,14 @@
  *
  * A model streams hundreds of deltas a second; one `postMessage` each is what makes chat
  * panels fall seconds behind. Notifications are queued and sent at most once per
- * `intervalMs` as one `notices` message, with consecutive deltas of the same stream merged
- * and state-like notices (context, checkpoints) keeping only their latest value.
+ * `intervalMs` as one `notices` message: consecutive transcript patches merged into one (their
+ * text appends to a part joined), state-like notices (context, checkpoints) keeping only
+ * their latest value.
  *
  * Pure: the clock comes in as a `Timer`, so tests drive it by hand.
  */
-import { childNotice, type Notice, type NoticeOf } from "../webviewProtocol";
+import type { Op } from "../transcript";
+import type { Notice, PatchNotice } from "../webviewProtocol";
 
 export interface Timer {
   set(callback: () => void, ms: number): unknown;
@@ -18,22 +20,31 @@ export interface Timer {
 /** Notices that describe a state, not an event: only the newest matters. */
 const LATEST_WINS = new Set<Notice["kind"]>(["context", "checkpoints"]);
 
-function sameStream(a: NoticeOf<"stream">, b: NoticeOf<"stream">): boolean {
-  return a.turnId === b.turnId && a.stream === b.stream && a.toolCallId === b.toolCallId && a.subagentId === b.subagentId;
+/** Ops in order, consecutive text appends to one part merged (as the server does). */
+export function mergeOps(ops: readonly Op[]): Op[] {
+  const out: Op[] = [];
+  for (const op of ops) {
+    const last = out[out.length - 1];
+    if (op.op === "text" && last?.op === "text" && last.key === op.key) out[out.length - 1] = { ...last, text: last.text + op.text };
+    else out.push(op);
+  }
+  return out;
 }
 
-/** The parent's turn a notice belongs to: its own, or for a subagent's, the one that started it. */
-function parentTurn(notice: Notice): string | undefined {
-  if (notice.kind === "subagent") return notice.parentTurnId;
-  if (!("turnId" in notice)) return undefined;
-  return childNotice(notice)?.parentTurnId ?? notice.turnId;
+/** Two patches of one session as one: the later one's `seq`; what came before a reset is
+ * read again anyway, so a reset drops it. */
+function mergePatches(a: PatchNotice, b: PatchNotice): PatchNotice {
+  let reset = b.ops.length - 1;
+  while (reset >= 0 && b.ops[reset]!.op !== "reset") reset -= 1;
+  const ops = reset >= 0 ? b.ops.slice(reset) : mergeOps([...a.ops, ...b.ops]);
+  return { ...b, ops };
 }
 
 /** Adds `notice` to `queue`, merging it into what is there when it can. */
 export function coalesceInto(queue: Notice[], notice: Notice): void {
   const last = queue[queue.length - 1];
-  if (notice.kind === "stream" && last?.kind === "stream" && sameStream(last, notice)) {
-    queue[queue.length - 1] = { ...last, delta: last.delta + notice.delta };
+  if (notice.kind === "patch" && last?.kind === "patch" && last.sessionId === notice.sessionId) {
+    queue[queue.length - 1] = mergePatches(last, notice);
     return;
   }
   if (LATEST_WINS.has(notice.kind)) {
@@ -81,7 +92,7 @@ export class Coalescer {
     this.send(batch);
   }
 
-  /** Drops what is queued (the page went away; it reloads from history). */
+  /** Drops what is queued (the page went away; it reads the transcript again). */
   discard(): void {
     if (this.handle !== undefined) this.timer.clear(this.handle);
     this.handle = undefined;
@@ -90,47 +101,5 @@ export class Coalescer {
 
   get pending(): number {
     return this.queue.length;
-  }
-}
-
-/**
- * The running turn's notices so far, coalesced, so a page that (re)opens mid-turn shows the
- * partial answer: history holds only what the session has stored.
- */
-export class LiveTurn {
-  private turnId: string | undefined;
-  private notices: Notice[] = [];
-  private readonly heardAt = new WeakMap<Notice, number>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  record(notice: Notice): void {
-    const child = notice.kind === "subagent" || childNotice(notice) !== undefined;
-    if (notice.kind === "turn" && notice.state === "started" && !child) {
-      this.turnId = notice.turnId;
-      this.notices = [notice];
-      return;
-    }
-    if (this.turnId === undefined || parentTurn(notice) !== this.turnId) return;
-    if (notice.kind === "turn" && notice.state !== "retrying" && !child) {
-      this.turnId = undefined;
-      this.notices = [];
-      return;
-    }
-    if (notice.kind === "turn" && notice.retryInMs !== undefined) this.heardAt.set(notice, this.now());
-    coalesceInto(this.notices, notice);
-  }
-
-  get running(): string | undefined {
-    return this.turnId;
-  }
-
-  /** The notices so far; a retry's countdown is what is left of it now. */
-  snapshot(): Notice[] {
-    return this.notices.map((notice) => {
-      const heard = this.heardAt.get(notice);
-      if (heard === undefined || notice.kind !== "turn" || notice.retryInMs === undefined) return notice;
-      return { ...notice, retryInMs: Math.max(0, notice.retryInMs - (this.now() - heard)) };
-    });
   }
 }

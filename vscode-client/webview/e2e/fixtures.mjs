@@ -1,48 +1,58 @@
-// Session entries (pi v3) made up for the tests and benchmarks.
+// Transcripts made up for the tests and benchmarks: items and patches as the server sends
+// them (`memento/transcript`, `memento/transcript/patch`; the types are ../../src/transcript.ts).
 
-let clock = Date.parse("2026-01-01T00:00:00Z");
-
-function entry(id, parentId, fields) {
-  clock += 1000;
-  return { id, parentId, timestamp: new Date(clock).toISOString(), ...fields };
-}
-
-/** `turns` turns of user → assistant (every third with a tool call and its result), with
- * ids `${prefix}${turn}.${k}`: 2–4 messages a turn, the same ids for the same turn. */
-export function conversation(turns, { prefix = "e", first = 0 } = {}) {
+/** `turns` turns of user → reply (every third with a read tool call, its result and a closing
+ * text): 2–4 messages a turn, the same keys for the same turn. */
+export function conversation(turns, { prefix = "", first = 0 } = {}) {
   const out = [];
-  let n = 0;
-  let turn = first;
-  let parent = null;
-  const push = (fields) => {
-    const id = `${prefix}${turn}.${n++}`;
-    out.push(entry(id, parent, fields));
-    parent = id;
-    return id;
-  };
   for (let t = first; t < first + turns; t += 1) {
-    turn = t;
-    n = 0;
-    push({ type: "message", message: { role: "user", content: `Question ${t}: how does part ${t} work?`, timestamp: clock } });
-    const tool = t % 3 === 0;
-    const content = [{ type: "text", text: `Answer ${t}. Part ${t} reads the config and **returns** a value.\n\n- first point\n- second point` }];
-    if (tool) content.push({ type: "toolCall", id: `call${t}`, name: "read", arguments: { path: `src/part${t}.py` } });
-    push({
-      type: "message",
-      message: {
-        role: "assistant", content, api: "openai", provider: "scripted", model: "m", stopReason: tool ? "toolUse" : "stop",
-        usage: { input: 1000 + t * 10, output: 50, cacheRead: 800 + t * 8, cacheWrite: 0, totalTokens: 0 }, timestamp: clock,
-      },
-    });
-    if (tool) {
-      push({ type: "message", message: { role: "toolResult", toolCallId: `call${t}`, toolName: "read", content: [{ type: "text", text: `def part_${t}():\n    return ${t}\n` }], isError: false, timestamp: clock } });
-      push({ type: "message", message: { role: "assistant", content: [{ type: "text", text: `Done with part ${t}.` }], stopReason: "stop", usage: { input: 1100 + t * 10, cacheRead: 900 + t * 8 }, timestamp: clock } });
+    const id = `${prefix}${t}`;
+    const reply = `r:u:${id}`;
+    out.push({ kind: "user", key: `u:${id}`, entryId: id, text: `Question ${t}: how does part ${t} work?`, steer: false });
+    const parts = [{ kind: "text", key: `${reply}/0.0`, text: `Answer ${t}. Part ${t} reads the config and **returns** a value.\n\n- first point\n- second point` }];
+    if (t % 3 === 0) {
+      parts.push(
+        { kind: "tool", key: `${reply}/0.1`, toolCallId: `call${t}`, name: "read", args: JSON.stringify({ path: `src/part${t}.py` }), target: `src/part${t}.py`, status: "done", output: `def part_${t}():\n    return ${t}\n`, subagents: [] },
+        { kind: "text", key: `${reply}/1.0`, text: `Done with part ${t}.` },
+      );
     }
+    out.push({ kind: "reply", key: reply, state: "done", parts, context: { tokens: 1800 + t * 18, stablePrefixTokens: 800 + t * 8 } });
   }
   return out;
 }
 
-/** A history of about `messages` messages (the benchmark's 10,000). */
+/** A transcript of about `messages` messages (the benchmark's 10,000: 8 messages every 3 turns). */
 export function bigHistory(messages) {
-  return conversation(Math.ceil((messages * 3) / 8)); // 8 messages every 3 turns
+  return conversation(Math.ceil((messages * 3) / 8));
 }
+
+/** A session's patches, numbered as the server numbers them (`seq`). */
+export class Patches {
+  constructor(sessionId = "s1", seq = 0) {
+    this.sessionId = sessionId;
+    this.seq = seq;
+  }
+
+  /** The `memento/transcript/patch` notice of `ops`, as the page hears it. */
+  patch(...ops) {
+    this.seq += 1;
+    return { kind: "patch", sessionId: this.sessionId, seq: this.seq, ops };
+  }
+
+  /** A page of `items` at the current seq. */
+  page(items, nextCursor) {
+    return { sessionId: this.sessionId, seq: this.seq, items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+  }
+}
+
+/** The ops (`item`: the top-level item's key). */
+export const op = {
+  item: (node) => ({ op: "append", item: node.key, node }),
+  part: (item, parent, node) => ({ op: "append", item, parent, node }),
+  text: (item, key, text) => ({ op: "text", item, key, text }),
+  update: (item, node) => ({ op: "update", item, node }),
+  remove: (item, key) => ({ op: "remove", item, key }),
+};
+
+/** A tool part as it starts streaming. */
+export const toolPart = (key, toolCallId, name, more = {}) => ({ kind: "tool", key, toolCallId, name, args: "", status: "streaming", subagents: [], ...more });

@@ -18,12 +18,15 @@ export class Channel {
   private readonly early: EarlyStart | undefined;
   /** The tail request the inline start already sent (undefined: none was sent). */
   readonly earlyTail: number | undefined;
+  /** The session list request the inline start already sent. */
+  readonly earlySessions: number | undefined;
 
   constructor() {
     this.early = takeEarly();
     this.api = this.early?.api ?? acquireVsCodeApi();
     this.nextId = this.early?.nextId ?? 1;
     this.earlyTail = this.early?.tailRequest;
+    this.earlySessions = this.early?.sessionsRequest;
   }
 
   post(message: FromPage): void {

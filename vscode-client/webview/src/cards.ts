@@ -19,12 +19,15 @@ import {
 
 const STATUS_TEXT: Record<ToolPart["status"], string> = {
   streaming: "preparing",
+  pending: "waiting",
   running: "running",
   done: "done",
   error: "failed",
+  cancelled: "cancelled",
 };
 
-export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined): HTMLElement {
+/** `diffBase`: the checkpoint an edit's Diff compares the file with (none: the file alone). */
+export function toolCard(part: ToolPart, diffBase: string | undefined): HTMLElement {
   const target = toolTarget(part.args);
   const isEdit = EDIT_TOOLS.has(part.name) && target !== undefined;
   const summary = el(
@@ -47,7 +50,7 @@ export function toolCard(part: ToolPart, checkpoint: CheckpointItem | undefined)
     actions.append(
       button("Diff", `Open the diff of ${target}`, "open-diff", {
         "data-path": target,
-        "data-checkpoint": checkpoint?.id,
+        "data-checkpoint": diffBase,
       }),
     );
   }

@@ -1,12 +1,12 @@
 /**
  * The subagent cards under a `task` tool card: one collapsible card per child, its element
- * kept while the child lives (so an open card stays open as it streams), redrawn when its
- * card's version moved. A collapsed card shows the child's state and what it is doing; its
+ * kept while the child lives (so an open card stays open as it streams), redrawn when what
+ * its card says changed. A collapsed card shows the child's state and what it is doing; its
  * body (prompt, the child's text and tool calls, result) is drawn only while it is open.
  * A live child has its own Stop (`data-action="abort-subagent"`, handled in `main.ts`).
  */
 import { toolCard } from "./cards";
-import { LIVE_STATES, childTail, type ChildCard } from "./children";
+import { LIVE_STATES, childTail, type ChildCard } from "./rows";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
 
@@ -22,7 +22,8 @@ interface CardView {
   readonly element: HTMLElement;
   readonly details: HTMLDetailsElement;
   card: ChildCard;
-  version: number;
+  /** What the drawn card said (cards are drawn afresh from the transcript on each change). */
+  drawn: string;
   /** The body is behind the card's state (it was collapsed when the card changed). */
   stale: boolean;
 }
@@ -43,7 +44,7 @@ export class ChildList {
       if (view === undefined) {
         view = createCardView(card);
         this.views.set(card.id, view);
-      } else if (view.version !== card.version || view.card !== card) {
+      } else if (view.card !== card && view.drawn !== JSON.stringify(card)) {
         view.card = card;
         draw(view);
       }
@@ -54,7 +55,7 @@ export class ChildList {
 
 function createCardView(card: ChildCard): CardView {
   const details = el("details", { class: "child-details" });
-  const view: CardView = { element: el("section", { class: "card child-card" }), details, card, version: -1, stale: true };
+  const view: CardView = { element: el("section", { class: "card child-card" }), details, card, drawn: "", stale: true };
   details.addEventListener("toggle", () => {
     if (details.open && view.stale) drawBody(view);
   });
@@ -91,7 +92,7 @@ function draw(view: CardView): void {
   } else if (!live) {
     stop?.remove();
   }
-  view.version = card.version;
+  view.drawn = JSON.stringify(card);
   view.stale = true;
   if (details.open) drawBody(view);
 }

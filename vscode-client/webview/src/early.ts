@@ -1,13 +1,13 @@
 /**
  * The page's first moves, made before its stylesheet and its script have loaded: `boot.ts`,
  * put inline in the page's head by the extension (under the page's nonce), takes VS Code's
- * API, asks for the last page of history and the session list, and keeps what arrives until
+ * API, asks for the newest page of the transcript and the session list, and keeps what arrives until
  * the page's script takes over (`Channel`). The answer is on its way while panel.js is
  * fetched and compiled, instead of being asked for after.
  */
 import type { FromPage } from "../../src/webviewProtocol";
 
-/** Entries in a history page. */
+/** Items in a transcript page. */
 export const PAGE = 200;
 
 export interface VsCodeApi {
@@ -22,6 +22,7 @@ export interface EarlyStart {
   readonly api: VsCodeApi;
   readonly messages: unknown[];
   readonly tailRequest: number;
+  readonly sessionsRequest: number;
   readonly nextId: number;
   stop(): void;
 }
@@ -38,9 +39,9 @@ export function startEarly(api: VsCodeApi): void {
   window.addEventListener("message", keep);
   const post = (message: FromPage): void => api.postMessage(message);
   post({ type: "ready" });
-  post({ type: "history", requestId: 1, limit: PAGE, tail: true });
+  post({ type: "transcript", requestId: 1, limit: PAGE });
   post({ type: "listSessions", requestId: 2 });
-  window.__mementoEarly = { api, messages, tailRequest: 1, nextId: 3, stop: () => window.removeEventListener("message", keep) };
+  window.__mementoEarly = { api, messages, tailRequest: 1, sessionsRequest: 2, nextId: 3, stop: () => window.removeEventListener("message", keep) };
 }
 
 /** The inline start's work, handed over once (undefined when the page started without it). */

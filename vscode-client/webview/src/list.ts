@@ -67,9 +67,12 @@ export class TimelineList {
       if (anchor !== undefined) this.keep(anchor);
     }
     for (const key of dirty) {
+      const index = this.positions.get(key) ?? -1;
+      const row = rows[index];
+      if (row === undefined) continue;
+      this.rows[index] = row; // a changed row is a new object (the model draws it afresh)
       const view = this.views.get(key);
-      const row = view === undefined ? undefined : rows[this.positions.get(key) ?? -1];
-      if (view !== undefined && row !== undefined && row.version !== view.version) view.update(row, this.context);
+      if (view !== undefined && row.version !== view.version) view.update(row, this.context);
     }
     this.render();
   }

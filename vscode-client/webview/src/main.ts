@@ -3,7 +3,8 @@
  * once per animation frame, and the view redraws what changed in that same frame: however
  * fast deltas arrive, the page does at most one DOM update per frame.
  */
-import { parseEntries, type FromPage, type Notice, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
+import { parseTranscriptPage, type FromPage, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
+import type { TranscriptPage } from "../../src/transcript";
 import { Channel } from "./api";
 import { PAGE } from "./early";
 import { el, relativeTime } from "./dom";
@@ -34,6 +35,7 @@ const model = new Timeline();
 const highlighter = new LazyHighlighter(ui.timeline);
 const list = new TimelineList(ui.timeline, ui.spacer, {
   checkpointFor: (row) => model.checkpointFor(row),
+  diffBaseFor: (row) => model.diffBaseFor(row),
   highlighter,
 });
 const state = channel.state;
@@ -41,24 +43,53 @@ let queued: ToPage[] = [];
 let frame = 0;
 let tailRequest = -1;
 let olderRequest = -1;
+let sessionsRequest = -1;
 let status: string | undefined;
 let historyShown = false;
 let highlighterRequested = false;
+/** The last prompt sent (a refused one is offered again). */
+let lastPrompt: string | undefined;
 
 function post(message: FromPage): void {
   channel.post(message);
 }
 
+/** The newest page of the transcript; patches heard meanwhile are in it (the page's copy
+ * skips them until the page is in). */
 function requestTail(): void {
   tailRequest = channel.requestId();
-  post({ type: "history", requestId: tailRequest, limit: PAGE, tail: true });
+  post({ type: "transcript", requestId: tailRequest, limit: PAGE });
+}
+
+function requestSessions(): void {
+  sessionsRequest = channel.requestId();
+  post({ type: "listSessions", requestId: sessionsRequest });
 }
 
 list.onTop = () => {
   if (!model.hasOlder || olderRequest >= 0) return;
   olderRequest = channel.requestId();
-  post({ type: "history", requestId: olderRequest, cursor: model.olderCursor, limit: PAGE, tail: false });
+  post({ type: "transcript", requestId: olderRequest, cursor: model.olderCursor, limit: PAGE });
 };
+
+/** A panel opened before the server runs: the first reads are asked again until they are
+ * answered (0.5 s, then doubling up to 5 s), and the banner says what it waits for. */
+let retries = 0;
+let retryTimer = 0;
+function retryStart(message: string): void {
+  status = `Waiting for the Memento server: ${message}`;
+  if (retryTimer !== 0) return;
+  const delay = Math.min(5000, 500 * 2 ** retries);
+  retries += 1;
+  retryTimer = window.setTimeout(() => {
+    retryTimer = 0;
+    if (!historyShown) {
+      post({ type: "ready" }); // the checkpoint list, which failed too
+      requestTail();
+    }
+    requestSessions();
+  }, delay);
+}
 
 channel.listen((message) => {
   queued.push(message);
@@ -70,21 +101,21 @@ function flush(): void {
   frame = 0;
   const messages = queued;
   queued = [];
-  let syncTail = false;
+  let reload = false;
   let checkpointsMoved = false;
   for (const message of messages) {
     const effect = receive(message);
-    syncTail ||= effect === "sync";
+    reload ||= effect === "reload";
     checkpointsMoved ||= effect === "checkpoints";
   }
   list.setRows(model.rows, model.structural, model.dirty);
   if (checkpointsMoved) list.refreshAll();
   model.settle();
   drawChrome();
-  if (syncTail) requestTail();
+  if (reload) requestTail();
   // The highlighter waits until the first rows are on screen (or a turn streams): this
   // frame paints first, then it loads.
-  if (!highlighterRequested && (historyShown || model.running !== undefined)) {
+  if (!highlighterRequested && (historyShown || model.running)) {
     highlighterRequested = true;
     setTimeout(startHighlighter, 0);
   }
@@ -98,41 +129,51 @@ function startHighlighter(): void {
   });
 }
 
-function receive(message: ToPage): "sync" | "checkpoints" | undefined {
+function receive(message: ToPage): "reload" | "checkpoints" | undefined {
   switch (message.type) {
     case "notices": {
-      let effect: "sync" | "checkpoints" | undefined;
+      let effect: "reload" | "checkpoints" | undefined;
       for (const notice of message.notices) {
+        if (notice.kind === "patch") {
+          if (model.applyPatch(notice) === "reload" && tailRequest < 0) effect = "reload";
+          continue;
+        }
         model.apply(notice);
-        if (endsTurn(notice)) effect = "sync";
-        else if (notice.kind === "compaction" && notice.phase === "finished" && model.running === undefined) effect = "sync";
-        else if (notice.kind === "checkpoints" && effect === undefined) effect = "checkpoints";
+        if (notice.kind === "checkpoints" && effect === undefined) effect = "checkpoints";
       }
       return effect;
     }
-    case "history": {
+    case "transcript": {
       const older = message.requestId === olderRequest;
       if (older) olderRequest = -1;
-      let entries: Record<string, unknown>[];
+      else if (message.requestId === tailRequest) tailRequest = -1;
+      else return undefined; // an answer overtaken by a newer read
+      let page: TranscriptPage;
       try {
-        entries = parseEntries(message.entriesJson);
+        page = parseTranscriptPage(message.pageJson);
       } catch (error) {
-        console.warn(`memento panel: ignored a history page: ${String(error)}`);
+        console.warn(`memento panel: ignored a transcript page: ${String(error)}`);
         return undefined;
       }
+      if (!historyShown) status = undefined;
       historyShown = true;
-      if (older) model.prependPage(entries, message.nextCursor, message.relief);
-      else if (message.requestId === tailRequest || message.tail) model.loadTail(entries, message.nextCursor, message.running, message.relief);
-      return undefined;
+      const before = model.sessionId;
+      if (older) model.prependPage(page);
+      else if (!model.loadTail(page)) return "reload"; // read before a reset heard since
+      // Another session (opened elsewhere, or resumed): the picker names it.
+      if (!older && before !== undefined && before !== page.sessionId && sessionsRequest < 0) requestSessions();
+      return "checkpoints"; // the rows the checkpoints go on may have moved
     }
     case "sessions":
-      fillSessions(message.sessions, message.current);
+      if (message.requestId === sessionsRequest) sessionsRequest = -1;
+      retries = 0;
+      fillSessions(message.sessions, message.sessions.find((s) => s.current === true)?.id ?? message.current ?? model.sessionId);
       return undefined;
     case "sessionChanged":
       model.reset();
       status = undefined;
       requestTail();
-      post({ type: "listSessions", requestId: channel.requestId() });
+      requestSessions();
       return undefined;
     case "prompted":
       return undefined;
@@ -142,9 +183,13 @@ function receive(message: ToPage): "sync" | "checkpoints" | undefined {
         : `Restored ${message.restored.length} file(s).`;
       return undefined;
     case "failed":
-      if (message.op === "history") olderRequest = -1;
-      if (message.op === "prompt" || message.op === "steer") model.failPrompt(message.message);
+      if (message.op === "transcript" && message.requestId === olderRequest) olderRequest = -1;
+      else if (message.op === "transcript" && message.requestId === tailRequest && !historyShown) retryStart(message.message);
+      else if (message.op === "listSessions" && message.requestId === sessionsRequest && !historyShown) retryStart(message.message);
+      else if (message.op === "prompt" || message.op === "steer") model.failPrompt(message.message, lastPrompt);
       else status = `${message.op} failed: ${message.message}`;
+      if (message.op === "transcript" && message.requestId === tailRequest) tailRequest = -1;
+      if (message.op === "listSessions" && message.requestId === sessionsRequest) sessionsRequest = -1;
       return undefined;
     case "showContext":
       setContextOpen(true);
@@ -152,17 +197,12 @@ function receive(message: ToPage): "sync" | "checkpoints" | undefined {
   }
 }
 
-/** The conversation's turn ended (a subagent's own turn is not the conversation's). */
-function endsTurn(notice: Notice): boolean {
-  return notice.kind === "turn" && notice.state !== "started" && notice.state !== "retrying" && notice.subagentId === undefined;
-}
-
 // -- chrome: composer, banner, meter, context view --------------------------------------
 
 /** Writes only what changed: a frame of streaming text touches none of this. */
 let chromeKey = "";
 function drawChrome(): void {
-  const running = model.running !== undefined;
+  const running = model.running;
   const meter = meterText(model.context);
   const key = `${running}\u0000${meter}\u0000${model.banner === undefined ? "" : JSON.stringify(model.banner)}\u0000${status ?? ""}`;
   if (key !== chromeKey) {
@@ -224,13 +264,9 @@ function submit(): void {
   const text = ui.input.value.trim();
   if (text === "") return;
   const requestId = channel.requestId();
-  if (model.running !== undefined) {
-    model.addPrompt(text, true);
-    post({ type: "steer", requestId, text });
-  } else {
-    model.addPrompt(text);
-    post({ type: "prompt", requestId, text });
-  }
+  lastPrompt = text;
+  // The prompt shows when the server has it (its patch comes within the same moment).
+  post({ type: model.running ? "steer" : "prompt", requestId, text });
   ui.input.value = "";
   state.draft = "";
   channel.save(state);
@@ -246,7 +282,7 @@ ui.input.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     submit();
-  } else if (event.key === "Escape" && model.running !== undefined) {
+  } else if (event.key === "Escape" && model.running) {
     post({ type: "abort" });
   }
 });
@@ -257,7 +293,7 @@ ui.input.addEventListener("input", () => {
 ui.stop.addEventListener("click", () => post({ type: "abort" }));
 ui.newSession.addEventListener("click", () => post({ type: "newSession", requestId: channel.requestId() }));
 ui.session.addEventListener("change", () => post({ type: "openSession", requestId: channel.requestId(), id: ui.session.value }));
-ui.session.addEventListener("focus", () => post({ type: "listSessions", requestId: channel.requestId() }));
+ui.session.addEventListener("focus", requestSessions);
 ui.toggleContext.addEventListener("click", () => setContextOpen(ui.context.hidden));
 
 /** Every card button, in one listener (rows come and go with the virtual list). */
@@ -283,7 +319,7 @@ document.addEventListener("click", (event) => {
       return post({ type: "rewind", checkpointId: data["checkpoint"] ?? "", mode: (data["mode"] ?? "all") as RewindMode });
     case "retry": {
       const text = data["text"] ?? "";
-      model.addPrompt(text);
+      lastPrompt = text;
       post({ type: "prompt", requestId: channel.requestId(), text });
       break;
     }
@@ -308,10 +344,11 @@ ui.input.value = state.draft;
 if (state.contextOpen) setContextOpen(true);
 if (channel.earlyTail !== undefined) {
   tailRequest = channel.earlyTail; // the inline start asked already
+  sessionsRequest = channel.earlySessions ?? -1;
 } else {
   post({ type: "ready" });
   requestTail();
-  post({ type: "listSessions", requestId: channel.requestId() });
+  requestSessions();
 }
 // While the extension answers: the markdown renderer, which the first rows need.
 prepareMarkdown();

@@ -1,12 +1,13 @@
 /**
- * The page's state: the timeline rows, the live turn, checkpoints, the context series.
- * Pure (no DOM): notices and history pages go in, the set of changed rows comes out, and the
- * view redraws only those, once per animation frame.
+ * The page's state: the server's transcript (pages read, patches applied), the rows drawn
+ * from it, checkpoints, the context series. Pure (no DOM): pages, patches and notices go in,
+ * the set of changed rows comes out, and the view redraws only those, once per frame.
  */
-import { childNotice, type CheckpointItem, type ChildNotice, type Notice, type NoticeOf, type ReliefStep, type RunningTurn } from "../../src/webviewProtocol";
-import { applyChildNotice, childFromInfo, mergeChildren, type ChildCard } from "./children";
-import { entriesToRows, joinPages, resumedRow, takeRunningTurn } from "./history";
-import { appendText, assistantRow, reminderText, type AssistantRow, type CompactionRow, type Row, type ToolPart } from "./rows";
+import type { Item, Patch, TranscriptPage } from "../../src/transcript";
+import type { CheckpointItem, Notice } from "../../src/webviewProtocol";
+import { rowOf } from "./itemRows";
+import { assistantRow, type AssistantRow, type Row } from "./rows";
+import { Transcript, TranscriptError } from "./transcript";
 
 export interface Banner {
   attempt?: number;
@@ -33,112 +34,151 @@ export interface ContextState {
   windowOrigin?: string;
 }
 
+/** What a patch asks of the page: nothing more, or to read the transcript again. */
+export type PatchEffect = "applied" | "skipped" | "reload";
+
 export class Timeline {
-  rows: Row[] = [];
-  /** Rows added or removed since the view last looked (the list must re-index). */
-  structural = true;
-  /** Keys of rows whose content changed since the view last looked. */
-  readonly dirty = new Set<string>();
   olderCursor: string | undefined;
   hasOlder = false;
-  running: string | undefined;
-  banner: Banner | undefined;
+  sessionId: string | undefined;
+  /** The `seq` the copy is at: patches at or below it are in it already. */
+  seq = -1;
   context: ContextState | undefined;
   checkpoints = new Map<string, CheckpointItem>();
   /** Bumped whenever what the context view shows may have changed. */
   contextVersion = 0;
-  private liveCompaction = 0;
-  /** The prompt entry of a running turn that began before the first page loaded. */
-  private resuming: string | undefined;
-  /** The subagents heard live this session, by id (their cards outlive the live rows). */
-  private readonly children = new Map<string, ChildCard>();
+
+  private transcript = new Transcript();
+  private isStructural = true;
+  private readonly changedRows = new Set<string>();
+  private drawn: Row[] = [];
+  private readonly byKey = new Map<string, Row>();
+  private readonly versions = new Map<string, number>();
+  /** Items changed since the rows were drawn (all of them: `restructure`). */
+  private readonly changed = new Set<string>();
+  private restructure = true;
+  /** The conversation's turn is running, as `memento/turn` says (before its reply shows). */
+  private turnRunning = false;
+  private replyStreaming: string | undefined;
+  private retry: { key: string; attempt: number; banner: Banner } | undefined;
+  private readonly progress = new Map<string, string>();
+  private readonly resolved = new Map<string, "apply" | "dismiss" | "toRule">();
+  /** A prompt the server refused: said under the timeline until the next item comes. */
+  private refused: AssistantRow | undefined;
+  /** A reset or an op that did not fit: patches wait for the page read again. */
+  private stale = false;
+  /** The last patch that asked for a new read: a page of its session older than it is stale. */
+  private staleAt: { sessionId: string; seq: number } | undefined;
+  private restoreAt = new Map<string, string>();
+  private diffAt = new Map<string, string>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** Another session (or the same one rewound): nothing of the old one stays. */
   reset(): void {
-    this.rows = [];
-    this.structural = true;
+    this.transcript = new Transcript();
+    this.byKey.clear();
+    this.sessionId = undefined;
+    this.seq = -1;
     this.olderCursor = undefined;
     this.hasOlder = false;
-    this.banner = undefined;
-    this.children.clear();
+    this.refused = undefined;
+    this.turnRunning = false;
+    this.progress.clear();
+    this.restructure = true;
     this.contextVersion += 1;
   }
 
-  private touch(row: Row): void {
-    row.version += 1;
-    this.dirty.add(row.key);
+  /** Rows added or removed since the view last looked (the list must re-index). */
+  get structural(): boolean {
+    this.sync();
+    return this.isStructural;
   }
 
-  private add(row: Row): void {
-    this.rows.push(row);
-    this.structural = true;
+  /** Keys of rows whose content changed since the view last looked. */
+  get dirty(): ReadonlySet<string> {
+    this.sync();
+    return this.changedRows;
+  }
+
+  /** The items of the pages read, as the patches left them. */
+  get items(): readonly Item[] {
+    return this.transcript.items;
+  }
+
+  /** The rows to draw, oldest first. */
+  get rows(): Row[] {
+    this.sync();
+    return this.drawn;
+  }
+
+  get running(): boolean {
+    this.sync();
+    return this.turnRunning || this.replyStreaming !== undefined;
+  }
+
+  get banner(): Banner | undefined {
+    this.sync();
+    return this.retry?.banner;
+  }
+
+  /** The newest page (`memento/transcript`): the copy starts again from it. False when the
+   * page was read before a reset heard since (it is drawn, and must be read again). */
+  loadTail(page: TranscriptPage): boolean {
+    this.transcript = new Transcript(page.items);
+    this.byKey.clear(); // the page's copy is newer than every row drawn
+    this.stale = page.sessionId === this.staleAt?.sessionId && page.seq < this.staleAt.seq;
+    this.sessionId = page.sessionId;
+    this.seq = page.seq;
+    this.olderCursor = page.nextCursor;
+    this.hasOlder = page.nextCursor !== undefined;
+    this.refused = undefined;
+    this.restructure = true;
+    this.contextVersion += 1;
+    return !this.stale;
+  }
+
+  /** An older page, put before what is shown. */
+  prependPage(page: TranscriptPage): void {
+    if (page.sessionId !== this.sessionId) return; // read before a reset: the new tail says
+    this.transcript.put(page.items, "start");
+    this.olderCursor = page.nextCursor;
+    this.hasOlder = page.nextCursor !== undefined;
+    this.restructure = true;
     this.contextVersion += 1;
   }
 
-  /** The newest page of history. Rows already shown that are older than the page stay
-   * (the user may be reading them); the live turn stays after it while it runs. A page
-   * read while a turn runs (`running`: the page opened mid-turn) shows that turn once, live:
-   * its stored steps make way for the steps its notices bring again. */
-  loadTail(
-    entries: Record<string, unknown>[],
-    nextCursor: string | undefined,
-    running?: RunningTurn,
-    relief?: readonly ReliefStep[],
-  ): void {
-    let rows = this.withChildren(entriesToRows(entries, relief));
-    let live = this.running === undefined ? [] : this.rows.filter((r) => r.entryIds.length === 0);
-    let taken: Row[] = [];
-    if (running !== undefined) {
-      ({ kept: rows, taken } = takeRunningTurn(rows, running.entryId));
-      live = [];
-      this.running = undefined;
-      this.resuming = running.entryId === undefined || rows.length > 0 ? undefined : running.entryId;
+  /** `memento/transcript/patch`, in order. A patch the copy holds already is skipped; one it
+   * cannot take (a reset, another session, an op that does not fit) asks for a new read. */
+  applyPatch(patch: Patch): PatchEffect {
+    if (this.sessionId === undefined || this.stale) return "skipped"; // the page being read holds it
+    if (patch.sessionId !== this.sessionId || patch.ops.some((op) => op.op === "reset")) return this.reload(patch);
+    if (patch.seq <= this.seq) return "skipped";
+    try {
+      for (const op of patch.ops) {
+        const top = this.transcript.apply(op);
+        if (top === undefined) continue;
+        if (op.op === "append" && op.parent === undefined) {
+          this.restructure = true;
+          this.refused = undefined;
+        } else if (op.op === "remove" && op.key === top) {
+          this.restructure = true;
+        } else {
+          this.changed.add(top);
+        }
+      }
+    } catch (error) {
+      if (error instanceof TranscriptError) return this.reload(patch);
+      throw error;
     }
-    let older: Row[] = [];
-    const anchor = rows.findIndex((r) => r.kind !== "assistant");
-    const anchorId = rows[anchor]?.entryIds[0];
-    const at = anchorId === undefined ? -1 : this.rows.findIndex((r) => r.entryIds.includes(anchorId));
-    if (nextCursor !== undefined && at >= 0) {
-      older = this.rows.slice(0, at).filter((r) => r.entryIds.length > 0);
-      rows.splice(0, anchor);
-    } else {
-      this.olderCursor = nextCursor;
-      this.hasOlder = nextCursor !== undefined;
-    }
-    if (running === undefined) adoptLiveKeys(this.rows, rows);
-    this.rows = [...older, ...rows, ...live];
-    this.structural = true;
-    this.contextVersion += 1;
-    if (running !== undefined) {
-      const row = resumedRow(running.turnId, taken);
-      row.retryText = this.rows.findLast((r) => r.kind === "user")?.text;
-      this.rows.push(row, ...taken.filter((r) => r.kind !== "assistant"));
-      for (const notice of running.notices) this.apply(notice);
-    }
+    this.seq = patch.seq;
+    return "applied";
   }
 
-  /** An older page, put before what is shown. Returns how many rows were added on top. */
-  prependPage(entries: Record<string, unknown>[], nextCursor: string | undefined, relief?: readonly ReliefStep[]): number {
-    const before = this.rows.length;
-    let older = this.withChildren(entriesToRows(entries, relief));
-    const live = this.rows.find((r): r is AssistantRow => r.kind === "assistant" && r.turnId === this.running);
-    if (this.resuming !== undefined && live !== undefined) {
-      // The running turn began before the first page: its earlier steps are in this one.
-      const { kept, taken } = takeRunningTurn(older, this.resuming);
-      const earlier = resumedRow(live.turnId ?? "", taken);
-      live.entryIds = [...earlier.entryIds, ...live.entryIds];
-      live.orphans = { ...earlier.orphans, ...live.orphans };
-      this.rows = [...taken.filter((r) => r.kind !== "assistant"), ...this.rows];
-      if (kept.length > 0) this.resuming = undefined;
-      older = kept;
-    }
-    this.rows = older.length === 0 ? this.rows : joinPages(older, this.rows);
-    this.olderCursor = nextCursor;
-    this.hasOlder = nextCursor !== undefined;
-    this.structural = true;
-    this.contextVersion += 1;
-    return this.rows.length - before;
+  private reload(patch: Patch): PatchEffect {
+    this.stale = true;
+    this.staleAt = { sessionId: patch.sessionId, seq: patch.seq };
+    return "reload";
   }
 
   /** Context tokens per turn, oldest first, with compactions marked (the context chart). */
@@ -153,229 +193,180 @@ export class Timeline {
     return points;
   }
 
-  /** The user's own message, shown at once (before the server answers). */
-  addPrompt(text: string, steer = false): void {
-    this.add({ kind: "user", key: `prompt:${this.rows.length}:${this.now()}`, version: 0, entryIds: [], text, steer });
-  }
-
-  private liveTurn(turnId: string): AssistantRow {
-    const found = this.rows.findLast((r): r is AssistantRow => r.kind === "assistant" && r.turnId === turnId);
-    if (found !== undefined) return found;
-    const row = assistantRow(`turn:${turnId}`, turnId);
-    row.state = "streaming";
-    row.retryText = this.rows.findLast((r) => r.kind === "user")?.text;
-    this.add(row);
-    return row;
-  }
-
+  /** The notifications the transcript does not hold: the turn's life (for Stop and Steer
+   * before its reply shows), a tool's progress, the context meter, the checkpoint list. */
   apply(notice: Notice): void {
-    const child = childNotice(notice);
-    if (child !== undefined) return this.onChildNotice(child);
     switch (notice.kind) {
       case "turn":
-        return this.onTurn(notice);
-      case "stream": {
-        const row = this.liveTurn(notice.turnId);
-        this.banner = undefined;
-        if (notice.stream === "tool") {
-          const id = notice.toolCallId ?? "";
-          const part = row.parts.find((p) => p.kind === "tool" && p.id === id);
-          if (part?.kind === "tool") part.args += notice.delta;
-          else row.parts.push({ kind: "tool", id, name: notice.toolName ?? "tool", args: notice.delta, status: "streaming" });
-        } else {
-          appendText(row, notice.stream, notice.delta);
+        if (notice.subagentId !== undefined) return;
+        if (notice.state === "started") this.turnRunning = true;
+        else if (notice.state !== "retrying") {
+          this.turnRunning = false;
+          this.progress.clear();
         }
-        return this.touch(row);
-      }
-      case "tool": {
-        const row = this.liveTurn(notice.turnId);
-        let part = row.parts.find((p) => p.kind === "tool" && p.id === notice.toolCallId);
-        if (part === undefined) {
-          part = { kind: "tool", id: notice.toolCallId, name: notice.toolName, args: "", status: "running" };
-          row.parts.push(part);
-        }
-        if (part.kind === "tool") {
-          part.status = notice.state === "started" ? "running" : notice.isError ? "error" : "done";
-          if (notice.server !== undefined) part.label = `${notice.server} › ${notice.serverTool ?? notice.toolName}`;
-          const stored = row.orphans?.[part.id];
-          if (stored !== undefined) part.output = stored.output;
-          else if (notice.output !== undefined) [part.output, part.outputTruncated] = [notice.output, notice.outputTruncated];
-          if (notice.state === "finished") mergeChildren(part, this.children);
-        }
-        if (notice.state === "finished") row.stepStart = row.parts.length;
-        return this.touch(row);
-      }
+        return;
       case "toolProgress": {
-        const row = this.liveTurn(notice.turnId);
-        const part = row.parts.find((p) => p.kind === "tool" && p.id === notice.toolCallId);
-        if (part?.kind !== "tool" || part.status !== "running") return;
         const done = notice.total !== undefined ? `${notice.progress}/${notice.total}` : `${notice.progress}`;
-        part.progress = notice.message ? `${done} · ${notice.message}` : done;
-        return this.touch(row);
+        this.progress.set(notice.toolCallId, notice.message ? `${done} · ${notice.message}` : done);
+        const owner = this.transcript.items.findLast((item) => item.kind === "reply");
+        if (owner !== undefined) this.changed.add(owner.key);
+        return;
       }
-      case "reminder": {
-        const row = this.liveTurn(notice.turnId);
-        const mark = row.marks.findLast((m) => m.rules.some((r) => notice.rules.includes(r)));
-        if (mark !== undefined) mark.reminder = reminderText(notice.text);
-        return this.touch(row);
-      }
-      case "context": {
+      case "context":
         this.context = notice;
         this.contextVersion += 1;
-        const row = this.running === undefined ? undefined : this.liveTurn(this.running);
-        if (row !== undefined) row.context = { tokens: notice.tokens, stable: notice.stablePrefixTokens };
         return;
-      }
-      case "compaction":
-        return this.onCompaction(notice);
-      case "advisor": {
-        const key = `advisor:${notice.noteId}`;
-        if (this.rows.some((r) => r.key === key)) return;
-        return this.add({ ...notice, kind: "advisor", key, version: 0, entryIds: [] });
-      }
-      case "subagent":
-        return this.onSubagent(notice);
       case "checkpoints":
-        this.checkpoints = new Map(notice.checkpoints.filter((c) => c.entryId !== undefined).map((c) => [c.entryId!, c]));
-        for (const row of this.rows) if (row.entryIds.some((id) => this.checkpoints.has(id))) this.touch(row);
+        this.checkpoints = new Map(notice.checkpoints.map((c) => [c.id, c]));
         return;
     }
   }
 
-  private onTurn(notice: NoticeOf<"turn">): void {
-    const row = this.liveTurn(notice.turnId);
-    switch (notice.state) {
-      case "started":
-        this.running = notice.turnId;
-        row.state = "streaming";
-        break;
-      case "retrying":
-        if (notice.rules?.length) {
-          // TTSR: the server dropped the partial answer of this request; so do we.
-          row.parts.splice(row.stepStart);
-          row.marks.push({ rules: notice.rules, attempt: notice.attempt, at: row.parts.length });
-        } else {
-          this.banner = {
-            attempt: notice.attempt,
-            reason: notice.reason ?? notice.error,
-            retryAt: notice.retryInMs === undefined ? undefined : this.now() + notice.retryInMs,
-          };
-        }
-        break;
-      default:
-        if (this.running === notice.turnId) this.running = undefined;
-        this.banner = undefined;
-        row.state = notice.state === "finished" ? "done" : notice.state;
-        if (notice.error !== undefined) row.error = notice.error;
-        for (const part of row.parts) if (part.kind === "tool" && part.status === "streaming") part.status = "running";
-    }
-    this.touch(row);
-  }
-
-  /** Stored rows with the cards of the subagents heard live under their `task` calls. */
-  private withChildren(rows: Row[]): Row[] {
-    if (this.children.size === 0) return rows;
-    for (const row of rows) {
-      if (row.kind !== "assistant") continue;
-      for (const part of row.parts) if (part.kind === "tool" && part.name === "task") mergeChildren(part, this.children);
-    }
-    return rows;
-  }
-
-  /** The `task` part a child nests under, and its row: the call it names, or else a task
-   * card made for it in its parent's turn (the call is not drawn yet). */
-  private taskPart(card: ChildCard, parentTurnId: string | undefined, create: boolean): { row: AssistantRow; part: ToolPart } | undefined {
-    for (let i = this.rows.length - 1; i >= 0; i -= 1) {
-      const row = this.rows[i]!;
-      if (row.kind !== "assistant") continue;
-      const part = row.parts.find((p): p is ToolPart => p.kind === "tool" && (p.id === card.parentToolCallId || (p.children?.includes(card) ?? false)));
-      if (part !== undefined) return { row, part };
-    }
-    const turnId = parentTurnId ?? this.running;
-    if (!create || turnId === undefined) return undefined;
-    const row = this.liveTurn(turnId);
-    const part: ToolPart = { kind: "tool", id: card.parentToolCallId ?? `task:${card.id}`, name: "task", args: "", status: "running" };
-    row.parts.push(part);
-    return { row, part };
-  }
-
-  private onSubagent(info: NoticeOf<"subagent">): void {
-    const card = childFromInfo(info, this.children.get(info.id));
-    this.children.set(info.id, card);
-    const found = this.taskPart(card, info.parentTurnId, true);
-    if (found === undefined) return;
-    const { row, part } = found;
-    if (!(part.children ?? []).includes(card)) part.children = [...(part.children ?? []).filter((c) => c.id !== card.id), card];
-    this.touch(row);
-  }
-
-  private onChildNotice(notice: ChildNotice): void {
-    const card = this.children.get(notice.subagentId ?? "");
-    if (card === undefined) return; // its announcement comes first; one missed is not drawn
-    applyChildNotice(card, notice);
-    const found = this.taskPart(card, undefined, false);
-    if (found !== undefined) this.touch(found.row);
-  }
-
-  private onCompaction(notice: NoticeOf<"compaction">): void {
-    let row = this.rows.findLast((r): r is CompactionRow => r.kind === "compaction" && r.phase === "started" && r.level === notice.level && r.entryIds.length === 0);
-    if (row === undefined) {
-      row = { kind: "compaction", key: `compaction:${this.liveCompaction++}`, version: 0, entryIds: [], level: notice.level, phase: notice.phase, tokensBefore: notice.tokensBefore };
-      this.add(row);
-    }
-    Object.assign(row, { phase: notice.phase, tokensBefore: notice.tokensBefore, tokensAfter: notice.tokensAfter, summarizer: notice.summarizer, provider: notice.provider, error: notice.error, why: notice.why });
-    this.contextVersion += 1;
-    this.touch(row);
-  }
-
+  /** The checkpoint a row offers "Restore to here" for. */
   checkpointFor(row: Row): CheckpointItem | undefined {
-    for (const id of row.entryIds) {
-      const checkpoint = this.checkpoints.get(id);
-      if (checkpoint !== undefined) return checkpoint;
-    }
-    return undefined;
+    this.sync();
+    const id = this.restoreAt.get(row.key);
+    return id === undefined ? undefined : this.checkpoints.get(id);
   }
 
-  /** The server refused a prompt: say so under it, with the retry action. */
-  failPrompt(message: string): void {
-    const row = assistantRow(`failed:${this.rows.length}:${this.now()}`);
+  /** The checkpoint taken before a reply's edits (its diffs compare with it). */
+  diffBaseFor(row: Row): string | undefined {
+    this.sync();
+    return this.diffAt.get(row.key);
+  }
+
+  /** The server refused a prompt: say so under the timeline, with the retry action. */
+  failPrompt(message: string, text: string | undefined): void {
+    const row = assistantRow(`refused:${this.now()}`);
     row.state = "error";
     row.error = message;
-    row.retryText = this.rows.findLast((r) => r.kind === "user")?.text;
-    this.add(row);
+    row.retryText = text;
+    this.refused = row;
+    this.restructure = true;
   }
 
   /** Marks an advisor note acted upon (the card keeps its place, greyed). */
   resolveNote(noteId: string, action: "apply" | "dismiss" | "toRule"): void {
-    const row = this.rows.find((r) => r.kind === "advisor" && r.noteId === noteId);
-    if (row?.kind === "advisor") {
-      row.resolved = action;
-      this.touch(row);
-    }
+    this.resolved.set(noteId, action);
+    const item = this.transcript.items.find((i) => i.kind === "advisor" && i.noteId === noteId);
+    if (item !== undefined) this.changed.add(item.key);
   }
 
   /** The view took note of every change. */
   settle(): void {
-    this.structural = false;
-    this.dirty.clear();
+    this.sync();
+    this.isStructural = false;
+    this.changedRows.clear();
   }
-}
 
-/**
- * The stored rows that take over from rows drawn live (the prompt, the turn, a compaction)
- * take their keys, in order: their views stay and redraw only what differs, so the end of a
- * turn does not redraw it (nor fold its open cards).
- */
-function adoptLiveKeys(shown: readonly Row[], stored: Row[]): void {
-  const known = new Set(shown.map((r) => r.key));
-  const live = shown.filter((r) => /^(prompt|turn|compaction):/.test(r.key));
-  let next = 0;
-  for (const row of stored) {
-    const drawn = live[next];
-    if (drawn === undefined) return;
-    if (known.has(row.key) || row.kind !== drawn.kind || (row.kind === "user" && drawn.kind === "user" && row.text !== drawn.text)) continue;
-    row.key = drawn.key;
-    row.version = drawn.version + 1;
-    next += 1;
+  // -- rows from items ----------------------------------------------------------------------
+
+  private sync(): void {
+    if (!this.restructure && this.changed.size === 0) return;
+    const items = this.transcript.items;
+    if (this.restructure) {
+      // Rows of items that did not change are kept as they are: their views stay.
+      const kept = new Map(this.byKey);
+      this.byKey.clear();
+      this.drawn = [];
+      let prompt: string | undefined;
+      for (const item of items) {
+        const old = this.changed.has(item.key) ? undefined : kept.get(item.key);
+        if (old !== undefined) this.byKey.set(item.key, old);
+        const row = old ?? this.draw(item, prompt);
+        if (item.kind === "user") prompt = item.text;
+        if (row !== undefined) this.drawn.push(row);
+      }
+      if (this.refused !== undefined) this.drawn.push(this.refused);
+      this.placeCheckpoints(items);
+      this.isStructural = true;
+      this.restructure = false;
+      this.contextVersion += 1;
+    } else {
+      for (const key of this.changed) {
+        const old = this.byKey.get(key);
+        if (old === undefined) continue;
+        const at = this.drawn.indexOf(old, Math.max(0, this.drawn.length - 64)); // most changes are at the end
+        const index = at >= 0 ? at : this.drawn.indexOf(old);
+        const item = items.findLast((i) => i.key === key);
+        const row = item === undefined ? undefined : this.draw(item, this.promptBefore(item));
+        if (row !== undefined && index >= 0) this.drawn[index] = row;
+        if (row?.kind === "assistant" && row.context !== undefined) this.contextVersion += 1;
+      }
+    }
+    this.changed.clear();
+    this.noteStreaming(items);
+  }
+
+  private draw(item: Item, prompt: string | undefined): Row | undefined {
+    const version = (this.versions.get(item.key) ?? -1) + 1;
+    const row = rowOf(item, version, { prompt, progress: this.progress, resolved: this.resolved });
+    if (row === undefined) return undefined;
+    this.versions.set(item.key, version);
+    this.byKey.set(item.key, row);
+    this.changedRows.add(item.key);
+    return row;
+  }
+
+  private promptBefore(item: Item): string | undefined {
+    const items = this.transcript.items;
+    for (let i = items.lastIndexOf(item) - 1; i >= 0; i -= 1) {
+      const before = items[i]!;
+      if (before.kind === "user") return before.text;
+    }
+    return undefined;
+  }
+
+  /** The running reply (the newest, while it streams) and its retry banner. */
+  private noteStreaming(items: readonly Item[]): void {
+    const last = items.findLast((item) => item.kind === "reply");
+    const streaming = last?.kind === "reply" && last.state === "streaming" ? last : undefined;
+    this.replyStreaming = streaming?.key;
+    const retry = streaming?.retry;
+    if (retry === undefined || streaming === undefined) {
+      this.retry = undefined;
+      return;
+    }
+    if (this.retry?.key === streaming.key && this.retry.attempt === retry.attempt) return;
+    this.retry = {
+      key: streaming.key,
+      attempt: retry.attempt,
+      banner: {
+        attempt: retry.attempt,
+        reason: retry.reason,
+        retryAt: retry.retryInMs === undefined ? undefined : this.now() + retry.retryInMs,
+      },
+    };
+  }
+
+  /**
+   * Where each checkpoint's controls go. A checkpoint item follows the reply of the turn it
+   * was taken in, and holds the conversation as it was before that turn's prompt: "Restore to
+   * here" goes on the row before that prompt (the prompt itself when it is the first), and
+   * the turn's edits diff against it.
+   */
+  private placeCheckpoints(items: readonly Item[]): void {
+    this.restoreAt = new Map();
+    this.diffAt = new Map();
+    let prompt = -1;
+    let reply: string | undefined;
+    items.forEach((item, index) => {
+      if (item.kind === "user" && !item.steer) {
+        prompt = index;
+        reply = undefined;
+      } else if (item.kind === "reply") {
+        reply ??= item.key;
+      } else if (item.kind === "checkpoint") {
+        const before = this.rowBefore(items, prompt);
+        if (before !== undefined) this.restoreAt.set(before, item.checkpointId);
+        if (reply !== undefined && !this.diffAt.has(reply)) this.diffAt.set(reply, item.checkpointId);
+      }
+    });
+  }
+
+  private rowBefore(items: readonly Item[], prompt: number): string | undefined {
+    if (prompt < 0) return undefined;
+    for (let i = prompt - 1; i >= 0; i -= 1) if (items[i]!.kind !== "checkpoint") return items[i]!.key;
+    return items[prompt]!.key;
   }
 }

@@ -1,7 +1,7 @@
-/** The timeline's rows: what the page shows, one virtual-list item each. Plain data. */
-import type { ChildCard } from "./children";
+/** The timeline's rows: what the page shows, one virtual-list item each, drawn from the
+ * transcript's items (`itemRows.ts`). Plain data. */
 
-export type ToolStatus = "streaming" | "running" | "done" | "error";
+export type ToolStatus = "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
 
 export interface ToolPart {
   kind: "tool";
@@ -14,7 +14,7 @@ export interface ToolPart {
   args: string;
   status: ToolStatus;
   output?: string;
-  /** The output is the start of the result (from a notice); the history has it whole. */
+  /** The output is the start of the result; the session holds it whole. */
   outputTruncated?: boolean;
   /** A `task` call's subagents, nested under its card. */
   children?: ChildCard[];
@@ -34,8 +34,6 @@ interface RowBase {
   key: string;
   /** Bumped on every change, so a view knows to redraw. */
   version: number;
-  /** Session entries this row shows (for checkpoints and the reconciliation with history). */
-  entryIds: string[];
 }
 
 export interface UserRow extends RowBase {
@@ -46,19 +44,14 @@ export interface UserRow extends RowBase {
 
 export interface AssistantRow extends RowBase {
   kind: "assistant";
-  turnId?: string;
   parts: Part[];
   marks: TtsrMark[];
   state: "streaming" | "done" | "aborted" | "error";
   error?: string;
   /** The prompt to send again from the error's retry action. */
   retryText?: string;
-  /** Where the current model request's parts start (a TTSR retry drops from here). */
-  stepStart: number;
   /** The context the turn's last model request carried (for the context chart). */
   context?: { tokens: number; stable: number };
-  /** Tool results whose call is on an older page not loaded yet. */
-  orphans?: Record<string, { output: string; isError: boolean }>;
 }
 
 export interface AdvisorRow extends RowBase {
@@ -97,15 +90,36 @@ export interface NoteRow extends RowBase {
 
 export type Row = UserRow | AssistantRow | AdvisorRow | CompactionRow | NoteRow;
 
-export function assistantRow(key: string, turnId?: string): AssistantRow {
-  return { kind: "assistant", key, turnId, version: 0, entryIds: [], parts: [], marks: [], state: "done", stepStart: 0 };
+export function assistantRow(key: string): AssistantRow {
+  return { kind: "assistant", key, version: 0, parts: [], marks: [], state: "done" };
 }
 
-/** Appends streamed text to the last part when it is of the same kind. */
-export function appendText(row: AssistantRow, kind: "text" | "thinking", delta: string): void {
-  const last = row.parts[row.parts.length - 1];
-  if (last !== undefined && last.kind === kind) last.text += delta;
-  else row.parts.push({ kind, text: delta });
+export type ChildState = "queued" | "running" | "completed" | "failed" | "aborted";
+
+/** A subagent's card under its `task` call: what the transcript's card says, and what the
+ * child is doing now in a few words (shown on the collapsed card). */
+export interface ChildCard {
+  id: string;
+  agent: string;
+  state: ChildState;
+  prompt: string;
+  activity: string;
+  /** The child's own transcript, its replies' parts in order. */
+  parts: Part[];
+  merge?: string;
+  error?: string;
+  /** The validated result, as JSON text. */
+  result?: string;
+}
+
+export const LIVE_STATES: ReadonlySet<ChildState> = new Set(["queued", "running"]);
+
+/** The last words the child wrote, on one line (the collapsed card's live tail). */
+export function childTail(card: ChildCard, chars = 80): string {
+  const last = card.parts.findLast((p) => p.kind === "text");
+  if (last?.kind !== "text") return "";
+  const flat = last.text.replace(/\s+/g, " ").trim();
+  return flat.length <= chars ? flat : `…${flat.slice(flat.length - chars + 1)}`;
 }
 
 /** The file a tool call works on, from its (maybe half-streamed) JSON arguments. */
@@ -127,14 +141,6 @@ export function toolTarget(args: string): string | undefined {
 }
 
 export const EDIT_TOOLS = new Set(["edit", "write", "multi_edit", "apply_patch"]);
-
-/** The reminder of a TTSR injection, without the envelope the model sees. */
-export function reminderText(content: string): string {
-  const lines = content.split("\n").filter((line) => !/^<\/?system-(interrupt|reminder)\b/.test(line.trim()));
-  const paragraphs = lines.join("\n").trim().split(/\n\s*\n/);
-  // The first paragraph is the fixed explanation addressed to the model.
-  return (paragraphs.length > 1 ? paragraphs.slice(1) : paragraphs).join("\n\n").trim();
-}
 
 export function formatTokens(tokens: number): string {
   if (tokens >= 1_000_000) return `${(tokens / 1_000_000).toFixed(1)}M`;

@@ -13,7 +13,10 @@ import { IncrementalMarkdown, renderSettled } from "./markdown";
 import type { AssistantRow, Part, Row } from "./rows";
 
 export interface RowContext {
+  /** The checkpoint whose "Restore to here" the row carries. */
   checkpointFor(row: Row): CheckpointItem | undefined;
+  /** The checkpoint a reply's edits diff against (its id). */
+  diffBaseFor(row: Row): string | undefined;
   /** Colours the code blocks of settled messages as they come into view. */
   readonly highlighter?: LazyHighlighter;
 }
@@ -127,11 +130,11 @@ class AssistantView implements RowView {
       view.source = part.text;
       view.body.textContent = part.text;
     } else if (view.kind === "tool" && part.kind === "tool") {
-      const checkpoint = context.checkpointFor(row);
-      const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${checkpoint?.id ?? ""}\u0000${part.label ?? ""}\u0000${part.progress ?? ""}`;
+      const base = context.diffBaseFor(row);
+      const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${base ?? ""}\u0000${part.label ?? ""}\u0000${part.progress ?? ""}`;
       if (key !== view.key) {
         const open = (view.card as HTMLDetailsElement).open;
-        const card = toolCard(part, checkpoint);
+        const card = toolCard(part, base);
         (card as HTMLDetailsElement).open = open;
         view.card.replaceWith(card);
         view.card = card;

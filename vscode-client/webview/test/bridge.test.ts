@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { PanelBridge, rewindArguments } from "../../src/panel/bridge";
-import { LiveTurn } from "../../src/panel/coalescer";
 import { parseToPage, type ToPage } from "../../src/webviewProtocol";
 import { FakeClient, FakeEditor, ManualTimer } from "./fakes";
 
@@ -16,39 +15,30 @@ function setup() {
   return { client, editor, timer, warnings, bridge, posted, settle };
 }
 
+const patch = (seq: number, ...ops: unknown[]) => ({ sessionId: "s", seq, ops });
+const text = (key: string, delta: string) => ({ op: "text", item: "r", key, text: delta });
+
 describe("PanelBridge: notifications into the page", () => {
-  it("forwards the server's notifications, coalesced into one message per flush", () => {
+  it("forwards transcript patches and the turn's notices, coalesced into one message per flush", () => {
     const { client, timer, posted } = setup();
     client.notify("memento/turn", { turnId: "t", state: "started" });
-    for (const delta of ["Hel", "lo", "!"]) client.notify("memento/stream", { turnId: "t", stream: "text", delta });
+    client.notify("memento/transcript/patch", patch(3, { op: "append", item: "r", node: { kind: "reply", key: "r", state: "streaming", parts: [] } }));
+    for (const [seq, delta] of [[4, "Hel"], [5, "lo"], [6, "!"]] as const) client.notify("memento/transcript/patch", patch(seq, text("r/0.0", delta)));
     client.notify("memento/context", { tokens: 5, contextWindow: 10, percent: 50, stablePrefixTokens: 2 });
     expect(posted).toEqual([]);
     timer.fire();
     expect(posted).toEqual([{ type: "notices", notices: [
       { kind: "turn", turnId: "t", state: "started" },
-      { kind: "stream", turnId: "t", stream: "text", delta: "Hello!" },
+      { kind: "patch", ...patch(6, { op: "append", item: "r", node: { kind: "reply", key: "r", state: "streaming", parts: [] } }, text("r/0.0", "Hello!")) },
       { kind: "context", tokens: 5, contextWindow: 10, percent: 50, stablePrefixTokens: 2 },
     ] }]);
   });
 
-  it("forwards a subagent's state and its own turn events, tagged, for the page to nest", () => {
-    const { client, timer, posted, warnings } = setup();
-    client.notify("memento/turn", { turnId: "t", state: "started" });
-    const child = { subagentId: "explore", parentTurnId: "t" };
-    client.notify("memento/subagent", { id: "explore", agent: "explore", state: "running", prompt: "look", isolation: "none", parentTurnId: "t", parentToolCallId: "c1", tokens: 0, sessionPath: "/x" });
-    client.notify("memento/turn", { turnId: "c", state: "started", ...child });
-    client.notify("memento/stream", { turnId: "c", stream: "text", delta: "child ", ...child });
-    client.notify("memento/stream", { turnId: "c", stream: "text", delta: "text", ...child });
-    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "parent text" });
-    timer.fire();
-    expect(warnings).toEqual([]);
-    expect(posted).toEqual([{ type: "notices", notices: [
-      { kind: "turn", turnId: "t", state: "started" },
-      { kind: "subagent", id: "explore", agent: "explore", state: "running", prompt: "look", isolation: "none", parentTurnId: "t", parentToolCallId: "c1", tokens: 0 },
-      { kind: "turn", turnId: "c", state: "started", ...child },
-      { kind: "stream", turnId: "c", stream: "text", delta: "child text", ...child },
-      { kind: "stream", turnId: "t", stream: "text", delta: "parent text" },
-    ] }]);
+  it("no longer listens to memento/stream nor memento/history for the chat", () => {
+    const { client } = setup();
+    expect([...client.handlers.keys()].sort()).toEqual([
+      "memento/checkpoints", "memento/context", "memento/tool/progress", "memento/transcript/patch", "memento/turn",
+    ]);
   });
 
   it("a card's Stop aborts that subagent alone", async () => {
@@ -61,102 +51,37 @@ describe("PanelBridge: notifications into the page", () => {
 
   it("drops a malformed notification with a warning, and goes on", () => {
     const { client, timer, posted, warnings } = setup();
-    client.notify("memento/stream", { turnId: "t", stream: "text" });
-    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "ok" });
+    client.notify("memento/transcript/patch", { sessionId: "s", seq: 1, ops: [{ op: "splice" }] });
+    client.notify("memento/transcript/patch", patch(2, text("r/0.0", "ok")));
     timer.fire();
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/notice.delta: expected a string/);
-    expect(posted).toHaveLength(1);
+    expect(warnings[0]).toMatch(/notice.ops\[0\].op: expected append \| update/);
+    expect(posted).toEqual([{ type: "notices", notices: [{ kind: "patch", ...patch(2, text("r/0.0", "ok")) }] }]);
   });
 
   it("queues nothing while no page listens", () => {
     const { client, bridge, timer, posted } = setup();
     bridge.attach(undefined);
-    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "lost" });
+    client.notify("memento/transcript/patch", patch(1, text("r/0.0", "lost")));
     timer.fire();
     expect(posted).toEqual([]);
   });
 
-  it("sends a reopened page the running turn with the history tail", async () => {
+  it("reads the transcript for the page, after the patches the server sent before it", async () => {
     const { client, bridge, posted, settle } = setup();
-    client.notify("memento/turn", { turnId: "t", state: "started" });
-    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "partial" });
-    bridge.attach(undefined);
-    const reopened: ToPage[] = [];
-    bridge.attach((m) => reopened.push(m));
-    client.answers["memento/history"] = () => ({
-      entries: [{ id: "a", type: "message" }, "junk"], nextCursor: null, runningTurn: { turnId: "t", entryId: "a" },
-    });
-    await bridge.receive({ type: "history", requestId: 7, limit: 100, tail: true });
+    const page = { sessionId: "s", seq: 7, items: [{ kind: "user", key: "u:1", entryId: "1", text: "hi", steer: false }], nextCursor: "u:1" };
+    client.answers["memento/transcript"] = () => page;
+    client.notify("memento/transcript/patch", patch(7, { op: "append", item: "u:1", node: page.items[0] }));
+    await bridge.receive({ type: "transcript", requestId: 7, limit: 100 });
+    await bridge.receive({ type: "transcript", requestId: 8, limit: 100, cursor: "u:1" });
     await settle();
-    expect(reopened).toEqual([{
-      type: "history", requestId: 7, entriesJson: '[{"id":"a","type":"message"}]', tail: true,
-      running: { turnId: "t", entryId: "a", notices: [
-        { kind: "turn", turnId: "t", state: "started" }, { kind: "stream", turnId: "t", stream: "text", delta: "partial" },
-      ] },
-    }]);
-    expect(parseToPage(reopened[0])).toEqual(reopened[0]);
-    expect(posted).toEqual([]);
-    // An older page, or no turn running: no live part.
-    await bridge.receive({ type: "history", requestId: 8, limit: 100, cursor: "5", tail: false });
-    client.notify("memento/turn", { turnId: "t", state: "finished" });
-    await bridge.receive({ type: "history", requestId: 9, limit: 100, tail: true });
-    await settle();
-    const pages = reopened.slice(1).filter((m) => m.type === "history");
-    expect(pages.map((m) => [m.requestId, m.running])).toEqual([[8, undefined], [9, undefined]]);
-  });
-
-  it("passes the page's relief steps on with the server's figures", async () => {
-    const { client, bridge, posted: pages } = setup();
-    const step = { id: "c", at: "2026-12-01T10:00:00Z", level: "compact", reason: "manual", tokensBefore: 2_012, tokensAfter: 1_530, summarizer: "model" };
-    client.answers["memento/history"] = () => ({ entries: [{ id: "c", type: "compaction", tokensBefore: 446 }], relief: { c: step } });
-    await bridge.receive({ type: "history", requestId: 3, limit: 100, tail: false });
-    const page = pages.find((m) => m.type === "history");
-    expect(page && parseToPage(page)).toMatchObject({ relief: [{ id: "c", level: "compact", tokensBefore: 2_012, tokensAfter: 1_530 }] });
-  });
-
-  it("gives a retry's countdown to a reopened page as what is left of it", async () => {
-    let now = 1000;
-    const live = new LiveTurn(() => now);
-    live.record({ kind: "turn", turnId: "t", state: "started" });
-    live.record({ kind: "turn", turnId: "t", state: "retrying", attempt: 2, reason: "rate limited", retryInMs: 5000 });
-    now += 3000;
-    expect(live.snapshot()[1]).toEqual({ kind: "turn", turnId: "t", state: "retrying", attempt: 2, reason: "rate limited", retryInMs: 2000 });
-    now += 9000;
-    expect(live.snapshot()[1]).toMatchObject({ retryInMs: 0 });
-  });
-
-  it("keeps a subagent's notices in the running turn a reopened page replays, without taking it over", () => {
-    const live = new LiveTurn(() => 0);
-    const child = { subagentId: "explore", parentTurnId: "t" };
-    live.record({ kind: "turn", turnId: "t", state: "started" });
-    live.record({ kind: "subagent", id: "explore", agent: "explore", state: "running", prompt: "p", parentTurnId: "t" });
-    live.record({ kind: "turn", turnId: "c", state: "started", ...child });
-    live.record({ kind: "stream", turnId: "c", stream: "text", delta: "hi", ...child });
-    live.record({ kind: "turn", turnId: "c", state: "finished", ...child });
-    live.record({ kind: "subagent", id: "other", agent: "explore", state: "running", prompt: "p", parentTurnId: "older" });
-    expect(live.running).toBe("t");
-    expect(live.snapshot().map((n) => [n.kind, "subagentId" in n ? n.subagentId : n.kind === "subagent" ? n.id : undefined])).toEqual([
-      ["turn", undefined], ["subagent", "explore"], ["turn", "explore"], ["stream", "explore"], ["turn", "explore"],
+    expect(client.requests).toEqual([
+      { method: "memento/transcript", param: { cursor: undefined, limit: 100, newestFirst: false } },
+      { method: "memento/transcript", param: { cursor: "u:1", limit: 100, newestFirst: false } },
     ]);
-    live.record({ kind: "turn", turnId: "t", state: "finished" });
-    expect(live.running).toBeUndefined();
-  });
-
-  it("follows a TTSR retry with the rule's reminder from the session", async () => {
-    const { client, timer, posted, settle } = setup();
-    client.answers["memento/history"] = () => ({ entries: [
-      { type: "custom_message", customType: "ttsr-injection", content: "old" },
-      { type: "custom_message", customType: "ttsr-injection", content: "<system-interrupt>\nwhy\n\nUse logging.\n</system-interrupt>" },
-      { type: "ttsr_injection", injectedRules: ["no-print"] },
-    ] });
-    client.notify("memento/turn", { turnId: "t", state: "retrying", rules: ["no-print"], attempt: 2 });
-    await settle();
-    timer.fire();
-    expect(posted[0]).toEqual({ type: "notices", notices: [
-      { kind: "turn", turnId: "t", state: "retrying", rules: ["no-print"], attempt: 2 },
-      { kind: "reminder", turnId: "t", rules: ["no-print"], text: "<system-interrupt>\nwhy\n\nUse logging.\n</system-interrupt>" },
-    ] });
+    expect(posted.map((m) => m.type)).toEqual(["notices", "transcript", "transcript"]);
+    expect(posted[1]).toEqual({ type: "transcript", requestId: 7, pageJson: JSON.stringify(page) });
+    expect(parseToPage(posted[1])).toEqual(posted[1]);
   });
 
   it("lists checkpoints when the page is ready and when the server says they changed", async () => {

@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { coalesce, Coalescer, LiveTurn, type Timer } from "../../src/panel/coalescer";
+import { coalesce, Coalescer, type Timer } from "../../src/panel/coalescer";
+import type { Op } from "../../src/transcript";
 import type { Notice } from "../../src/webviewProtocol";
 
-const text = (delta: string, turnId = "t1"): Notice => ({ kind: "stream", turnId, stream: "text", delta });
+const textOp = (delta: string, key = "r/0.0"): Op => ({ op: "text", item: "r", key, text: delta });
+const patch = (seq: number, ops: Op[], sessionId = "s"): Notice => ({ kind: "patch", sessionId, seq, ops });
+/** One patch of one text append: a streamed delta. */
+const text = (delta: string, key = "r/0.0", seq = 1): Notice => patch(seq, [textOp(delta, key)]);
 const context = (tokens: number): Notice => ({ kind: "context", tokens, contextWindow: 100, percent: tokens, stablePrefixTokens: 0 });
 
 class ManualTimer implements Timer {
@@ -24,22 +28,31 @@ class ManualTimer implements Timer {
 }
 
 describe("coalesce", () => {
-  it("merges consecutive deltas of one stream", () => {
-    expect(coalesce([text("a"), text("b"), text("c")])).toEqual([text("abc")]);
+  it("merges consecutive patches into one, their text appends to one part joined, at the last seq", () => {
+    expect(coalesce([text("a", "r/0.0", 1), text("b", "r/0.0", 2), text("c", "r/0.0", 3)])).toEqual([text("abc", "r/0.0", 3)]);
   });
 
-  it("keeps deltas of different streams, turns and tool calls apart, in order", () => {
-    const thinking: Notice = { kind: "stream", turnId: "t1", stream: "thinking", delta: "hm" };
-    const toolA: Notice = { kind: "stream", turnId: "t1", stream: "tool", delta: "{", toolCallId: "a" };
-    const toolB: Notice = { kind: "stream", turnId: "t1", stream: "tool", delta: "{", toolCallId: "b" };
-    expect(coalesce([text("a"), thinking, text("b"), toolA, toolB, text("c", "t2")])).toEqual([
-      text("a"), thinking, text("b"), toolA, toolB, text("c", "t2"),
+  it("keeps appends to different parts apart, in order", () => {
+    const thinking = textOp("hm", "r/0.0");
+    const merged = coalesce([patch(1, [thinking]), text("a", "r/0.1", 2), text("{", "r/0.2", 3), text("b", "r/0.1", 4)]);
+    expect(merged).toEqual([patch(4, [thinking, textOp("a", "r/0.1"), textOp("{", "r/0.2"), textOp("b", "r/0.1")])]);
+  });
+
+  it("does not merge text across another op (order is meaning: a TTSR retry removes what came before)", () => {
+    const remove: Op = { op: "remove", item: "r", key: "r/0.0" };
+    expect(coalesce([text("bad", "r/0.0", 1), patch(2, [remove]), text("good", "r/0.0", 3)])).toEqual([
+      patch(3, [textOp("bad"), remove, textOp("good")]),
     ]);
   });
 
-  it("does not merge deltas across another notice (order is meaning: a retry drops what came before)", () => {
-    const retry: Notice = { kind: "turn", turnId: "t1", state: "retrying", rules: ["r"] };
-    expect(coalesce([text("bad"), retry, text("good")])).toEqual([text("bad"), retry, text("good")]);
+  it("keeps only what follows a reset (the page reads the transcript again anyway)", () => {
+    expect(coalesce([text("a", "r/0.0", 1), patch(2, [textOp("b"), { op: "reset" }, textOp("c", "x/0.0")])])).toEqual([
+      patch(2, [{ op: "reset" }, textOp("c", "x/0.0")]),
+    ]);
+  });
+
+  it("does not merge patches of two sessions", () => {
+    expect(coalesce([text("a"), patch(1, [textOp("b")], "other")])).toHaveLength(2);
   });
 
   it("keeps only the newest context", () => {
@@ -52,11 +65,11 @@ describe("Coalescer", () => {
     const timer = new ManualTimer();
     const sent: Notice[][] = [];
     const coalescer = new Coalescer((batch) => sent.push(batch), timer);
-    for (let i = 0; i < 500; i += 1) coalescer.push(text("x"));
+    for (let i = 0; i < 500; i += 1) coalescer.push(text("x", "r/0.0", i + 1));
     expect(sent).toEqual([]);
     expect(timer.callbacks.size).toBe(1);
     timer.fire();
-    expect(sent).toEqual([[text("x".repeat(500))]]);
+    expect(sent).toEqual([[text("x".repeat(500), "r/0.0", 500)]]);
     coalescer.push(text("y"));
     timer.fire();
     expect(sent).toHaveLength(2);
@@ -83,22 +96,5 @@ describe("Coalescer", () => {
     timer.fire();
     expect(sent).toEqual([]);
     expect(coalescer.pending).toBe(0);
-  });
-});
-
-describe("LiveTurn", () => {
-  it("holds the running turn's notices, coalesced, and forgets them when it ends", () => {
-    const live = new LiveTurn();
-    const started: Notice = { kind: "turn", turnId: "t1", state: "started" };
-    live.record(text("ignored before start"));
-    live.record(started);
-    live.record(text("a"));
-    live.record(text("b"));
-    live.record(text("other turn", "t0"));
-    expect(live.snapshot()).toEqual([started, text("ab")]);
-    expect(live.running).toBe("t1");
-    live.record({ kind: "turn", turnId: "t1", state: "finished" });
-    expect(live.snapshot()).toEqual([]);
-    expect(live.running).toBeUndefined();
   });
 });

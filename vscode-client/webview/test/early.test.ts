@@ -30,7 +30,7 @@ afterEach(() => {
 });
 
 describe("the inline start", () => {
-  it("asks for the history and sessions at once, and the channel gets what came before it listened, in order", async () => {
+  it("asks for the transcript and sessions at once, and the channel gets what came before it listened, in order", async () => {
     const api = fakeApi();
     (globalThis as Global).acquireVsCodeApi = () => {
       throw new Error("VS Code gives its API out once: the channel must take the inline start's");
@@ -38,7 +38,7 @@ describe("the inline start", () => {
     startEarly(api);
     expect(api.posted).toEqual([
       { type: "ready" },
-      { type: "history", requestId: 1, limit: PAGE, tail: true },
+      { type: "transcript", requestId: 1, limit: PAGE },
       { type: "listSessions", requestId: 2 },
     ]);
     // The extension answers while the page's script is still loading.

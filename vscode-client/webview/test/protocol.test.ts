@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { parseEntries, parseFromPage, parseNotice, parseToPage, ProtocolError } from "../../src/webviewProtocol";
+import { parseFromPage, parseNotice, parseToPage, parseTranscriptPage, ProtocolError } from "../../src/webviewProtocol";
 
 describe("messages from the page", () => {
   it("accepts each kind and drops unknown fields", () => {
     expect(parseFromPage({ type: "prompt", requestId: 1, text: "hi", extra: true })).toEqual({ type: "prompt", requestId: 1, text: "hi" });
     expect(parseFromPage({ type: "rewind", checkpointId: "c", mode: "files" })).toEqual({ type: "rewind", checkpointId: "c", mode: "files" });
-    expect(parseFromPage({ type: "history", requestId: 2, limit: 50, tail: false, cursor: "10" })).toEqual({ type: "history", requestId: 2, limit: 50, tail: false, cursor: "10" });
+    expect(parseFromPage({ type: "transcript", requestId: 2, limit: 50, cursor: "u:1" })).toEqual({ type: "transcript", requestId: 2, limit: 50, cursor: "u:1" });
     expect(parseFromPage({ type: "abort" })).toEqual({ type: "abort" });
   });
 
@@ -20,10 +20,12 @@ describe("messages from the page", () => {
 
 describe("messages to the page", () => {
   it("checks each notice inside a batch", () => {
-    const ok = { type: "notices", notices: [{ kind: "stream", turnId: "t", stream: "text", delta: "a" }] };
+    const ok = { type: "notices", notices: [{ kind: "patch", sessionId: "s", seq: 2, ops: [{ op: "text", item: "r", key: "r/0.0", text: "a" }] }] };
     expect(parseToPage(ok)).toEqual(ok);
-    const bad = { type: "notices", notices: [ok.notices[0], { kind: "stream", turnId: "t", stream: "video", delta: "a" }] };
-    expect(() => parseToPage(bad)).toThrow(/message.notices\[1\].stream/);
+    const bad = { type: "notices", notices: [ok.notices[0], { kind: "turn", turnId: "t", state: "paused" }] };
+    expect(() => parseToPage(bad)).toThrow(/message.notices\[1\].state/);
+    const op = { type: "notices", notices: [{ kind: "patch", sessionId: "s", seq: 2, ops: [{ op: "splice" }] }] };
+    expect(() => parseToPage(op)).toThrow(/message.notices\[0\].ops\[0\].op: expected append/);
   });
 
   it("reads the server's null as absent", () => {
@@ -32,15 +34,16 @@ describe("messages to the page", () => {
 
   it("rejects numbers that are not finite and oversized lists", () => {
     expect(() => parseNotice({ kind: "context", tokens: Number.NaN, contextWindow: 1, percent: 1, stablePrefixTokens: 0 })).toThrow(/tokens/);
-    expect(() => parseToPage({ type: "history", requestId: 1, tail: true, entriesJson: [] })).toThrow(/entriesJson: expected a string/);
-    expect(parseNotice({ kind: "compaction", phase: "skipped", level: "compact", reason: "manual", tokensBefore: 9, why: "not compacted" })).toMatchObject({ phase: "skipped", why: "not compacted" });
-    expect(() => parseToPage({ type: "history", requestId: 1, tail: true, entriesJson: "[]", relief: [{ id: "c", level: "compact" }] })).toThrow(/relief\[0\].tokensBefore/);
+    expect(() => parseToPage({ type: "transcript", requestId: 1, pageJson: [] })).toThrow(/pageJson: expected a string/);
+    expect(() => parseNotice({ kind: "patch", sessionId: "s", seq: Number.POSITIVE_INFINITY, ops: [] })).toThrow(/seq/);
   });
 
-  it("reads a history page's entries from one JSON text, checked like the rest", () => {
-    expect(parseEntries('[{"id":"a","type":"message"}]')).toEqual([{ id: "a", type: "message" }]);
-    expect(() => parseEntries('{"id":"a"}')).toThrow(/entriesJson: expected an array/);
-    expect(() => parseEntries('[{"id":"a"}, 3]')).toThrow(/entriesJson\[1\]: expected an object/);
-    expect(() => parseEntries("[{")).toThrow(/entriesJson: not JSON/);
+  it("reads a transcript page from one JSON text, checked like the rest", () => {
+    const page = { sessionId: "s", seq: 3, items: [{ kind: "user", key: "u:1", entryId: "1", text: "hi", steer: false }], nextCursor: "u:1" };
+    expect(parseTranscriptPage(JSON.stringify(page))).toEqual(page);
+    expect(parseTranscriptPage(JSON.stringify({ ...page, nextCursor: null }))).toEqual({ sessionId: "s", seq: 3, items: page.items });
+    expect(() => parseTranscriptPage('[{"id":"a"}]')).toThrow(/pageJson: expected an object/);
+    expect(() => parseTranscriptPage(JSON.stringify({ ...page, items: [3] }))).toThrow(/pageJson.items\[0\]: expected an object/);
+    expect(() => parseTranscriptPage("[{")).toThrow(/pageJson: not JSON/);
   });
 });

@@ -50,11 +50,11 @@ describe("ChatPanelProvider", () => {
   it("forwards to the page while it lives, and stops when VS Code disposes it", async () => {
     const { client, timer, provider, webview, view, dispose } = setup();
     await provider.resolveWebviewView(view);
-    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "a" });
+    client.notify("memento/transcript/patch", { sessionId: "s", seq: 1, ops: [{ op: "text", item: "r", key: "r/0.0", text: "a" }] });
     timer.fire();
     expect(webview.posted).toHaveLength(1);
     dispose();
-    client.notify("memento/stream", { turnId: "t", stream: "text", delta: "b" });
+    client.notify("memento/transcript/patch", { sessionId: "s", seq: 2, ops: [{ op: "text", item: "r", key: "r/0.0", text: "b" }] });
     timer.fire();
     expect(webview.posted).toHaveLength(1);
   });
