@@ -80,6 +80,29 @@ def runtime_arguments(include: bool) -> list[str]:
     ]  # fmt: skip
 
 
+def drop_full_version_copies(folder: Path) -> int:
+    """Remove llama_cpp's `libX.so.M.m.p` files; bytes saved. A wheel holds no symbolic links,
+    so the runtime carries each library three times (`libX.so`, `.so.M`, `.so.M.m.p`); ctypes
+    opens `libX.so` and the libraries need each other by their `.so.M` names, so nothing ever
+    opens the third."""
+    saved = 0
+    for library in (folder / "_internal" / "llama_cpp" / "lib").glob("lib*.so.*.*"):
+        saved += library.stat().st_size
+        library.unlink()
+    return saved
+
+
+def unstrip_numpy_libs(folder: Path) -> None:
+    """Put back numpy's bundled libraries (OpenBLAS, gfortran) as the wheel has them: auditwheel
+    patched their ELF headers, and `--strip` leaves them unloadable ("ELF load command
+    address/offset not page-aligned"), so numpy, and with it llama_cpp, fails to import."""
+    import numpy  # pyright: ignore[reportMissingImports]
+
+    installed = Path(str(numpy.__file__)).parents[1] / "numpy.libs"
+    for library in installed.iterdir():
+        shutil.copy2(library, folder / "_internal" / "numpy.libs" / library.name)
+
+
 def freeze(dist: Path, runtime: bool) -> Path:
     import PyInstaller.__main__
 
@@ -144,6 +167,9 @@ def main() -> int:
         return 1
     shutil.rmtree(args.dist / "memento", ignore_errors=True)
     folder = freeze(args.dist, runtime)
+    if runtime:
+        drop_full_version_copies(folder)
+        unstrip_numpy_libs(folder)
     with_runtime = "with" if runtime else "without"
     print(f"frozen: {folder} ({size(folder) / 1e6:.1f} MB, {with_runtime} the embedded model's runtime)")
     if args.check:

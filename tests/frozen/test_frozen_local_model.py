@@ -41,7 +41,7 @@ def model_cache(tmp_path: Path) -> Path:
 def frozen_env(tmp_path: Path, cache: Path) -> dict[str, str]:
     config = tmp_path / "config"
     config.mkdir()
-    (config / "config.toml").write_text(f'[provider.local]\ncacheDir = "{cache}"\n')
+    (config / "config.toml").write_text(f'[provider.local]\nmodel = "{MODEL}"\ncacheDir = "{cache}"\n')
     env = without_memento(server_env(tmp_path / "data"))
     return env | {"HOME": str(tmp_path / "home"), "MEMENTO_CONFIG_DIR": str(config)}
 
