@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-RUNTIME = ["llama_cpp", "numpy", "fastapi", "starlette_context", "pydantic_settings", "diskcache"]
+RUNTIME = ["llama_cpp", "numpy", "fastapi", "starlette_context"]
 """The embedded model's runtime and what only its server imports (the MCP client's starlette,
 uvicorn and sse-starlette are there anyway)."""
 RUNTIME_DISTRIBUTION = "llama-cpp-python"
