@@ -11,6 +11,7 @@ import pytest
 from testkit import ScriptedModelServer
 
 from tests.frozen.build import missing as frozen_missing
+from tests.local_model.needs import missing as local_model_missing
 
 
 def _deselect_without(
@@ -38,16 +39,20 @@ def _deselect_without(
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests of the frozen server (marker `frozen`, here and in tests/clients) need the
     build `packaging/freeze.py` makes; those that run real MCP servers (marker `mcp_servers`,
-    in tests/mcp and the client tests) need them installed (tests/mcp/servers.py). `.ci/run`
-    provides both and sets MEMENTO_REQUIRE_FROZEN=1 and MEMENTO_REQUIRE_MCP=1; likewise the
-    tests that drive `memento acp` with the official ACP SDK's client (marker `acp_client`,
-    tests/acp: node and `npm ci` in tests/acp/client; MEMENTO_REQUIRE_ACP=1)."""
+    in tests/mcp and the client tests) need them installed (tests/mcp/servers.py); those that
+    run the real embedded model (marker `local_model`, in tests/local_model and tests/frozen)
+    need its runtime and the prepared models (tests/local_model/needs.py); likewise the tests
+    that drive `memento acp` with the official ACP SDK's client (marker `acp_client`,
+    tests/acp: node and `npm ci` in tests/acp/client). `.ci/run` provides them all and sets
+    MEMENTO_REQUIRE_FROZEN=1, MEMENTO_REQUIRE_MCP=1, MEMENTO_REQUIRE_LOCAL_MODEL=1 and
+    MEMENTO_REQUIRE_ACP=1."""
     from tests.acp.driver import missing as acp_missing
     from tests.mcp.servers import missing as mcp_missing
 
     _deselect_without(config, items, "frozen", "MEMENTO_REQUIRE_FROZEN", frozen_missing)
     _deselect_without(config, items, "mcp_servers", "MEMENTO_REQUIRE_MCP", mcp_missing)
     _deselect_without(config, items, "acp_client", "MEMENTO_REQUIRE_ACP", acp_missing)
+    _deselect_without(config, items, "local_model", "MEMENTO_REQUIRE_LOCAL_MODEL", local_model_missing)
 
 
 @pytest.fixture

@@ -34,8 +34,8 @@ class LocalModelSettings(Settings):
     """Any GGUF file; replaces `model` when set."""
     n_ctx: int = Field(default=8192, ge=512)
     threads: int | None = Field(default=None, ge=1)
-    """Threads for generation; when unset, the CPUs other work leaves free (the CPUs less the
-    1-minute load average, at least 1)."""
+    """Threads for generation; when unset, one per physical core this process may run on
+    (llama.cpp's own default; `memento doctor` shows the count and why)."""
     idle_timeout: float = Field(default=600.0, ge=0)
     """Seconds without a request before the model server is stopped (0: keep it running)."""
     startup_timeout: float = Field(default=180.0, gt=0)

@@ -1,7 +1,7 @@
 """`memento doctor [-w DIR] [--json]`: what this installation has and lacks.
 
-Python, each dependency and its version, the embedded model's runtime (llama-cpp-python) and
-model files, the effective settings of the workspace with the layer each came from (secret
+Python, each dependency and its version, the embedded model's runtime (llama-cpp-python), the
+threads it gets and why, and its model files, the effective settings of the workspace with the layer each came from (secret
 values redacted), the compaction budget in the model's window (a note when it can never free
 space), the API key variable (set or not, never its value), and whether the
 language server starts (`memento lsp` is run and answers `initialize`), and each MCP server:
@@ -33,10 +33,11 @@ from memento.governance.tokens import effective_reserve_tokens, threshold_tokens
 from memento.layers import Resolved, SettingsLayers
 from memento.localmodel import locate
 from memento.localmodel.catalog import CATALOG
+from memento.localmodel.threads import threads_for
 from memento.providers.factory import create_provider
 from memento.security import secrets
 from memento.session.window import WindowBelief
-from memento.util.child import memento_command
+from memento.util.child import frozen, memento_command
 from memento.util.tasks import TaskRegistry
 
 DISTRIBUTION = "memento-lsp"
@@ -144,10 +145,18 @@ def _provider(report: Report, config: MementoConfig) -> None:
         runtime = f"llama-cpp-python {metadata.version('llama-cpp-python')}"
         has_runtime = importlib.util.find_spec("llama_cpp") is not None
     except metadata.PackageNotFoundError:
-        runtime, has_runtime = "llama-cpp-python missing (pip install 'memento-lsp[local]')", False
+        how = (
+            "not in this self-contained build: a `memento` with the `local` extra "
+            "(importStrategy fromEnvironment), or provider.local.serverCommand"
+            if frozen()
+            else "pip install 'memento-lsp[local]'"
+        )
+        runtime, has_runtime = f"llama-cpp-python missing ({how})", False
     if settings.server_command:
         runtime, has_runtime = f"serverCommand {settings.server_command[0]}", True
     report.add("local runtime", has_runtime, runtime, needed=local)
+    threads = threads_for(settings.threads)
+    report.add("local threads", True, f"{threads.threads}: {threads.why}", needed=False)
     for name in CATALOG:
         one = settings.model_copy(update={"model": name, "gguf_path": None})
         ready = locate.model_ready(one)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from testkit import Answer, ScriptedModelServer
 
+from memento.localmodel.threads import default_threads
+
 MEMENTO = [sys.executable, "-m", "memento"]
 
 
@@ -88,6 +90,20 @@ def test_doctor_fails_when_the_configured_provider_lacks_what_it_needs(
     failed = {c["name"] for c in report["checks"] if c["needed"] and not c["ok"]}
     assert "model qwen2.5-coder-1.5b" in failed and report["ok"] is False
     assert report["sources"]["provider.local.cacheDir"] == "user"
+
+
+def test_doctor_says_how_many_threads_the_embedded_model_gets_and_why(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    user = tmp_path / "user" / "config.toml"
+    done = memento(["doctor", "--json", "--no-server"], env, workspace)
+    [threads] = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "local threads"]
+    assert threads["detail"] == f"{default_threads().threads}: {default_threads().why}"
+    assert threads["ok"] and not threads["needed"]
+    user.write_text("[provider.local]\nthreads = 3\n")
+    done = memento(["doctor", "--json", "--no-server"], env, workspace)
+    [threads] = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "local threads"]
+    assert threads["detail"] == "3: provider.local.threads"
 
 
 def test_doctor_fails_when_the_key_variable_is_not_set(

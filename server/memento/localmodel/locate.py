@@ -57,10 +57,11 @@ def ensure_model(settings: LocalModelSettings, progress: ProgressFn | None = Non
 
 
 FROZEN_HINT = (
-    "the self-contained server does not carry the model's runtime (llama.cpp: compiled per CPU, "
-    "70 MB more); run a `memento` installed with the `local` extra "
-    "(memento.server.importStrategy = fromEnvironment), or set provider.local.serverCommand "
-    'to llama.cpp\'s server: ["llama-server", "-m", "{model}", "--port", "{port}", "-c", "{n_ctx}"]'
+    "this self-contained server was built without the model's runtime (packaging/freeze.py bundles "
+    "llama-cpp-python when the building environment has it); run a `memento` installed with the "
+    "`local` extra (memento.server.importStrategy = fromEnvironment), or set "
+    'provider.local.serverCommand to llama.cpp\'s server: ["llama-server", "-m", "{model}", "--port", '
+    '"{port}", "-c", "{n_ctx}"]'
 )
 
 

@@ -1,5 +1,6 @@
 """`python -m memento.localmodel.serve ARGS`: llama-cpp-python's OpenAI-compatible server
-(`llama_cpp.server`, same arguments) that exits when its standard input closes.
+(`llama_cpp.server`, same arguments) that exits when its standard input closes. The frozen
+server runs it as `memento --run-module memento.localmodel.serve ARGS` (util/child.py).
 
 Memento keeps the write end of that pipe; when Memento ends in any way (even killed), the
 pipe closes and the model server goes with it instead of holding a gigabyte of memory."""

@@ -2,7 +2,7 @@
 restarted when it has died, stopped after an idle timeout and when Memento closes.
 
 It runs out of process (`python -m memento.localmodel.serve`, llama-cpp-python's OpenAI
-server, or a configured command), in its own process group so a Ctrl-C meant for a turn
+server, through the program's `--run-module` in the frozen server; or a configured command), in its own process group so a Ctrl-C meant for a turn
 does not kill it; its output goes to a log file whose tail explains a failed start or a
 crash. A death by SIGILL gets its own explanation: a llama.cpp build that uses CPU
 instructions this machine lacks (AMX from a native build, typically).
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import signal
 import socket
@@ -22,7 +21,9 @@ import time
 from pathlib import Path
 
 from memento.config import LocalModelSettings
+from memento.localmodel.threads import threads_for
 from memento.security import secrets
+from memento.util.child import module_command
 from memento.util.tasks import TaskRegistry
 
 log = logging.getLogger(__name__)
@@ -64,24 +65,8 @@ def describe_exit(returncode: int) -> str:
     return f"it exited with status {returncode}"
 
 
-def default_threads(cpus: int | None = None, load: float | None = None) -> int:
-    """Threads for llama.cpp when `threads` is unset: the CPUs this process may use, less the
-    ones the 1-minute load average says other work keeps busy, at least one. llama.cpp's
-    threads wait for each other at every token, so one more than there are free CPUs makes it
-    slower, not faster: on a 2-core machine busy with other work, 2 threads generated ten
-    times slower than 1."""
-    if cpus is None:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except OSError:  # no load average on this system
-            load = 0.0
-    return max(1, min(cpus, cpus - math.floor(load)))
-
-
 def build_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
-    threads = settings.threads or default_threads()
+    threads = threads_for(settings.threads).threads
     values = {
         "python": sys.executable,
         "model": str(model),
@@ -94,9 +79,7 @@ def build_command(settings: LocalModelSettings, model: Path, port: int, alias: s
     if settings.server_command:
         return [part.format(**values) for part in settings.server_command]
     return [
-        sys.executable,
-        "-m",
-        "memento.localmodel.serve",
+        *module_command("memento.localmodel.serve"),
         *("--model", values["model"], "--model_alias", alias),
         *("--host", HOST, "--port", values["port"]),
         *(

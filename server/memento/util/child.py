@@ -21,6 +21,12 @@ def memento_command() -> list[str]:
     return [sys.executable] if frozen() else [sys.executable, "-m", "memento"]
 
 
+def module_command(module: str) -> list[str]:
+    """The words that run the `memento.*` module `module` as `python -m` does, from this
+    environment or, frozen, from the bundle."""
+    return [sys.executable, RUN_MODULE, module] if frozen() else [sys.executable, "-m", module]
+
+
 def isolated_script(module: str, script: Path) -> list[str]:
     """The words that run the stdlib-only helper `script` (the module `module`) with nothing of
     the environment's site-packages or PYTHONPATH (`-I -S`), or, frozen, from the bundle."""

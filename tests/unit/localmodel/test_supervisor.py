@@ -18,7 +18,8 @@ from testkit import Hang, Reply, ScriptedModelServer, Text
 from memento.config import LocalModelSettings, ProviderConfig
 from memento.core.messages import UserMessage
 from memento.core.provider import ModelRequest, ProviderError, TextDelta
-from memento.localmodel.supervisor import build_command, default_threads
+from memento.localmodel.supervisor import build_command
+from memento.localmodel.threads import default_threads
 from memento.providers.local import LocalProvider
 from tests.fakes import openai_proxy
 
@@ -124,19 +125,10 @@ async def test_released_after_the_idle_timeout_and_started_again(
         await provider.aclose()
 
 
-@pytest.mark.parametrize(
-    ("cpus", "load", "threads"),
-    [(2, 0.4, 2), (2, 1.3, 1), (2, 13.0, 1), (8, 2.5, 6), (1, 0.0, 1)],
-)
-def test_llama_cpp_gets_the_cpus_other_work_leaves_free(cpus: int, load: float, threads: int) -> None:
-    # A thread more than there are free CPUs makes llama.cpp's threads wait on each other.
-    assert default_threads(cpus, load) == threads
-
-
 def test_threads_given_in_the_settings_are_used_as_given(tmp_path: Path) -> None:
     def threads_of(settings: LocalModelSettings) -> str:
         command = build_command(settings, tmp_path / "m.gguf", 8080, "m")
         return command[command.index("--n_threads") + 1]
 
     assert threads_of(LocalModelSettings.model_validate({"threads": 7})) == "7"
-    assert threads_of(LocalModelSettings()) == str(default_threads())
+    assert threads_of(LocalModelSettings()) == str(default_threads().threads)
