@@ -42,7 +42,7 @@ def invalid_params(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=INVALID_PARAMS)
 
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 """The version of the `memento/*` surface, in `initialize`'s result as
 `capabilities.experimental.memento.protocolVersion`: raised when a change would break a client
 built for the one before, so that an extension paired with another server build says so at
