@@ -88,16 +88,13 @@ async def context_meanwhile(client: Client, until: asyncio.Future[Any]) -> list[
     return latencies
 
 
-async def first_page(client: Client, session_id: str) -> tuple[float, float, int]:
-    """Open `session_id`: seconds to its first transcript page, to its being read whole, and
-    the items on that page."""
+async def first_page(client: Client, session_id: str) -> tuple[float, int]:
+    """Open `session_id`: seconds to its first transcript page, and the items on that page."""
     started = time.perf_counter()
     answer, _ = await client.request("memento/session/open", {"id": session_id})
     assert "result" in answer, answer
     page, _ = await client.request("memento/transcript", {"limit": 100})
-    shown = time.perf_counter() - started
-    await client.request("memento/history", {"limit": 1})  # answered once the file is read whole
-    return shown, time.perf_counter() - started, len(page["result"]["items"])
+    return time.perf_counter() - started, len(page["result"]["items"])
 
 
 def full_read(path: Path) -> float:
@@ -159,9 +156,9 @@ async def main() -> None:
         after_end = loop.create_future()
         loop.call_later(2.0, after_end.set_result, None)
         after = await context_meanwhile(client, after_end)
-        _, history = await client.request("memento/history", {"limit": 50})
+        _, page = await client.request("memento/transcript", {"limit": 50})
 
-        opens: dict[str, tuple[float, float, int]] = {}
+        opens: dict[str, tuple[float, int]] = {}
         for label in ("cold", "warm"):
             await first_page(client, "s00000")
             if label == "cold":
@@ -190,11 +187,11 @@ async def main() -> None:
     print(f"memento/context, idle              : {spread(idle)}")
     print(f"memento/context, during the open   : {spread(during)}")
     print(f"memento/context, 2 s after the open: {spread(after)}")
-    print(f"memento/history (50) after the open: {ms(history)}")
+    print(f"memento/transcript (50) after open : {ms(page)}")
     print(f"first prompt → finished after open : {ms(first_prompt)}")
     print(f"memento/context, during that turn  : {spread(during_prompt)}")
-    for label, (shown, whole, items) in opens.items():
-        print(f"open → first page ({items} items), {label} index: {ms(shown)}; read whole after {ms(whole)}")
+    for label, (shown, items) in opens.items():
+        print(f"open → first page ({items} items), {label} index: {ms(shown)}")
     print(f"today's full read (store + transcript): {ms(old_open)}")
     print(
         f"full read / first page (warm, cold) : {old_open / opens['warm'][0]:6.1f}x {old_open / opens['cold'][0]:6.1f}x"

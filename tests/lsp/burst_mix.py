@@ -27,7 +27,7 @@ MEMENTO_REQUESTS = [
     "memento/steer",
     "memento/abort",
     "memento/compact",
-    "memento/history",
+    "memento/transcript",
     "memento/session/list",
     "memento/session/new",
     "memento/session/open",
@@ -55,6 +55,7 @@ STANDARD_REQUESTS = [
     "workspace/executeCommand",
     "initialize",  # a second one: refused
     "memento/nonsense",
+    "memento/history",  # retired: answered MethodNotFound, like any unknown method
     "$/unknown",
 ]
 COMMANDS = [
@@ -170,8 +171,12 @@ class Mix:
             case "memento/checkpoint/preview" | "memento/checkpoint/file":
                 checkpoint = rng.choice([*self.checkpoints, "deadbeef", ""])
                 return {"checkpointId": checkpoint, "path": rng.choice(["a.py", "/etc", "../x"])}
-            case "memento/history":
-                return {"limit": rng.choice([1, 5, 0, 5000]), "cursor": rng.choice([None, "2", "x"])}
+            case "memento/transcript":
+                return {
+                    "limit": rng.choice([1, 5, 100, 0, 5000, "5"]),
+                    "cursor": rng.choice([None, None, "u:nope", "", 2]),
+                    "newestFirst": rng.choice([True, False, None, "yes"]),
+                }
             case "memento/omfg":
                 return {"complaint": rng.choice(["stop using print", ""])}
             case "memento/trust":

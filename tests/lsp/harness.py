@@ -56,8 +56,9 @@ class Editor:
         """Edits against an older version, ignored (and still answered `applied`), as Neovim does."""
         self._unsent: dict[str, list[types.TextDocumentContentChangeEvent]] = {}
         self._flush_timer: asyncio.TimerHandle | None = None
-        self.streams: list[dict[str, Any]] = []
         self.turns: list[dict[str, Any]] = []
+        self.turn_starts: dict[str, int] = {}
+        """A turn's id → how many patches had arrived when it started (its replies come after)."""
         self.tools: list[dict[str, Any]] = []
         self.contexts: list[dict[str, Any]] = []
         self.modes: list[dict[str, Any]] = []
@@ -103,8 +104,13 @@ class Editor:
 
             return handler
 
-        client.feature("memento/stream")(record(self.streams))
-        client.feature("memento/turn")(record(self.turns))
+        @client.feature("memento/turn")
+        def turn(params: Any) -> None:
+            if params["state"] == "started" and not params.get("subagentId"):
+                self.turn_starts[params["turnId"]] = len(self.patches)
+            self.turns.append(params)
+            self._changed.set()
+
         client.feature("memento/tool")(record(self.tools))
         client.feature("memento/context")(record(self.contexts))
         client.feature("memento/mode")(record(self.modes))
@@ -278,8 +284,55 @@ class Editor:
         """Each child's latest state, as `memento/subagent` said."""
         return {item["id"]: item["state"] for item in self.subagents}
 
+    async def transcript(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """The transcript's newest `limit` items, oldest first (`memento/transcript`)."""
+        return (await self.request("memento/transcript", {"limit": limit}))["items"]
+
+    def ops(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Every op of the patches heard, in order (only those of `kind` when given)."""
+        return [op for patch in self.patches for op in patch["ops"] if kind is None or op["op"] == kind]
+
+    def parts_of(self, turn_id: str) -> list[dict[str, Any]]:
+        """The parts of the replies of a turn (the session's own), as the patches heard since it
+        started left them: what a client that applies them shows (a reset ends what is heard)."""
+        start = self.turn_starts.get(turn_id)
+        if start is None:
+            return []
+        later = [at for at in self.turn_starts.values() if at > start]
+        end = min(later, default=len(self.patches))
+        replies: set[str] = set()
+        parts: dict[str, dict[str, Any]] = {}
+        for at in range(start, len(self.patches)):
+            for op in self.patches[at]["ops"]:
+                if op["op"] == "reset":
+                    return list(parts.values())
+                _fold(op, replies, parts, at < end)
+        return list(parts.values())
+
     def text_of(self, turn_id: str, stream: str = "text") -> str:
-        return "".join(s["delta"] for s in self.streams if s["turnId"] == turn_id and s["stream"] == stream)
+        """What a turn's replies show of `stream`: their text or thinking, or (`tool`) the
+        arguments of their tool calls."""
+        field = "args" if stream == "tool" else "text"
+        return "".join(p.get(field, "") for p in self.parts_of(turn_id) if p["kind"] == stream)
+
+
+def _fold(op: dict[str, Any], replies: set[str], parts: dict[str, dict[str, Any]], opening: bool) -> None:
+    """One op applied to the parts of `replies` (a reply appended while `opening` joins them)."""
+    match op["op"]:
+        case "append" if op.get("parent") is None and op["node"]["kind"] == "reply" and opening:
+            replies.add(op["node"]["key"])
+        case "append" if op.get("parent") in replies:
+            parts[op["node"]["key"]] = dict(op["node"])
+        case "update" if op["node"]["key"] in parts:
+            parts[op["node"]["key"]] = {**parts[op["node"]["key"]], **op["node"]}
+        case "text" if op["key"] in parts:
+            part = parts[op["key"]]
+            field = "args" if part["kind"] == "tool" else "text"
+            part[field] = part.get(field, "") + op["text"]
+        case "remove":
+            parts.pop(op["key"], None)
+        case _:
+            pass
 
 
 def _edits_by_uri(edit: types.WorkspaceEdit) -> dict[str, tuple[int | None, list[types.TextEdit]]]:

@@ -162,9 +162,10 @@ async def test_the_server_answers_requests_while_a_turn_streams(
         await editor.until(lambda: editor.text_of(turn_id))
         context = await asyncio.wait_for(editor.request("memento/context"), 2.0)
         assert context["contextWindow"] == 100_000
-        history = await asyncio.wait_for(editor.request("memento/history", {"limit": 10}), 2.0)
-        prompt = next(e for e in history["entries"] if e["type"] == "message")
-        assert prompt["message"]["content"] == "go"
+        page = await asyncio.wait_for(editor.request("memento/transcript", {"limit": 10}), 2.0)
+        prompt, reply = page["items"]
+        assert (prompt["kind"], prompt["text"]) == ("user", "go")
+        assert reply["state"] == "streaming" and reply["parts"][0]["text"] == "streaming"
         await editor.request("memento/abort")
         await editor.turn_end(turn_id)
 

@@ -1,6 +1,6 @@
 """What a chat view (the VS Code panel) needs from the server while a turn runs: a finished
-tool call's result in `memento/tool`, and where the running turn sits in `memento/history`
-(so a view that opens mid-turn shows its steps once)."""
+tool call's result in `memento/tool`, and the running turn in `memento/transcript` with its
+steps so far (so a view that opens mid-turn shows them once)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ async def test_a_view_opening_mid_turn_learns_the_turn_and_its_results(
     async with running_editor(
         workspace, data_dir, options=provider_options(model_server.openai_base_url)
     ) as editor:
-        before = await editor.request("memento/history")
-        assert "runningTurn" not in before
+        assert await editor.transcript() == []
 
         turn_id = await editor.prompt("read my notes")
         await editor.until(lambda: "second step" in editor.text_of(turn_id))
@@ -38,22 +37,23 @@ async def test_a_view_opening_mid_turn_learns_the_turn_and_its_results(
         assert finished["c2"]["outputTruncated"] is True
         assert len(finished["c2"]["output"]) == 16_000 and finished["c2"]["output"].startswith("00000 ")
 
-        page = await editor.request("memento/history", {"limit": 3})
-        running = page["runningTurn"]
-        assert running["turnId"] == turn_id
-        # The prompt is older than this page: the whole page belongs to the running turn.
-        assert running["entryId"] not in [e["id"] for e in page["entries"]]
-        whole = await editor.request("memento/history")
-        [prompt] = [e for e in whole["entries"] if e["id"] == running["entryId"]]
-        assert prompt["message"] == {**prompt["message"], "role": "user", "content": "read my notes"}
-        stored = whole["entries"][whole["entries"].index(prompt) + 1 :]
-        assert [e["message"]["role"] for e in stored] == [
-            "assistant",
-            "toolResult",
-            "assistant",
-            "toolResult",
+        # The running reply is the newest item: the page a view reads has its steps so far.
+        [reply] = (await editor.request("memento/transcript", {"limit": 1}))["items"]
+        assert reply["state"] == "streaming"
+        [prompt] = [i for i in await editor.transcript() if i["kind"] == "user"]
+        assert prompt["text"] == "read my notes" and reply["key"] == f"r:{prompt['key']}"
+        steps = [(p["kind"], p.get("toolCallId"), p.get("status")) for p in reply["parts"]]
+        assert steps == [
+            ("text", None, None),
+            ("tool", "c1", "done"),
+            ("tool", "c2", "done"),
+            ("text", None, None),
         ]
+        assert "line two" in reply["parts"][1]["output"]
+        assert reply["parts"][2]["outputTruncated"] is True
+        assert reply["parts"][3]["text"] == "Now the second step"
 
         await editor.request("memento/abort")
         await editor.turn_end(turn_id)
-        assert "runningTurn" not in await editor.request("memento/history")
+        [reply] = (await editor.request("memento/transcript", {"limit": 1}))["items"]
+        assert reply["state"] == "aborted"

@@ -105,10 +105,8 @@ async def test_crossing_the_threshold_compacts_with_progress_and_keeps_the_tail(
         assert listed["tokensAfter"] == finished[0]["tokensAfter"] < listed["tokensBefore"]
         assert listed["tokensBefore"] == finished[0]["tokensBefore"]  # what the notification said
         assert "MODEL-SUMMARY" in listed["summary"] and listed["at"].endswith("Z")
-        # A chat drawn from the history gets the same figures, by entry id, from the server.
-        history = await editor.request("memento/history", {})
-        [entry] = [e for e in history["entries"] if e["type"] == "compaction"]
-        relief = history["relief"][entry["id"]]
+        # A chat drawn from the transcript gets the same figures from the server.
+        [relief] = [i for i in await editor.transcript() if i["kind"] == "relief"]
         assert (relief["level"], relief["tokensBefore"], relief["tokensAfter"]) == (
             "compact",
             finished[0]["tokensBefore"],
@@ -338,10 +336,11 @@ async def test_a_compaction_that_would_not_shrink_the_context_is_not_applied_and
         assert skipped["why"] == why and skipped["tokensBefore"] == context and "tokensAfter" not in skipped
         await editor.until(lambda: any(value["kind"] == "end" for _, value in editor.progress))
         assert [v.get("message") for _, v in editor.progress if v["kind"] == "end"] == [why]
-        # Nothing was applied: no compaction to list, none in the history, the context as it was.
+        # Nothing was applied: no compaction to list, none stored in the transcript (the skipped
+        # step is shown live only), the context as it was.
         assert (await editor.request("memento/compaction/list"))["compactions"] == []
-        history = await editor.request("memento/history", {})
-        assert history["relief"] == {} and not [e for e in history["entries"] if e["type"] == "compaction"]
+        relief = [i for i in await editor.transcript() if i["kind"] == "relief"]
+        assert [(i["phase"], i.get("transient")) for i in relief] == [("skipped", True)]
         assert (await editor.request("memento/context"))["tokens"] == context
 
     assert not [e for e in _entries(data_dir) if e["type"] == "compaction"]

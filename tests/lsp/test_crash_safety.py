@@ -66,7 +66,11 @@ async def test_sigkill_mid_turn_keeps_every_flushed_entry(
         await editor.request("memento/session/open", {"id": info["id"]})
         turn_id = await editor.prompt("continue")
         assert (await editor.turn_end(turn_id))["state"] == "finished"
-        history = await editor.request("memento/history")
-        messages = [e for e in history["entries"] if e["type"] == "message"]
+        transcript = await editor.transcript()
+        assert [i["text"] for i in transcript if i["kind"] == "user"] == ["do the thing", "continue"]
+        assert editor.text_of(turn_id) == "resumed"
+
+    with SessionStore.open(path) as store:
+        messages = [e for e in store.entries if isinstance(e, MessageEntry)]
         assert len(messages) == len(expected_roles) + 2
-        assert [e["type"] for e in history["entries"]].count("model_change") == 1  # same model: noted once
+        assert [e.type for e in store.entries].count("model_change") == 1  # same model: noted once

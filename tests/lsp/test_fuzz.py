@@ -21,7 +21,8 @@ MESSAGES = 2400
 
 METHODS = [
     "memento/context",
-    "memento/history",
+    "memento/transcript",
+    "memento/history",  # retired: an unknown method now
     "memento/session/list",
     "memento/session/open",
     "memento/session/new",
@@ -59,6 +60,13 @@ class Fuzzer:
 
     def params(self, method: str) -> Any:
         rng = self.rng
+        if method == "memento/transcript" and rng.random() < 0.5:
+            limit = rng.choice([1, 100, 0, -1, 10**9, "5", None])
+            return {
+                "limit": limit,
+                "cursor": rng.choice([None, "", "u:x", 5]),
+                "newestFirst": rng.random() < 0.5,
+            }
         if method == "memento/prompt":
             return rng.choice([{}, [], None, {"text": ""}, {"text": 5}, [{"text": None}]])
         if method == "workspace/executeCommand":

@@ -290,7 +290,7 @@ async def test_a_backtracking_grep_never_holds_the_server(
     async with editor_in(workspace, data_dir, tmp_path, options) as editor:
         turn = await editor.prompt("find it")
         await model_server.wait_for_requests_async(1)
-        await editor.until(lambda: any(s["stream"] == "tool" for s in editor.streams))
+        await editor.until(lambda: editor.text_of(turn, "tool"))
         started = time.monotonic()
         answered_during_grep: list[float] = []
         while len(model_server.requests) < 2:  # the second request follows the grep's result

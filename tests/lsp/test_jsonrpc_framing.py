@@ -77,7 +77,7 @@ BAD_HEADERS = {
 async def test_a_bad_content_length_is_answered_and_the_next_message_served(
     case: str, client: RawClient
 ) -> None:
-    bad = body(100, "memento/history", {"limit": 5})
+    bad = body(100, "memento/transcript", {"limit": 5})
     client.send_raw(BAD_HEADERS[case](len(bad)) + bad)
     # The client may wait for its answer before it sends anything else. The request is
     # answered by its id when that can still be read.

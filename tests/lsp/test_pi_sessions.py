@@ -1,4 +1,4 @@
-"""A session written by pi opens in Memento, shows in the history, and carries on."""
+"""A session written by pi opens in Memento, shows in the transcript, and carries on."""
 
 from __future__ import annotations
 
@@ -44,8 +44,10 @@ async def test_a_pi_session_opens_and_continues(
         assert [s["id"] for s in listed] == ["0123abcd"]
         assert listed[0]["title"].startswith("u1 lorem ipsum")
         await editor.request("memento/session/open", {"id": "0123abcd"})
-        history = await editor.request("memento/history")
-        assert history["entries"] == entries
+        items = await editor.transcript()
+        prompts = [e["id"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+        assert [i["entryId"] for i in items if i["kind"] == "user"] == prompts
+        assert [i["kind"] for i in items] == ["user", "reply"] * len(prompts)
 
         turn_id = await editor.prompt("and now?")
         assert (await editor.turn_end(turn_id))["state"] == "finished"

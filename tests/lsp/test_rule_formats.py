@@ -137,7 +137,6 @@ async def test_a_glob_rule_enters_when_a_matching_file_is_read_and_not_before(
     async with running_editor(workspace, data_dir, options=options(model_server)) as editor:
         await finished(editor, "look around")
         listed = await rules(editor)
-        history = (await editor.request("memento/history"))["entries"]
 
     sent = [texts(r.body) for r in model_server.requests]
     assert [sum(line in t for t in request) for request in sent] == [0, 0, 1, 1]  # once, from the read on
@@ -145,7 +144,9 @@ async def test_a_glob_rule_enters_when_a_matching_file_is_read_and_not_before(
     before, after = (model_server.requests[i].body["messages"] for i in (1, 2))
     assert after[: len(before)] == before  # what was sent before stays byte-stable
     assert listed[rule]["bucket"] == "glob" and listed[rule]["attached"] == [first]
-    [reminder] = [e for e in history if e["type"] == "custom_message" and rule in e["details"]["rules"]]
+    [path] = session_files(data_dir)
+    stored = [json.loads(line) for line in path.read_text().splitlines()]
+    [reminder] = [e for e in stored if e["type"] == "custom_message" and rule in e["details"]["rules"]]
     assert reminder["display"] is False and reminder["details"]["files"] == [first]  # …and hidden
 
 

@@ -37,13 +37,14 @@ async def test_key_markers_never_leave(
     log = tmp_path / "server.log"
     options = {"tools": {"bash": "allow"}}
     async with running_editor(workspace, data_dir, options=options, env=env, log_file=log) as editor:
-        first = await editor.turn_end(await editor.prompt("show me the environment"))
+        first_turn = await editor.prompt("show me the environment")
+        first = await editor.turn_end(first_turn)
         second = await editor.turn_end(await editor.prompt("again"))
         await editor.until(lambda: any("the turn failed" in m.message for m in editor.shown))
-        history = await editor.request("memento/history", {"limit": 1000})
+        transcript = await editor.transcript()
         settings = await editor.request("memento/settings")
         notifications = [
-            editor.streams,
+            editor.patches,
             editor.turns,
             [m.message for m in editor.shown],
             [m.message for m in editor.client.log_messages],
@@ -60,14 +61,14 @@ async def test_key_markers_never_leave(
     assert "PATH=" in output and "key=[redacted]" not in output  # bash ran, without the key variables
     assert "key= token=" in output
     assert "OPENAI_API_KEY=[redacted]" in output  # a key read from a file is redacted too
-    streamed = "".join(s["delta"] for s in editor.streams if s["stream"] == "text")
+    streamed = editor.text_of(first_turn)
     assert "Your key is [redacted], and the token is [redacted]." in streamed
     assert "[redacted]" in second["error"]
 
     places = {
         "session files": "\n".join(path.read_text() for path in session_files(data_dir)),
         "notifications": json.dumps(notifications, default=str),
-        "history": json.dumps(history),
+        "transcript": json.dumps(transcript),
         "settings": json.dumps(settings),
         "log": log.read_text(),
         "model requests": json.dumps([r.body for r in model_server.requests]),

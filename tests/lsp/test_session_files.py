@@ -45,8 +45,8 @@ async def test_damaged_sessions_are_listed_with_the_reason_and_the_good_one_open
         assert (await raw.request(3, "memento/session/open", {"id": "good0001"}))["result"] == {
             "id": "good0001"
         }
-        history = (await raw.request(4, "memento/history"))["result"]["entries"]
-        assert [e["message"]["role"] for e in history] == ["user", "assistant"] * 3
+        items = (await raw.request(4, "memento/transcript"))["result"]["items"]
+        assert [i["kind"] for i in items] == ["user", "reply"] * 3
 
         refused = await raw.request(5, "memento/session/open", {"id": "garbage1"})
         assert refused["error"]["code"] == -32803 and "header" in refused["error"]["message"]
@@ -76,7 +76,7 @@ async def test_a_long_session_opens_off_the_event_loop(workspace: Path, data_dir
                     answered.append(message["id"])
                     assert "result" in message, message
         assert answered[:3] == [11, 12, 13], answered
-        history = (await raw.request(14, "memento/history", {"limit": 2}))["result"]
-        assert history["nextCursor"] == str(100_000 - 2)
+        page = (await raw.request(14, "memento/transcript", {"limit": 2}))["result"]
+        assert [i["kind"] for i in page["items"]] == ["user", "reply"] and page["nextCursor"]
     finally:
         await raw.close()

@@ -39,7 +39,7 @@ async def test_steer_is_delivered_at_the_next_step_boundary(
 
 
 @pytest.mark.asyncio
-async def test_history_pages_backwards_from_the_newest(
+async def test_the_transcript_pages_backwards_from_the_newest(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> None:
     model_server.enqueue(*(Reply(Text(f"answer {i}")) for i in range(3)))
@@ -49,14 +49,13 @@ async def test_history_pages_backwards_from_the_newest(
         for i in range(3):
             turn_id = await editor.prompt(f"question {i}")
             await editor.turn_end(turn_id)
-        page = await editor.request("memento/history", {"limit": 4})
-        assert [e["message"].get("content") for e in page["entries"][:1]] == ["question 1"]
-        assert len(page["entries"]) == 4
-        older = await editor.request("memento/history", {"limit": 4, "cursor": page["nextCursor"]})
-        assert len(older["entries"]) == 3 and "nextCursor" not in older
-        assert older["entries"][0]["type"] == "model_change"  # the model, noted before the first prompt
-        assert older["entries"][1]["message"]["content"] == "question 0"
-        assert older["entries"][-1]["id"] == page["entries"][0]["parentId"]
+        page = await editor.request("memento/transcript", {"limit": 3})
+        assert [i.get("text") for i in page["items"]] == [None, "question 2", None]
+        assert page["nextCursor"] == page["items"][0]["key"]
+        older = await editor.request("memento/transcript", {"limit": 4, "cursor": page["nextCursor"]})
+        assert [i.get("text") for i in older["items"]] == ["question 0", None, "question 1"]
+        assert "nextCursor" not in older
+        assert older["items"][1]["parts"][0]["text"] == "answer 0" and older["items"][1]["state"] == "done"
 
 
 @pytest.mark.asyncio

@@ -61,7 +61,6 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
         assert retrying(editor, turn_id) == [
             {"turnId": turn_id, "state": "retrying", "rules": ["no-console"], "attempt": 2}
         ]
-        history = await editor.request("memento/history")
         page = await editor.request("memento/transcript")
         listed = await editor.request("memento/rules/list")
 
@@ -72,7 +71,7 @@ async def test_a_hit_aborts_the_stream_injects_the_rule_and_retries(
         and "Use the project logger" in second
         and "rule_violation" not in first
     )
-    assert history["entries"][-1]["message"]["content"][0]["text"] == "Call logger.info(value)."
+    assert entries(data_dir)[-1]["message"]["content"][0]["text"] == "Call logger.info(value)."
     kinds = [e["type"] for e in entries(data_dir)]
     assert kinds == ["message", "custom_message", "ttsr_injection", "custom", "message"]
     reminder, marker, retry = entries(data_dir)[1:4]

@@ -1,8 +1,8 @@
 """Model text reaches the editor in whole characters. A provider that streams JavaScript strings
 may cut its text between the two halves of a surrogate pair (each half a lone `\\udXXX`
-escape in its own SSE event); every `memento/stream` delta (text, thinking, tool-call
-arguments), the stored reply, the next request to the model and `memento/history` still carry
-whole characters, and a surrogate that never finds its pair (in the model's text, in a
+escape in its own SSE event); every `text` op of the transcript's patches (text, thinking,
+tool-call arguments), the stored reply, the next request to the model and the transcript page
+still carry whole characters, and a surrogate that never finds its pair (in the model's text, in a
 session file written by JavaScript) is U+FFFD, never a lone half (Neovim's JSON decoder
 refuses the whole message)."""
 
@@ -32,7 +32,19 @@ def surrogates(value: Any) -> list[str]:
 
 
 def deltas(editor: Editor, stream: str) -> list[str]:
-    return [s["delta"] for s in editor.streams if s["stream"] == stream]
+    """The pieces streamed into parts of `stream`'s kind, in order: the text a part was made
+    with (a tool part's `args`), then each `text` op on it."""
+    field = "args" if stream == "tool" else "text"
+    kinds: dict[str, str] = {}
+    pieces: list[str] = []
+    for op in editor.ops():
+        if op["op"] == "append":
+            kinds[op["node"]["key"]] = op["node"]["kind"]
+            if op["node"]["kind"] == stream:
+                pieces.append(op["node"].get(field, ""))
+        elif op["op"] == "text" and kinds.get(op["key"]) == stream:
+            pieces.append(op["text"])
+    return pieces
 
 
 @pytest.mark.asyncio
@@ -53,16 +65,21 @@ async def test_pairs_cut_across_events_reach_the_editor_whole(
     async with running_editor(workspace, data_dir, options=provider_options(base, kind=kind)) as editor:
         turn = await editor.prompt("greet")
         assert (await editor.turn_end(turn, timeout=20))["state"] == "finished"
-        history = await editor.request("memento/history")
+        page = await editor.request("memento/transcript")
 
-    assert surrogates(editor.streams) == []
+    # Every pair was cut between events; the patches (`text` ops and the parts they grow) carry
+    # it whole: a lone half on the wire would decode as a surrogate here.
+    assert editor.ops("text") and surrogates(editor.patches) == []
+    assert editor.text_of(turn) == TEXT + "done 🎉"
+    assert editor.text_of(turn, "thinking") == THOUGHT
+    assert json.loads(editor.text_of(turn, "tool")) == {"path": "hello.py", "content": CONTENT}
     assert "".join(deltas(editor, "text")) == TEXT + "done 🎉"
     assert "".join(deltas(editor, "thinking")) == THOUGHT
     assert json.loads("".join(deltas(editor, "tool"))) == {"path": "hello.py", "content": CONTENT}
     assert (workspace / "hello.py").read_text() == CONTENT
-    assert surrogates(history) == []
-    replies = [e["message"] for e in history["entries"] if e.get("message", {}).get("role") == "assistant"]
-    assert TEXT in json.dumps(replies[0], ensure_ascii=False)
+    assert surrogates(page) == []
+    [reply] = [item for item in page["items"] if item["kind"] == "reply"]
+    assert TEXT in json.dumps(reply, ensure_ascii=False)
     # The next request holds the reply as the model wrote it.
     second = model_server.requests[1].body
     assert surrogates(second) == [] and TEXT in json.dumps(second, ensure_ascii=False)
@@ -83,12 +100,12 @@ async def test_a_half_that_never_finds_its_pair_is_a_replacement_character(
         assert (await editor.turn_end(first))["state"] == "finished"
         second = await editor.prompt("again")
         assert (await editor.turn_end(second))["state"] == "finished"
-        history = await editor.request("memento/history")
+        page = await editor.request("memento/transcript")
 
-    assert surrogates(editor.streams) == [] and surrogates(editor.turns) == []
+    assert surrogates(editor.patches) == [] and surrogates(editor.turns) == []
     assert editor.text_of(first) == "cut \ufffd"
-    assert surrogates(history) == []
-    texts = json.dumps(history["entries"], ensure_ascii=False)
+    assert surrogates(page) == []
+    texts = json.dumps(page["items"], ensure_ascii=False)
     assert "half \ufffd here" in texts and "cut \ufffd" in texts
     # The model was asked with the session's text as it is (the half escaped, as JSON.stringify
     # writes it) and with its own reply in whole characters.

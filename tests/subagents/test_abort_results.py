@@ -67,7 +67,7 @@ async def _abort(editor: Editor, turn_id: str) -> None:
 
 
 async def _views_agree(editor: Editor, stored: dict[str, Any]) -> dict[str, Any]:
-    """The list, the live `memento/tool` notice and the history hold what the session stored."""
+    """The list, the live `memento/tool` notice and the transcript hold what the session stored."""
     text = "".join(part["text"] for part in stored["content"])
     body = json.loads(text)
     listed = await editor.request("memento/subagent/list", {})
@@ -79,9 +79,14 @@ async def _views_agree(editor: Editor, stored: dict[str, Any]) -> dict[str, Any]
         t for t in editor.tools if t.get("toolCallId") == "call_task" and t.get("state") == "finished"
     ]
     assert notice["output"] == text and notice["isError"] == stored["isError"]
-    history = await editor.request("memento/history", {})
-    kept = [e["message"] for e in history["entries"] if e["type"] == "message"]
-    assert stored in kept
+    items = await editor.transcript()
+    [task] = [
+        p for i in items if i["kind"] == "reply" for p in i["parts"] if p.get("toolCallId") == "call_task"
+    ]
+    assert task["output"] and text.startswith(task["output"])
+    assert task["status"] == ("error" if stored["isError"] else "done")
+    cards = {card["id"]: card["state"] for card in task["subagents"]}
+    assert cards == {r["id"]: r["status"] for r in body["results"]}
     return body
 
 

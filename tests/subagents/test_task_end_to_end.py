@@ -92,7 +92,13 @@ async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
         end = await editor.turn_end(turn_id, timeout=60)
         assert end["state"] == "finished", end
         listed = await editor.request("memento/subagent/list", {})
-        child_streams = [s for s in editor.streams if s.get("subagentId")]
+        # The children's replies stream into their cards (`s:<id>/…` keys), as they grow.
+        child_text: dict[str, str] = {}
+        for op in editor.ops():
+            if op["op"] == "append" and op["node"]["kind"] == "text" and op["node"]["key"].startswith("s:"):
+                child_text[op["node"]["key"]] = op["node"]["text"]
+            elif op["op"] == "text" and op["key"] in child_text:
+                child_text[op["key"]] += op["text"]
         child_turns = [t for t in editor.turns if t.get("subagentId")]
         meter = editor.contexts[-1]
 
@@ -125,9 +131,9 @@ async def test_two_parallel_children_edit_in_worktrees_and_both_patches_apply(
     assert str(repo) not in child_request["messages"][0]["content"]
 
     # Editors hear the children's turns and streams, tagged with the parent's turn.
-    assert {s["subagentId"] for s in child_streams} == {"edit-a", "edit-b"}
+    assert {key.split("/")[0] for key in child_text} == {"s:edit-a", "s:edit-b"}
     assert {t["parentTurnId"] for t in child_turns} == {turn_id}
-    assert any(s["delta"].startswith("CHILD-A") for s in child_streams if s["subagentId"] == "edit-a")
+    assert any(text.startswith("CHILD-A") for key, text in child_text.items() if key.startswith("s:edit-a/"))
     assert [(s["id"], s["state"], s.get("merge")) for s in listed["subagents"]] == [
         ("edit-a", "completed", "applied"),
         ("edit-b", "completed", "applied"),

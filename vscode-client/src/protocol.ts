@@ -266,14 +266,6 @@ export interface TurnParams {
   error?: string;
 }
 
-export interface StreamParams {
-  turnId: string;
-  stream: "text" | "thinking" | "tool";
-  delta: string;
-  toolCallId?: string;
-  toolName?: string;
-}
-
 export interface TrustResult {
   trusted: boolean;
   configPath: string;

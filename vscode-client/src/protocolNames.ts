@@ -5,7 +5,6 @@
 export const PROMPT = "memento/prompt";
 export const ABORT = "memento/abort";
 export const STEER = "memento/steer";
-export const HISTORY = "memento/history";
 export const TRANSCRIPT = "memento/transcript";
 export const TRANSCRIPT_PATCH = "memento/transcript/patch";
 export const SESSION_LIST = "memento/session/list";
@@ -13,7 +12,6 @@ export const SESSION_NEW = "memento/session/new";
 export const SESSION_OPEN = "memento/session/open";
 export const CONTEXT = "memento/context";
 export const MODE = "memento/mode";
-export const STREAM = "memento/stream";
 export const TURN = "memento/turn";
 export const TOOL = "memento/tool";
 export const CONTEXT_NOTIFICATION = "memento/context";

@@ -7,7 +7,7 @@
 import { describe, type ServerCommand } from "./serverCommand";
 
 /** The `memento/*` protocol this extension speaks; the server's PROTOCOL_VERSION. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export interface ServerIdentity {
   version: string;

@@ -221,22 +221,14 @@ class MementoApp:
 
 def turn_notification(
     event: events.Event,
-) -> tuple[str, p.TurnParams | p.StreamParams | p.ToolParams | p.ToolProgressParams] | None:
-    """The `memento/turn`, `memento/stream` or `memento/tool` notification of a turn event
+) -> tuple[str, p.TurnParams | p.ToolParams | p.ToolProgressParams] | None:
+    """The `memento/turn`, `memento/tool` or `memento/tool/progress` notification of a turn event
     (a child's too: the subagents feature adds its `subagentId`)."""
     from memento.core import events
 
     match event:
         case events.TurnStarted(turn_id=turn_id):
             return p.TURN, p.TurnParams(turn_id=turn_id, state="started")
-        case events.Delta():
-            return p.STREAM, p.StreamParams(
-                turn_id=event.turn_id,
-                stream=event.stream,
-                delta=event.delta,
-                tool_call_id=event.tool_call_id,
-                tool_name=event.tool_name,
-            )
         case events.ToolCallStarted():
             return p.TOOL, p.ToolParams(
                 turn_id=event.turn_id,

@@ -45,13 +45,6 @@ class SteerParams(Model):
     text: str = Field(min_length=1)
 
 
-class HistoryParams(Model):
-    """`memento/history`: to be removed once the clients draw `memento/transcript`."""
-
-    cursor: str | None = None
-    limit: int = Field(default=100, ge=1, le=1000)
-
-
 class TranscriptParams(Model):
     """`memento/transcript`: a page of the session's transcript (`core.transcript.TranscriptPage`)."""
 
@@ -60,24 +53,6 @@ class TranscriptParams(Model):
     limit: int = Field(default=100, ge=1, le=1000)
     newest_first: bool = False
     """The page's items newest first (they are oldest first otherwise)."""
-
-
-class RunningTurn(Model):
-    """The turn running while history was read: its entries so far are in the history, its
-    prompt is the entry `entry_id` (chat views put the live turn in their place)."""
-
-    turn_id: str
-    entry_id: str | None = None
-
-
-class HistoryResult(Model):
-    entries: list[dict[str, Any]]
-    next_cursor: str | None = None
-    running_turn: RunningTurn | None = None
-    relief: dict[str, CompactionItem] = Field(default_factory=dict[str, "CompactionItem"])
-    """The relief steps among `entries`, by entry id, with the figures `memento/compaction`
-    and `memento/compaction/list` give (views draw their dividers from these, never from the
-    entries' own fields: a compaction entry's `tokensBefore` is pi's estimate)."""
 
 
 class SessionOpenParams(Model):
@@ -132,16 +107,6 @@ class ChildTagged(Model):
     """With `subagentId`: the parent's turn whose `task` call started the subagent."""
 
 
-class StreamParams(ChildTagged):
-    """`memento/stream`: to be removed once the clients apply `memento/transcript/patch`."""
-
-    turn_id: str
-    stream: Literal["text", "thinking", "tool"]
-    delta: str
-    tool_call_id: str | None = None
-    tool_name: str | None = None
-
-
 class TurnParams(ChildTagged):
     turn_id: str
     state: Literal["started", "retrying", "finished", "aborted", "error"]
@@ -157,7 +122,7 @@ class TurnParams(ChildTagged):
 
 class ToolParams(ChildTagged):
     """`memento/tool`: a tool call of the turn started or finished running (for chat views'
-    tool cards; the call's arguments stream as `memento/stream` with `stream: "tool"`)."""
+    tool cards; the call's arguments stream in the transcript's tool part)."""
 
     turn_id: str
     tool_call_id: str
@@ -165,7 +130,7 @@ class ToolParams(ChildTagged):
     state: Literal["started", "finished"]
     is_error: bool | None = None
     output: str | None = None
-    """When finished: the result (its first `TOOL_OUTPUT_LIMIT` characters; the history has it
+    """When finished: the result (its first `TOOL_OUTPUT_LIMIT` characters; the session has it
     whole), so a tool card shows it while the turn still runs."""
     output_truncated: bool | None = None
     server: str | None = None

@@ -42,7 +42,7 @@ def invalid_params(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=INVALID_PARAMS)
 
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 """The version of the `memento/*` surface, in `initialize`'s result as
 `capabilities.experimental.memento.protocolVersion`: raised when a change would break a client
 built for the one before, so that an extension paired with another server build says so at
@@ -51,7 +51,6 @@ once (vscode-client/src/serverVersion.ts holds the one it speaks)."""
 PROMPT = "memento/prompt"
 ABORT = "memento/abort"
 STEER = "memento/steer"
-HISTORY = "memento/history"
 TRANSCRIPT = "memento/transcript"
 TRANSCRIPT_PATCH = "memento/transcript/patch"
 SESSION_LIST = "memento/session/list"
@@ -61,7 +60,6 @@ CONTEXT = "memento/context"
 MODE = "memento/mode"
 MODE_NOTIFICATION = "memento/mode"
 
-STREAM = "memento/stream"
 TURN = "memento/turn"
 TOOL = "memento/tool"
 CONTEXT_NOTIFICATION = "memento/context"

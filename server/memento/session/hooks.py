@@ -56,8 +56,6 @@ class TurnInfo:
     stop_after_step: bool = False
     """Set by a hook to end the turn once the current step's tool calls are stored (a
     subagent's accepted final `yield`), without asking the model again."""
-    entry_id: str | None = None
-    """The id of the turn's prompt entry, once stored (chat views place the running turn by it)."""
     _states: dict[type[Any], object] = field(
         default_factory=dict[type[Any], object], repr=False, compare=False
     )

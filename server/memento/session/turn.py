@@ -112,7 +112,7 @@ class TurnRunner:
             and asks_for_change(turn.prompt)
         )
         await session.record_model()
-        turn.entry_id = session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms())).id
+        session.append_message(UserMessage(content=turn.prompt, timestamp=now_ms()))
         session.events.publish(events.TurnStarted(turn_id=turn.turn_id))
         state: TurnEndState = "finished"
         error: str | None = None

@@ -26,7 +26,7 @@ def test_lua_empty_tables_and_nil_are_no_arguments(
         if a["error"] and a["error"]["code"] in (-32602, -32603, -32600)
     }
     assert refused == {}
-    assert answers["history {}"]["result"] == {"entries": [], "relief": {}}
+    assert answers["transcript {}"]["result"]["items"] == []
     assert isinstance(answers["advisor/toggle {}"]["result"]["enabled"], bool)
     # The session opened at start is listed before its first message (it is the current one).
     [listed] = answers["session/list nil"]["result"]["sessions"]

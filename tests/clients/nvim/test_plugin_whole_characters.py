@@ -1,6 +1,6 @@
 """Split surrogate pairs in a real Neovim: a provider that cuts its text between the two halves
 of a pair (as servers streaming JavaScript strings can) still reaches the plugin's chat whole.
-Before, each `memento/stream` delta carried a lone half, which Neovim's `vim.json.decode`
+Before, each streamed delta carried a lone half, which Neovim's `vim.json.decode`
 refuses: the message was dropped and the text never shown."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
  * The page is `media/panel.html` with `media/panel.js` and `media/panel.css` (built from
  * `webview/`), and `media/panel-boot.js` inline. Hidden views are not retained: the page
  * keeps its small UI state with `getState/setState` and reloads the timeline from
- * `memento/history` when shown again, which keeps a long session's memory in the extension
+ * `memento/transcript` when shown again, which keeps a long session's memory in the extension
  * host bounded.
  */
 import type * as vscode from "vscode";

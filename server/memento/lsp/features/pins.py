@@ -2,7 +2,7 @@
 `governance/pinning.py`; what a pin does: `session/pins.py`).
 
 `memento/pin {entryId}` pins a message or a tool result of the conversation (the ids
-`memento/transcript` and `memento/history` give), `memento/pin {file}` a workspace file (its
+`memento/transcript` gives), `memento/pin {file}` a workspace file (its
 latest read); either answers `{pin: {kind, target, what, entryId?}, pins: [...]}`.
 `memento/unpin` takes the same and answers `{unpinned, pins}`; `memento/pins {}` → `{pins}`,
 then `{candidates: [{entryId, what}]}` too when asked with `{candidates: true}`.

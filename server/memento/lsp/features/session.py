@@ -1,5 +1,5 @@
-"""Requests that drive the session: prompt, abort, steer, the transcript (and the history it
-replaces), session list/new/open, context."""
+"""Requests that drive the session: prompt, abort, steer, the transcript, session
+list/new/open, context."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ class SessionFeature(LanguageFeature):
         self.on(p.ABORT, self.abort)
         self.command(p.CMD_ABORT, self.abort_command)
         self.on(p.STEER, self.steer)
-        self.on(p.HISTORY, self.history)
         self.on(p.TRANSCRIPT, self.transcript)
         self.on(p.SESSION_LIST, self.session_list)
         self.on(p.SESSION_NEW, self.session_new)
@@ -26,7 +25,7 @@ class SessionFeature(LanguageFeature):
         self.on(p.CONTEXT, self.context)
 
     # Sync on purpose: pygls writes a sync handler's response at once, so the client
-    # gets `{turnId}` before the first `memento/stream` notification of that turn.
+    # gets `{turnId}` before the first notification of that turn.
     def prompt(self, params: Any) -> dict[str, Any]:
         from memento.session.session import TooLarge
 
@@ -69,33 +68,6 @@ class SessionFeature(LanguageFeature):
         except UnknownCursor as exc:
             raise p.invalid_params(str(exc)) from None
         return page.wire()
-
-    async def history(self, params: Any) -> dict[str, Any]:
-        """To be removed once the clients draw `memento/transcript`."""
-        from memento.session.relief_log import relief_history  # the engine loads after `initialize`
-
-        await self.app.session.loaded()
-        args = p.parse(p.HistoryParams, params)
-        entries = self.app.session.branch_path()
-        end = len(entries)
-        if args.cursor is not None:
-            try:
-                end = max(0, min(int(args.cursor), len(entries)))
-            except ValueError:
-                raise p.invalid_params(f"invalid cursor: {args.cursor!r}") from None
-        start = max(0, end - args.limit)
-        running = self.app.session.running_turn
-        live = None if running is None else p.RunningTurn(turn_id=running.turn_id, entry_id=running.entry_id)
-        page = entries[start:end]
-        return p.HistoryResult(
-            entries=[entry.dump() for entry in page],
-            next_cursor=str(start) if start > 0 else None,
-            running_turn=live,
-            relief={
-                r.id: p.CompactionItem.model_validate(r.model_dump(exclude={"summary"}))
-                for r in relief_history(page)
-            },
-        ).wire()
 
     async def session_list(self, params: Any) -> dict[str, Any]:
         session = self.app.session

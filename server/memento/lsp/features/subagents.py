@@ -1,6 +1,6 @@
 """Subagents over LSP: `memento/subagent/list`, `memento/subagent/abort {id}`, the
 `memento/subagent` notification when a child changes state, and each child's turn events as
-`memento/turn` / `memento/stream` / `memento/tool` carrying `subagentId` and `parentTurnId`."""
+`memento/turn` / `memento/tool` carrying `subagentId` and `parentTurnId`."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ M.client = nil
 
 local RECORDED = {
   'memento/turn',
-  'memento/stream',
+  'memento/transcript/patch',
   'memento/context',
   'memento/checkpoints',
   'memento/compaction',

@@ -4,7 +4,7 @@
 local t = require('memento_test')
 
 local cases = {
-  { 'history {}', 'memento/history', {} },
+  { 'transcript {}', 'memento/transcript', {} },
   { 'compact {}', 'memento/compact', {} },
   { 'advisor/toggle {}', 'memento/advisor/toggle', {} },
   { 'checkpoint/list {}', 'memento/checkpoint/list', {} },

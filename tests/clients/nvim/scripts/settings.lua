@@ -6,10 +6,15 @@ local t = require('memento_test')
 t.run(function()
   t.start({ settings = t.params.settings })
   local ended = t.turn('hello')
+  -- The reply as the transcript holds it: the newest item, its text parts.
+  local page, page_err = t.request('memento/transcript', { limit = 1 })
+  assert(page_err == nil, vim.inspect(page_err))
+  local reply = page.items[1]
+  assert(reply.kind == 'reply', vim.inspect(reply))
   local text = {}
-  for _, delta in ipairs(t.notifications['memento/stream']) do
-    if delta.turnId == ended.turnId and delta.stream == 'text' then
-      table.insert(text, delta.delta)
+  for _, part in ipairs(reply.parts) do
+    if part.kind == 'text' then
+      table.insert(text, part.text)
     end
   end
   t.observe('turn', ended)
