@@ -226,7 +226,7 @@ class TranscriptBuilder:
         text = message.text()
         output, truncated = cut_output(text)
         status = "error" if message.is_error else "done"
-        self.state.change(part.key, status=status, output=output, output_truncated=truncated)
+        self.state.change(part.key, status=status, output=output, output_truncated=truncated, progress=None)
         if part.name == "task":
             self._task_result(part, text)
 
