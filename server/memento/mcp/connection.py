@@ -270,12 +270,17 @@ class Connection:
 
     async def fresh(self) -> None:
         """List again if the server announced a change the listing does not reflect yet (one
-        listing at a time; an announcement during it is caught by the next)."""
+        listing at a time; an announcement during it is caught by the next). A listing that
+        fails keeps the old one; the next announcement or call tries again."""
         async with self._list_lock:
             session, seen = self._session, self._announced
             if session is None or self._listed == seen:
                 return
-            self.listing = await _list(session, None, self.listing)
+            try:
+                self.listing = await _list(session, None, self.listing)
+            except Exception as exc:  # noqa: BLE001 -- the call's own result must not be lost to it
+                log.warning("MCP server %s: cannot list again after a change: %s", self.name, _reason(exc))
+                return
             self._listed = seen
         self._on_change("")
 
