@@ -1,13 +1,22 @@
 """What a client is sent for transcript patches it cannot get from a scripted turn alone:
-advisor notes, with and without the client's `session.notices`, and a tool part whose
-arguments stream before it runs."""
+advisor notes, with and without the client's `session.notices`, a tool part whose
+arguments stream before it runs, and a running MCP tool's progress."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memento.acp.updates import ClientShows, Updates
-from memento.core.transcript import AdvisorItem, AppendOp, Patch, ReplyItem, TextOp, ToolPart, UpdateOp
+from memento.core.transcript import (
+    AdvisorItem,
+    AppendOp,
+    Patch,
+    ReplyItem,
+    TextOp,
+    ToolPart,
+    ToolProgressLine,
+    UpdateOp,
+)
 
 
 def advisor_note() -> Patch:
@@ -61,3 +70,22 @@ def test_a_tool_calls_streaming_arguments_arrive_whole_with_its_update(tmp_path:
     assert update["rawInput"] == {"path": "a.py"}
     assert update["locations"] == [{"path": str(tmp_path / "a.py")}]
     assert updates.running_tool is not None and updates.running_tool.tool_call_id == "c1"
+
+
+def test_a_running_tools_progress_is_in_its_update(tmp_path: Path) -> None:
+    updates = Updates(tmp_path)
+    reply = ReplyItem(key="r1", state="streaming")
+    part = ToolPart(
+        key="t1", tool_call_id="c1", name="mcp__s__long", server="s", server_tool="long", status="running"
+    )
+    updates.patch(
+        Patch(
+            session_id="s",
+            seq=1,
+            ops=[AppendOp(item="r1", node=reply), AppendOp(item="r1", parent="r1", node=part)],
+        )
+    )
+    reported = part.model_copy(update={"progress": ToolProgressLine(progress=2, total=5, message="half")})
+    (update,) = updates.patch(Patch(session_id="s", seq=2, ops=[UpdateOp(item="r1", node=reported)]))
+    assert update["status"] == "in_progress"
+    assert update["_meta"]["memento"]["progress"] == {"progress": 2, "total": 5, "message": "half"}

@@ -39,3 +39,8 @@ def time_server() -> dict[str, object]:
 
 def everything_server() -> dict[str, object]:
     return {"type": "stdio", "command": shutil.which("node") or "node", "args": [str(EVERYTHING), "stdio"]}
+
+
+def changing_server() -> dict[str, object]:
+    """The fixture server whose tool and prompt lists change (`tests/mcp/changing_server.py`)."""
+    return {"type": "stdio", "command": sys.executable, "args": [str(HERE / "changing_server.py")]}

@@ -82,6 +82,16 @@ async def test_stop_cancels_a_long_running_call_and_the_server_lives_on(
     assert (server["state"], server["restarts"]) == ("running", 0)
     progress = [p for p in editor.tool_progress if p["toolCallId"] == "c1"]
     assert progress[0]["total"] == 60 and progress[0]["progress"] >= 1
+    # The transcript's tool part carried it (every client draws that), and lost it when it ended.
+    updates = [
+        op["node"]
+        for patch in editor.patches
+        for op in patch["ops"]
+        if op["op"] == "update" and op["node"].get("toolCallId") == "c1"
+    ]
+    reported = [u["progress"] for u in updates if "progress" in u]
+    assert reported and reported[0] == {"progress": 1, "total": 60} and updates[-1]["status"] == "error"
+    assert "progress" not in updates[-1]
 
 
 def _pids_with(marker: str) -> list[int]:

@@ -180,6 +180,7 @@ export interface ToolPart {
   output?: string;
   outputTruncated?: boolean;
   diff?: string;
+  progress?: ToolProgressLine;
   subagents: SubagentCard[];
 }
 
@@ -197,6 +198,14 @@ export interface ToolPartFields {
   output?: string;
   outputTruncated?: boolean;
   diff?: string;
+  progress?: ToolProgressLine;
+}
+
+/** How far a running tool got, as it reported (an MCP server's `notifications/progress`). */
+export interface ToolProgressLine {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /** `memento/transcript`: top-level items, oldest first unless asked otherwise. */

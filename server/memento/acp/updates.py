@@ -222,6 +222,8 @@ class Updates:
             memento["diff"] = part.diff
         if part.server is not None:
             memento["server"], memento["tool"] = part.server, part.server_tool
+        if part.progress is not None:
+            memento["progress"] = part.progress.wire()
         out["_meta"] = {"memento": memento}
         return out
 

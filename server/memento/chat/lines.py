@@ -13,6 +13,7 @@ from memento.core.transcript import (
     ReliefItem,
     RewindItem,
     ToolPart,
+    ToolProgressLine,
     TtsrPart,
 )
 
@@ -41,6 +42,12 @@ def tool_summary(raw_args: str) -> str:
 def tool_name(part: ToolPart) -> str:
     """A tool as the chat names it: an MCP tool as `server › tool`."""
     return f"{part.server} › {part.server_tool}" if part.server else part.name
+
+
+def progress_text(line: ToolProgressLine) -> str:
+    """`3/60 · indexing` — a running tool's last progress report."""
+    done = f"{line.progress:g}/{line.total:g}" if line.total is not None else f"{line.progress:g}"
+    return f"{done} · {one_line(line.message, 80)}" if line.message else done
 
 
 def relief_text(item: ReliefItem) -> str:

@@ -181,6 +181,11 @@ class RichRenderer(Renderer):
         self.console.print(_tool_call(name, summary))
         self._refresh()
 
+    def tool_progress(self, name: str, text: str) -> None:
+        # The activity line is the card's status: updated in place, its clock still the call's.
+        self._activity = f"running {name} · {text}"
+        self._refresh()
+
     def tool_finished(self, name: str, ok: bool, detail: str) -> None:
         self._set_activity(WAITING)
         self.console.print(_tool_result(ok, detail))

@@ -20,6 +20,7 @@ from memento.chat.lines import (
     LineKind,
     item_line,
     one_line,
+    progress_text,
     relief_text,
     tool_name,
     tool_summary,
@@ -75,6 +76,7 @@ class Renderer:
     def tool_preparing(self, name: str) -> None: ...
     def tool_started(self, name: str, summary: str) -> None: ...
     def tool_finished(self, name: str, ok: bool, detail: str) -> None: ...
+    def tool_progress(self, name: str, text: str) -> None: ...
     def line(self, kind: LineKind, text: str) -> None: ...
     def discard_partial(self) -> None: ...
     def turn_finished(self, state: events.TurnEndState) -> None: ...
@@ -278,6 +280,10 @@ class Renderer:
     def _tool_status(self, before: ToolPart | None, part: ToolPart) -> None:
         was = before.status if before is not None else None
         if part.status == was:
+            if part.status == "running" and part.progress is not None:
+                old = before.progress if before is not None else None
+                if part.progress != old:
+                    self.tool_progress(tool_name(part), progress_text(part.progress))
             return
         if part.status in ("running", "done", "error") and was in (None, "streaming", "pending"):
             self.tool_started(tool_name(part), tool_summary(part.args))

@@ -92,6 +92,14 @@ class SubagentCard(Node):
     items: list[Item] = Field(default_factory=list["Item"])
 
 
+class ToolProgressLine(Node):
+    """How far a running tool got, as it reported (an MCP server's `notifications/progress`)."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
 class ToolPart(Node):
     kind: Literal["tool"] = "tool"
     key: str
@@ -111,6 +119,8 @@ class ToolPart(Node):
     output_truncated: bool | None = None
     diff: str | None = None
     """An edit's change as a unified diff of its `oldText` and `newText`."""
+    progress: ToolProgressLine | None = None
+    """The last progress a running tool reported; live only (the stored call has none)."""
     subagents: list[SubagentCard] = Field(default_factory=list[SubagentCard])
 
 

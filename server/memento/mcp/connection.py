@@ -7,6 +7,10 @@ so that its end — the process died, the HTTP session ended — is seen at once
 fail with "connection closed", the state becomes `restarting`, and the server is started again
 after 1, 2, 4… s (at most `MAX_BACKOFF_S`), `MAX_RESTARTS` times in a row before it is `failed`.
 
+A server that announces a changed tool or prompt list is listed again. The pump notes each
+announcement in wire order, before the response that follows it, so a tool call whose server
+changed its list meanwhile waits (`fresh`) for the new listing: the next model request offers it.
+
 A stdio server's stderr goes to the log (`memento.mcp.<name>`), line by line, never to stdout
 (which is the language server's protocol stream).
 """
@@ -43,6 +47,7 @@ STABLE_S = 60.0
 """A server that ran this long before it crashed starts its count of failures afresh; one that
 keeps crashing sooner is `failed` after `MAX_RESTARTS`."""
 CLIENT_INFO = mt.Implementation(name="memento", version="0.1.0")
+LIST_CHANGES = frozenset({"notifications/tools/list_changed", "notifications/prompts/list_changed"})
 
 
 @dataclass
@@ -79,6 +84,11 @@ class Connection:
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._connected_at = 0.0
+        self._announced = 0
+        """List changes the server announced (counted by the pump, in wire order)."""
+        self._listed = 0
+        """Announcements the listing reflects."""
+        self._list_lock = asyncio.Lock()
         self._stderr_log = logging.getLogger(f"memento.mcp.{name}")
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -185,7 +195,7 @@ class Connection:
             forward_send, forward_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
-            group.start_soon(_pump, read, forward_send, closed)
+            group.start_soon(_pump, read, forward_send, closed, self._note)
             session = ClientSession(
                 forward_read,
                 write,
@@ -196,6 +206,7 @@ class Connection:
             await stack.enter_async_context(session)
             async with asyncio.timeout(self.start_timeout):
                 init = await session.initialize()
+                self._listed = self._announced
                 self.listing = await _list(session, init)
             self._session = session
             self._connected_at = asyncio.get_running_loop().time()
@@ -252,13 +263,31 @@ class Connection:
         finally:
             transport.close()
 
+    def _note(self, item: SessionMessage | Exception) -> None:
+        message = item.message if isinstance(item, SessionMessage) else None
+        if isinstance(message, mt.JSONRPCNotification) and message.method in LIST_CHANGES:
+            self._announced += 1
+
+    async def fresh(self) -> None:
+        """List again if the server announced a change the listing does not reflect yet (one
+        listing at a time; an announcement during it is caught by the next). A listing that
+        fails keeps the old one; the next announcement or call tries again."""
+        async with self._list_lock:
+            session, seen = self._session, self._announced
+            if session is None or self._listed == seen:
+                return
+            try:
+                self.listing = await _list(session, None, self.listing)
+            except Exception as exc:  # noqa: BLE001 -- the call's own result must not be lost to it
+                log.warning("MCP server %s: cannot list again after a change: %s", self.name, _reason(exc))
+                return
+            self._listed = seen
+        self._on_change("")
+
     async def _on_message(self, message: Any) -> None:
         match message:
             case mt.ToolListChangedNotification() | mt.PromptListChangedNotification():
-                session = self._session
-                if session is not None:
-                    self.listing = await _list(session, None, self.listing)
-                    self._on_change("")
+                await self.fresh()
             case Exception():
                 log.debug("MCP server %s: transport error %s", self.name, message)
             case _:
@@ -272,11 +301,13 @@ async def _pump(
     source: MemoryObjectReceiveStream[SessionMessage | Exception],
     target: MemoryObjectSendStream[SessionMessage | Exception],
     closed: asyncio.Event,
+    note: Callable[[SessionMessage | Exception], None],
 ) -> None:
-    """Forward the transport's messages; its end is the connection's end."""
+    """Forward the transport's messages, each noted first; its end is the connection's end."""
     try:
         async with target:
             async for item in source:
+                note(item)
                 await target.send(item)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass

@@ -81,6 +81,7 @@ class McpTool:
             )
         except MCPError as exc:
             raise ToolError(f"{server}/{tool} failed: {exc}") from exc
+        await self._connection.fresh()  # a list this call changed is offered to the next request
         text, images = convert(result)
         output = ToolOutput(text or "(no output)", is_error=result.is_error, images=images)
         return cut(output, self._engine.settings.max_result_chars, self._engine.results)

@@ -206,6 +206,21 @@ function M.arguments(part)
   return ok and type(decoded) == 'table' and decoded or nil
 end
 
+--- `running · 3/60 · indexing`: a running tool's status with its last progress report.
+function M.tool_status(part)
+  local status = TOOL_STATUS[part.status] or TOOL_STATUS.pending
+  local report = part.progress
+  if part.status ~= 'running' or not given(report) then
+    return status
+  end
+  local done = ('%g'):format(report.progress)
+  if given(report.total) then
+    done = done .. ('/%g'):format(report.total)
+  end
+  local said = given(report.message) and (' · ' .. flat(report.message)) or ''
+  return { 'running · ' .. done .. said, status[2] }
+end
+
 local function tool_name(part)
   if given(part.server) then
     return part.server .. ' › ' .. (given(part.serverTool) and part.serverTool or part.name)
@@ -217,7 +232,7 @@ function Drawing:tool(part, blank)
   local arguments = M.arguments(part)
   local header = cards.header_text({ name = tool_name(part), arguments = arguments })
   local failed = part.status == 'error'
-  local row = self:marked(header, failed and 'tool_error' or 'tool', TOOL_STATUS[part.status] or TOOL_STATUS.pending, blank)
+  local row = self:marked(header, failed and 'tool_error' or 'tool', M.tool_status(part), blank)
   local details = part.status ~= 'streaming' and cards.argument_lines(arguments) or {}
   if given(part.output) and part.output ~= '' then
     vim.list_extend(details, cards.fenced(failed and 'error' or 'output', part.output))

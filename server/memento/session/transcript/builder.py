@@ -54,6 +54,7 @@ from memento.core.transcript import (
     TextPart,
     ThinkingPart,
     ToolPart,
+    ToolProgressLine,
     TtsrPart,
     UserItem,
 )
@@ -225,7 +226,7 @@ class TranscriptBuilder:
         text = message.text()
         output, truncated = cut_output(text)
         status = "error" if message.is_error else "done"
-        self.state.change(part.key, status=status, output=output, output_truncated=truncated)
+        self.state.change(part.key, status=status, output=output, output_truncated=truncated, progress=None)
         if part.name == "task":
             self._task_result(part, text)
 
@@ -372,6 +373,12 @@ class TranscriptBuilder:
         key = self._tools.get(call_id)
         if key is not None and key in self.state:
             self.state.change(key, status="running")
+
+    def tool_progress(self, call_id: str, line: ToolProgressLine) -> None:
+        key = self._tools.get(call_id)
+        part = self.state.get(key) if key is not None else None
+        if isinstance(part, ToolPart) and part.status == "running":
+            self.state.change(part.key, progress=line)
 
     def retrying(self, attempt: int, reason: str, retry_in_ms: int | None) -> None:
         """The provider will send the request again (a banner until it answers)."""

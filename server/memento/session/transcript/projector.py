@@ -29,6 +29,7 @@ from memento.core.transcript import (
     ResetOp,
     SubagentCard,
     TextOp,
+    ToolProgressLine,
     TranscriptPage,
     UpdateOp,
 )
@@ -204,6 +205,8 @@ class TranscriptProjector:
                 builder.delta(stream, delta, call_id, name)
             case events.ToolCallStarted(tool_call_id=call_id):
                 builder.tool_started(call_id)
+            case events.ToolProgress(tool_call_id=call_id, progress=done, total=total, message=said):
+                builder.tool_progress(call_id, ToolProgressLine(progress=done, total=total, message=said))
             case events.TurnRetrying(retry_in_ms=int() as wait, attempt=attempt, reason=reason):
                 builder.retrying(attempt, reason, wait)
             case events.TurnRetrying():
