@@ -179,6 +179,7 @@ export interface ToolPart {
   status: "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
   output?: string;
   outputTruncated?: boolean;
+  resultEntryId?: string;
   diff?: string;
   subagents: SubagentCard[];
 }
@@ -196,6 +197,7 @@ export interface ToolPartFields {
   status: "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
   output?: string;
   outputTruncated?: boolean;
+  resultEntryId?: string;
   diff?: string;
 }
 

@@ -15,7 +15,7 @@ return {
   parts = {
     ["text"] = { name = "TextPart", required = { "kind", "key", "text" }, optional = {} },
     ["thinking"] = { name = "ThinkingPart", required = { "kind", "key", "text" }, optional = {} },
-    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "diff" } },
+    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "resultEntryId", "diff" } },
     ["ttsr"] = { name = "TtsrPart", required = { "kind", "key", "rules", "interrupted" }, optional = { "reason", "attempt", "reminder", "discarded" } },
     ["error"] = { name = "ErrorPart", required = { "kind", "key", "message" }, optional = {} },
   },

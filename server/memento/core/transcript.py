@@ -109,6 +109,8 @@ class ToolPart(Node):
     output: str | None = None
     """What the tool returned (its first `OUTPUT_LIMIT` characters)."""
     output_truncated: bool | None = None
+    result_entry_id: str | None = None
+    """The session entry of its result, once it returned (what `memento/pin` takes)."""
     diff: str | None = None
     """An edit's change as a unified diff of its `oldText` and `newText`."""
     subagents: list[SubagentCard] = Field(default_factory=list[SubagentCard])

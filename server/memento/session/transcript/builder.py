@@ -123,7 +123,7 @@ class TranscriptBuilder:
             case MessageEntry(message=AssistantMessage() as message):
                 self._assistant(entry.id, message)
             case MessageEntry(message=ToolResultMessage() as message):
-                self._result(message)
+                self._result(entry.id, message)
             case CustomMessageEntry(custom_type=custom_type) if custom_type == TTSR_INJECTION:
                 self._reminder(entry)
             case CustomEntry():
@@ -216,7 +216,7 @@ class TranscriptBuilder:
         for part in wanted[same:]:
             self.state.append(reply.key, part)
 
-    def _result(self, message: ToolResultMessage) -> None:
+    def _result(self, entry_id: str, message: ToolResultMessage) -> None:
         self._last = "tools"
         key = self._tools.get(message.tool_call_id)
         part = self.state.get(key) if key is not None else None
@@ -225,7 +225,9 @@ class TranscriptBuilder:
         text = message.text()
         output, truncated = cut_output(text)
         status = "error" if message.is_error else "done"
-        self.state.change(part.key, status=status, output=output, output_truncated=truncated)
+        self.state.change(
+            part.key, status=status, output=output, output_truncated=truncated, result_entry_id=entry_id
+        )
         if part.name == "task":
             self._task_result(part, text)
 
