@@ -5,8 +5,8 @@
 -- (`transcript.lua`) puts drawings in the buffer.
 --
 -- A drawing: { lines, marks = { {row, kind, status} }, folds = { {first, last, kind} },
--- cards = { {row, last, part} }, children = { {row, card} }, tail = key }, rows relative to
--- the item's first line. `tail` names the text or thinking part its last line ends, when
+-- cards = { {row, last, part} }, children = { {row, card} }, tail = key, item = the item }, rows
+-- relative to the item's first line. `tail` names the text or thinking part its last line ends, when
 -- text appended to that part is text appended to the buffer (streaming stays an append).
 local cards = require('memento.chat.cards')
 local format = require('memento.format')
@@ -287,6 +287,7 @@ end
 --- its header shows (the state of the turn's last reply).
 function M.item(item, turn)
   local d = new()
+  d.item = item
   local kind = item.kind
   if kind == 'user' then
     d:user(item)
