@@ -180,6 +180,7 @@ export interface ToolPart {
   output?: string;
   outputTruncated?: boolean;
   resultEntryId?: string;
+  pinned?: boolean;
   diff?: string;
   subagents: SubagentCard[];
 }
@@ -198,6 +199,7 @@ export interface ToolPartFields {
   output?: string;
   outputTruncated?: boolean;
   resultEntryId?: string;
+  pinned?: boolean;
   diff?: string;
 }
 
@@ -241,4 +243,5 @@ export interface UserItem {
   entryId: string;
   text: string;
   steer: boolean;
+  pinned?: boolean;
 }

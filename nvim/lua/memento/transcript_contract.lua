@@ -4,7 +4,7 @@
 return {
   -- top-level items
   items = {
-    ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = {} },
+    ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = { "pinned" } },
     ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context" } },
     ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "provider", "summary", "error", "why", "transient", "audit", "undoneBy", "undoes" } },
     ["advisor"] = { name = "AdvisorItem", required = { "kind", "key", "noteId", "note", "severity", "channel" }, optional = { "path", "line", "endLine" } },
@@ -15,7 +15,7 @@ return {
   parts = {
     ["text"] = { name = "TextPart", required = { "kind", "key", "text" }, optional = {} },
     ["thinking"] = { name = "ThinkingPart", required = { "kind", "key", "text" }, optional = {} },
-    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "resultEntryId", "diff" } },
+    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "resultEntryId", "pinned", "diff" } },
     ["ttsr"] = { name = "TtsrPart", required = { "kind", "key", "rules", "interrupted" }, optional = { "reason", "attempt", "reminder", "discarded" } },
     ["error"] = { name = "ErrorPart", required = { "kind", "key", "message" }, optional = {} },
   },

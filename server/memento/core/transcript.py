@@ -52,6 +52,8 @@ class UserItem(Node):
     text: str
     steer: bool = False
     """Sent while the agent was working (it follows a tool call, not a finished reply)."""
+    pinned: bool | None = None
+    """Pinned (`memento/pin` with `entry_id`): every relief step keeps it word for word."""
 
 
 class TextPart(Node):
@@ -111,6 +113,8 @@ class ToolPart(Node):
     output_truncated: bool | None = None
     result_entry_id: str | None = None
     """The session entry of its result, once it returned (what `memento/pin` takes)."""
+    pinned: bool | None = None
+    """Its result is pinned by entry (a file's pin is not marked here: it follows the file)."""
     diff: str | None = None
     """An edit's change as a unified diff of its `oldText` and `newText`."""
     subagents: list[SubagentCard] = Field(default_factory=list[SubagentCard])

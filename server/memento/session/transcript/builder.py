@@ -58,6 +58,7 @@ from memento.core.transcript import (
     UserItem,
 )
 from memento.core.transcript_state import TranscriptState
+from memento.session.pins import PinRecord, read_pin_record
 from memento.session.relief_log import relief_record
 from memento.session.transcript.nodes import (
     ChildOutcome,
@@ -98,6 +99,8 @@ class TranscriptBuilder:
         """The key (without prefix) of the last item a new reply follows."""
         self._tools: dict[str, str] = {}
         """Tool call id → its part in the open reply."""
+        self._by_entry: dict[str, str] = {}
+        """A user message's or a tool result's entry → the node that shows it (what a pin names)."""
         self._mark: str | None = None
         """A TTSR mark waiting for its reminder."""
         self._last: Literal["tools", "other"] = "other"
@@ -152,6 +155,7 @@ class TranscriptBuilder:
         steer = self._last == "tools"
         key = self._key(f"u:{entry_id}")
         self.state.append(None, UserItem(key=key, entry_id=entry_id, text=text, steer=steer))
+        self._by_entry[entry_id] = key
         self._after = f"u:{entry_id}"
 
     def _ensure_reply(self) -> ReplyItem:
@@ -228,6 +232,7 @@ class TranscriptBuilder:
         self.state.change(
             part.key, status=status, output=output, output_truncated=truncated, result_entry_id=entry_id
         )
+        self._by_entry[entry_id] = part.key
         if part.name == "task":
             self._task_result(part, text)
 
@@ -295,8 +300,16 @@ class TranscriptBuilder:
             state = "done" if end.state == "finished" else end.state
             self.state.change(reply.key, state=state, retry=None)
             self._last = "other"
+        elif (pin := read_pin_record(entry)) is not None:
+            self._pin(pin)
         else:
             self._relief(entry)
+
+    def _pin(self, record: PinRecord) -> None:
+        """A pin or unpin of an entry marks the node that shows it (absent: not pinned)."""
+        key = self._by_entry.get(record.target) if record.kind == "entry" else None
+        if key is not None and key in self.state:
+            self.state.change(key, pinned=True if record.action == "pin" else None)
 
     def _relief(self, entry: Entry) -> None:
         if (undo := undo_item(self._key(f"c:{entry.id}"), entry)) is not None:
