@@ -44,6 +44,10 @@ def test_pin_a_result_from_the_chat_then_open_and_undo_the_compaction_from_its_l
     assert observed["pinned"].startswith("Memento: pinned result of read(path='a.py') [call c1]")
     [pin] = observed["pins"]
     assert pin["kind"] == "entry" and pin["what"].startswith("result of read(path='a.py')")
+    # The card reads pinned (the server's patch), nothing else does.
+    marked = [line for line, status in observed["pinned_marks"] if "pinned" in status]
+    assert marked == ["⚙ read `a.py`"]
+    assert ["⚙ read `a.py`", "✓ · 📌 pinned"] in observed["pinned_marks"]
 
     # Compacted: the turns around the pinned result were summarised, the result was not.
     after_compaction = json.dumps(model_server.requests[-2].body["messages"])

@@ -37,6 +37,7 @@ local CHILD_STATUS = {
   aborted = { '⏹ stopped', 'MementoChatStopped' },
 }
 local TAIL = 60
+local PINNED = '📌 pinned'
 
 local function split(text)
   return vim.split(text or '', '\n', { plain = true })
@@ -217,7 +218,11 @@ function Drawing:tool(part, blank)
   local arguments = M.arguments(part)
   local header = cards.header_text({ name = tool_name(part), arguments = arguments })
   local failed = part.status == 'error'
-  local row = self:marked(header, failed and 'tool_error' or 'tool', TOOL_STATUS[part.status] or TOOL_STATUS.pending, blank)
+  local status = TOOL_STATUS[part.status] or TOOL_STATUS.pending
+  if given(part.pinned) and part.pinned then
+    status = { status[1] .. ' · ' .. PINNED, status[2] }
+  end
+  local row = self:marked(header, failed and 'tool_error' or 'tool', status, blank)
   local details = part.status ~= 'streaming' and cards.argument_lines(arguments) or {}
   if given(part.output) and part.output ~= '' then
     vim.list_extend(details, cards.fenced(failed and 'error' or 'output', part.output))
@@ -277,7 +282,8 @@ function Drawing:user(item)
     local row = self:add(lines, false)
     table.insert(self.marks, { row, 'steer', { 'steering', 'MementoChatSteer' } })
   else
-    self:marked('## You', 'user', nil, false)
+    local pinned = given(item.pinned) and item.pinned and { PINNED, 'MementoChatPinned' } or nil
+    self:marked('## You', 'user', pinned, false)
     self:add(split(item.text), false)
   end
 end

@@ -16,6 +16,18 @@ local function press(keys)
   api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), 'x', false)
 end
 
+--- The status drawn at the end of each marked line: { line, status }.
+local function statuses(buf)
+  local found = {}
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(buf, require('memento.chat.writer').ns, 0, -1, { details = true })) do
+    local virt = mark[4].virt_text
+    if virt then
+      table.insert(found, { t.lines(buf)[mark[2] + 1], virt[1][1] })
+    end
+  end
+  return found
+end
+
 --- Press `keys` and wait for the next message; returns it.
 local function said(keys)
   local count = #t.messages
@@ -40,7 +52,13 @@ t.run(function()
   t.observe('open_elsewhere', said('<CR>'))
   api.nvim_win_set_cursor(win, { t.row_of(chat.buf, '^⚙ read'), 0 })
   t.observe('pinned', said('gp'))
+  t.wait('the card marked pinned', 10000, function()
+    return vim.iter(statuses(chat.buf)):any(function(s)
+      return s[2]:find('pinned', 1, true) ~= nil
+    end)
+  end)
   t.observe('pins', (t.request('memento/pins', nil)).pins)
+  t.observe('pinned_marks', statuses(chat.buf))
 
   turn(p.prompts[2])
   turn(p.prompts[3])
