@@ -144,16 +144,21 @@ async def test_a_pin_by_entry_marks_the_item_that_shows_it_and_an_unpin_clears_i
         made = await editor.request("memento/pin", {"entryId": part["resultEntryId"]})
         assert made["pin"]["what"].startswith("result of read(path='a.py')")
         await editor.request("memento/pin", {"entryId": user["entryId"]})
+        # A reply names the message its text ends with (not the one with the tool call).
+        [reply] = [i for i in page["items"] if i["kind"] == "reply"]
+        made = await editor.request("memento/pin", {"entryId": reply["entryId"]})
+        assert made["pin"]["what"].endswith("It counts.")
         pinned = await editor.request("memento/transcript")
         assert _tool_part(pinned)["pinned"] is True
-        assert [i.get("pinned") for i in pinned["items"] if i["kind"] == "user"] == [True]
+        assert [i.get("pinned") for i in pinned["items"] if i["kind"] != "checkpoint"] == [True, True]
         # A copy that follows the patches sees the same (each pin: one update of its node).
         updates = [op["node"] for p in editor.patches if p["seq"] > page["seq"] for op in p["ops"]]
-        assert [(n["key"], n.get("pinned")) for n in updates] == [(part["key"], True), (user["key"], True)]
+        expected = [(part["key"], True), (user["key"], True), (reply["key"], True)]
+        assert [(n["key"], n.get("pinned")) for n in updates] == expected
         await editor.request("memento/unpin", {"entryId": part["resultEntryId"]})
         unpinned = await editor.request("memento/transcript")
         assert "pinned" not in _tool_part(unpinned)
-        assert [i.get("pinned") for i in unpinned["items"] if i["kind"] == "user"] == [True]
+        assert [i.get("pinned") for i in unpinned["items"] if i["kind"] != "checkpoint"] == [True, True]
     # Read back from the file, the transcript is the same.
     async with running_editor(workspace, data_dir, options=options) as editor:
         again = await editor.request("memento/transcript")

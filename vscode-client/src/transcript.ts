@@ -91,6 +91,8 @@ export interface ReplyItem {
   parts: (TextPart | ThinkingPart | ToolPart | TtsrPart | ErrorPart)[];
   retry?: RetryBanner;
   context?: ContextFigures;
+  entryId?: string;
+  pinned?: boolean;
 }
 
 /** A `ReplyItem` less its `parts` (an `update`'s node). */
@@ -100,6 +102,8 @@ export interface ReplyItemFields {
   state: "streaming" | "done" | "aborted" | "error";
   retry?: RetryBanner;
   context?: ContextFigures;
+  entryId?: string;
+  pinned?: boolean;
 }
 
 /** The transcript was replaced (another session, a rewind): read it again. */

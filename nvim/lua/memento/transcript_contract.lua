@@ -5,7 +5,7 @@ return {
   -- top-level items
   items = {
     ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = { "pinned" } },
-    ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context" } },
+    ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context", "entryId", "pinned" } },
     ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "provider", "summary", "error", "why", "transient", "audit", "undoneBy", "undoes" } },
     ["advisor"] = { name = "AdvisorItem", required = { "kind", "key", "noteId", "note", "severity", "channel" }, optional = { "path", "line", "endLine" } },
     ["checkpoint"] = { name = "CheckpointItem", required = { "kind", "key", "checkpointId", "label" }, optional = {} },

@@ -175,6 +175,11 @@ class ReplyItem(Node):
     parts: list[Part] = Field(default_factory=list[Part])
     retry: RetryBanner | None = None
     context: ContextFigures | None = None
+    entry_id: str | None = None
+    """The stored model message its text ends with (the last one that has text): what
+    `memento/pin` takes to pin the reply."""
+    pinned: bool | None = None
+    """That message is pinned."""
 
 
 ReliefLevel = Literal["prune", "shake", "compact"]

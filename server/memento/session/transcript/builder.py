@@ -197,11 +197,24 @@ class TranscriptBuilder:
                 key=self._key(f"e:{entry_id}"), message=message.error_message or "the request failed"
             )
             self.state.append(reply.key, error)
-        figures = context_figures(message.usage)
-        self.state.change(reply.key, retry=None, **({"context": figures} if figures is not None else {}))
+        fields: dict[str, object] = {"retry": None}
+        if (figures := context_figures(message.usage)) is not None:
+            fields["context"] = figures
+        if any(isinstance(part, TextPart) for part in wanted):
+            fields.update(self._reply_entry(reply, entry_id))
+        self.state.change(reply.key, **fields)
         self._steps += 1
         self._last = "tools" if message.tool_calls() and not failed else "other"
         self._clear_step()
+
+    def _reply_entry(self, reply: ReplyItem, entry_id: str) -> dict[str, object]:
+        """The reply now ends with this message's text: the entry a pin of the reply names (a
+        pin of an earlier message of it is not the reply's mark)."""
+        current = self.state.get(reply.key)
+        if isinstance(current, ReplyItem) and current.entry_id is not None:
+            self._by_entry.pop(current.entry_id, None)
+        self._by_entry[entry_id] = reply.key
+        return {"entry_id": entry_id, "pinned": None}
 
     def _reconcile(self, reply: ReplyItem, wanted: list[Part]) -> None:
         """The streamed parts of this message become the stored ones: those that match stay
