@@ -24,7 +24,7 @@ def test_pin_a_result_from_the_chat_then_open_and_undo_the_compaction_from_its_l
     model_server.enqueue(
         Reply(ToolCallStep("c1", "read", {"path": "a.py"})),
         Reply(Text("It counts.")),
-        Reply(Text("Noted.")),
+        Reply(Text("Plan noted (REPLY-PINNED).")),
         Reply(Text("Noted again.")),
         Reply(Text(SUMMARY)),
         Reply(Text("After the compaction.")),
@@ -39,7 +39,7 @@ def test_pin_a_result_from_the_chat_then_open_and_undo_the_compaction_from_its_l
         params={"file": "a.py", "prompts": prompts},
     ).observations
 
-    assert observed["pin_elsewhere"] == "Memento: the cursor is not on one of your messages or a tool card"
+    assert observed["pin_elsewhere"] == "Memento: the cursor is not on a message or a tool card"
     assert observed["open_elsewhere"] == "Memento: the cursor is not on a prune, shake or compaction line"
     assert observed["pinned"].startswith("Memento: pinned result of read(path='a.py') [call c1]")
     [pin] = observed["pins"]
@@ -49,10 +49,16 @@ def test_pin_a_result_from_the_chat_then_open_and_undo_the_compaction_from_its_l
     assert marked == ["⚙ read `a.py`"]
     assert ["⚙ read `a.py`", "✓ · 📌 pinned"] in observed["pinned_marks"]
 
-    # Compacted: the turns around the pinned result were summarised, the result was not.
+    # The reply pinned from its text: the header reads pinned.
+    assert observed["pinned_reply"].startswith("Memento: pinned ")
+    assert observed["pinned_reply"].endswith("Plan noted (REPLY-PINNED)..")
+    marked = [line for line, status in observed["pinned_reply_marks"] if "pinned" in status]
+    assert marked == ["⚙ read `a.py`", "## Memento"]
+    # Compacted: the turns around the pinned result and reply were summarised, they were not.
     after_compaction = json.dumps(model_server.requests[-2].body["messages"])
     assert "MODEL-SUMMARY" in after_compaction and long_prompt("the plan") not in after_compaction
     assert "PINNED-RESULT" in after_compaction and "It counts." not in after_compaction
+    assert "REPLY-PINNED" in after_compaction
 
     audit = observed["audit"]
     assert audit[0] == f"# compact {observed['audit_id']} at " + audit[0].split(" at ", 1)[1]

@@ -34,7 +34,8 @@ function M.open()
   end)
 end
 
---- The entry a pin takes for the (0-based) `row`: a tool card's result, or a message.
+--- The entry a pin takes for the (0-based) `row`: a tool card's result, one of your
+--- messages, or a reply (the model message its text ends with).
 function M.entry_at(t, row)
   local card = t:card_at(row)
   if card then
@@ -47,7 +48,13 @@ function M.entry_at(t, row)
   if item and item.kind == 'user' then
     return item.entryId
   end
-  return nil, 'the cursor is not on one of your messages or a tool card'
+  if item and item.kind == 'reply' then
+    if not given(item.entryId) then
+      return nil, 'this reply has no text stored yet: nothing to pin'
+    end
+    return item.entryId -- the message its text ends with
+  end
+  return nil, 'the cursor is not on a message or a tool card'
 end
 
 --- On a message or a tool card: pin it (kept word for word through every relief step).

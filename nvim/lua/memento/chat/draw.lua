@@ -260,7 +260,11 @@ end
 function Drawing:reply(item, turn)
   local first = true
   if not turn.continued then
-    self:marked('## Memento', 'assistant', M.STATUS[turn.state or item.state] or M.STATUS.done, false)
+    local status = M.STATUS[turn.state or item.state] or M.STATUS.done
+    if given(item.pinned) and item.pinned then
+      status = { status[1] .. ' · ' .. PINNED, status[2] }
+    end
+    self:marked('## Memento', 'assistant', status, false)
   end
   local tail
   for _, part in ipairs(item.parts or {}) do

@@ -1,6 +1,7 @@
 -- The chat's own keys on what the server drew: `gp` on a tool card pins its result, <CR> on
 -- the compaction line opens the step's audit, `u` there undoes it and the chat's line then
--- reads undone (the server's patch). Keys on lines they do not act on say so.
+-- reads undone (the server's patch); `gp` on a reply pins it. Keys on lines they do not act
+-- on say so.
 -- params: file, prompts (four: the first reads the file)
 local t = require('memento_test')
 local api = vim.api
@@ -48,7 +49,6 @@ t.run(function()
   api.nvim_set_current_win(win)
 
   api.nvim_win_set_cursor(win, { t.row_of(chat.buf, '^## Memento'), 0 })
-  t.observe('pin_elsewhere', said('gp'))
   t.observe('open_elsewhere', said('<CR>'))
   api.nvim_win_set_cursor(win, { t.row_of(chat.buf, '^⚙ read'), 0 })
   t.observe('pinned', said('gp'))
@@ -61,11 +61,25 @@ t.run(function()
   t.observe('pinned_marks', statuses(chat.buf))
 
   turn(p.prompts[2])
+  -- The reply is pinned after the next turn: a pin record right before a turn's first message
+  -- makes the cut there split that turn (pi's cut point), one more summary request.
   turn(p.prompts[3])
+  api.nvim_set_current_win(win)
+  api.nvim_win_set_cursor(win, { t.row_of(chat.buf, '^Plan noted'), 0 })
+  t.observe('pinned_reply', said('gp'))
+  t.wait('the reply marked pinned', 10000, function()
+    return #vim.tbl_filter(function(s)
+      return s[2]:find('pinned', 1, true) ~= nil
+    end, statuses(chat.buf)) == 2
+  end)
+  t.observe('pinned_reply_marks', statuses(chat.buf))
   vim.cmd('MementoCompact')
   t.wait('the divider', 30000, function()
     return t.has(chat.buf, '── compacted the context:')
   end)
+  api.nvim_set_current_win(win)
+  api.nvim_win_set_cursor(win, { t.row_of(chat.buf, '^── compacted the context:'), 0 })
+  t.observe('pin_elsewhere', said('gp'))
   turn(p.prompts[4])
   t.observe('compacted_chat', t.lines(chat.buf))
 
