@@ -100,7 +100,11 @@ class TranscriptBuilder:
         self._tools: dict[str, str] = {}
         """Tool call id → its part in the open reply."""
         self._by_entry: dict[str, str] = {}
-        """A user message's or a tool result's entry → the node that shows it (what a pin names)."""
+        """A user message's, a reply's or a tool result's entry → the node that shows it (what
+        a pin names)."""
+        self.unresolved_pins: dict[str, bool] = {}
+        """Pins and unpins of entries it does not hold (a stretch before the one it built, read
+        later): entry → pinned, the latest record's."""
         self._mark: str | None = None
         """A TTSR mark waiting for its reminder."""
         self._last: Literal["tools", "other"] = "other"
@@ -320,9 +324,25 @@ class TranscriptBuilder:
 
     def _pin(self, record: PinRecord) -> None:
         """A pin or unpin of an entry marks the node that shows it (absent: not pinned)."""
-        key = self._by_entry.get(record.target) if record.kind == "entry" else None
-        if key is not None and key in self.state:
-            self.state.change(key, pinned=True if record.action == "pin" else None)
+        if record.kind != "entry":
+            return
+        key = self._by_entry.get(record.target)
+        if key is None or key not in self.state:
+            self.unresolved_pins[record.target] = record.action == "pin"
+            return
+        self.state.change(key, pinned=True if record.action == "pin" else None)
+
+    def take_older(self, older: TranscriptBuilder) -> list[Item]:
+        """The items of the stretch before this builder's (`older` built it), marked with the
+        pins this builder saw for them; pins `older` saw of entries older still wait for the
+        stretch before it. Its entries are then this builder's to mark."""
+        pins = {**older.unresolved_pins, **self.unresolved_pins}
+        for entry, key in older._by_entry.items():  # noqa: SLF001 -- the same class
+            if entry in pins:
+                older.state.change(key, pinned=True if pins.pop(entry) else None)
+            self._by_entry[entry] = key
+        self.unresolved_pins = pins
+        return older.items
 
     def _relief(self, entry: Entry) -> None:
         if (undo := undo_item(self._key(f"c:{entry.id}"), entry)) is not None:
