@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
-from testkit import Reply, ScriptedModelServer, Text
+from testkit import Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.session.store import SessionStore, new_session_path, sessions_dir
 from tests.lsp.harness import Editor, provider_options, running_editor, session_files
@@ -119,3 +119,47 @@ async def test_resume_skips_sessions_with_nothing_in_them(
     async with running_editor(workspace, data_dir, options=options) as editor:
         page = await editor.request("memento/transcript")
         assert page["sessionId"] == kept and _texts(page) == ["question 0", "answer 0"]
+
+
+def _tool_part(page: dict[str, Any]) -> dict[str, Any]:
+    [part] = [
+        p for item in page["items"] if item["kind"] == "reply" for p in item["parts"] if p["kind"] == "tool"
+    ]
+    return part
+
+
+@pytest.mark.asyncio
+async def test_a_pin_by_entry_marks_the_item_that_shows_it_and_an_unpin_clears_it(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    (workspace / "a.py").write_text("count = 1\n")
+    model_server.enqueue(Reply(ToolCallStep("c1", "read", {"path": "a.py"})), Reply(Text("It counts.")))
+    options = provider_options(model_server.openai_base_url)
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        assert (await editor.turn_end(await editor.prompt("What does a.py do?")))["state"] == "finished"
+        page = await editor.request("memento/transcript")
+        part, [user] = _tool_part(page), [i for i in page["items"] if i["kind"] == "user"]
+        assert "pinned" not in part and "pinned" not in user
+        # The entry the card names is the one memento/pin takes: its result.
+        made = await editor.request("memento/pin", {"entryId": part["resultEntryId"]})
+        assert made["pin"]["what"].startswith("result of read(path='a.py')")
+        await editor.request("memento/pin", {"entryId": user["entryId"]})
+        # A reply names the message its text ends with (not the one with the tool call).
+        [reply] = [i for i in page["items"] if i["kind"] == "reply"]
+        made = await editor.request("memento/pin", {"entryId": reply["entryId"]})
+        assert made["pin"]["what"].endswith("It counts.")
+        pinned = await editor.request("memento/transcript")
+        assert _tool_part(pinned)["pinned"] is True
+        assert [i.get("pinned") for i in pinned["items"] if i["kind"] != "checkpoint"] == [True, True]
+        # A copy that follows the patches sees the same (each pin: one update of its node).
+        updates = [op["node"] for p in editor.patches if p["seq"] > page["seq"] for op in p["ops"]]
+        expected = [(part["key"], True), (user["key"], True), (reply["key"], True)]
+        assert [(n["key"], n.get("pinned")) for n in updates] == expected
+        await editor.request("memento/unpin", {"entryId": part["resultEntryId"]})
+        unpinned = await editor.request("memento/transcript")
+        assert "pinned" not in _tool_part(unpinned)
+        assert [i.get("pinned") for i in unpinned["items"] if i["kind"] != "checkpoint"] == [True, True]
+    # Read back from the file, the transcript is the same.
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        again = await editor.request("memento/transcript")
+        assert again["items"] == unpinned["items"]

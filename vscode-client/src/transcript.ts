@@ -91,6 +91,8 @@ export interface ReplyItem {
   parts: (TextPart | ThinkingPart | ToolPart | TtsrPart | ErrorPart)[];
   retry?: RetryBanner;
   context?: ContextFigures;
+  entryId?: string;
+  pinned?: boolean;
 }
 
 /** A `ReplyItem` less its `parts` (an `update`'s node). */
@@ -100,6 +102,8 @@ export interface ReplyItemFields {
   state: "streaming" | "done" | "aborted" | "error";
   retry?: RetryBanner;
   context?: ContextFigures;
+  entryId?: string;
+  pinned?: boolean;
 }
 
 /** The transcript was replaced (another session, a rewind): read it again. */
@@ -179,6 +183,8 @@ export interface ToolPart {
   status: "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
   output?: string;
   outputTruncated?: boolean;
+  resultEntryId?: string;
+  pinned?: boolean;
   diff?: string;
   progress?: ToolProgressLine;
   subagents: SubagentCard[];
@@ -197,6 +203,8 @@ export interface ToolPartFields {
   status: "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
   output?: string;
   outputTruncated?: boolean;
+  resultEntryId?: string;
+  pinned?: boolean;
   diff?: string;
   progress?: ToolProgressLine;
 }
@@ -248,4 +256,5 @@ export interface UserItem {
   entryId: string;
   text: string;
   steer: boolean;
+  pinned?: boolean;
 }

@@ -13,8 +13,10 @@ local function memento()
   return plugin
 end
 
-local function ask(method, params, what)
-  return client_mod.ask(client_mod.need(), method, params, what)
+--- `client_id`: the server to ask (the chat's); else the current buffer's.
+local function ask(method, params, what, client_id)
+  local client = client_id and vim.lsp.get_client_by_id(client_id) or client_mod.need()
+  return client_mod.ask(client, method, params, what)
 end
 
 local function choose(question, yes)
@@ -261,8 +263,17 @@ function M.pin(file)
     end
     params = { entryId = chosen.entryId }
   end
-  local result = ask('memento/pin', params, 'cannot pin')
+  M.pin_with(params)
+end
+
+function M.pin_with(params, client_id)
+  local result = ask('memento/pin', params, 'cannot pin', client_id)
   vim.notify('Memento: pinned ' .. (result.pin.kind == 'file' and result.pin.target or result.pin.what) .. '.')
+end
+
+--- Pin a message or a tool result by its entry (the chat's pin key).
+function M.pin_entry(entry_id, client_id)
+  M.pin_with({ entryId = entry_id }, client_id)
 end
 
 --- :MementoUnpin: pick one of the pins in force.
@@ -472,10 +483,19 @@ function M.compactions()
   end, { buffer = buf, nowait = true, silent = true, desc = 'Memento: open the audit of this step' })
 end
 
---- The audit of one relief step (memento/relief/audit), in a buffer of its own.
-function M.audit(id)
+--- The audit of one relief step (memento/relief/audit), in a buffer of its own; `u` there
+--- undoes the step (as :MementoUndoCompaction does) and draws the audit again.
+function M.audit(id, client_id)
   local views = require('memento.views')
-  views.show('memento://relief/' .. id, views.audit_lines(ask('memento/relief/audit', { id = id }, 'cannot open the audit')))
+  local lines = views.audit_lines(ask('memento/relief/audit', { id = id }, 'cannot open the audit', client_id))
+  local buf = views.show('memento://relief/' .. id, lines)
+  vim.keymap.set('n', 'u', function()
+    async.run(function()
+      if M.undo_compaction(id, nil, client_id) then
+        M.audit(id, client_id)
+      end
+    end)
+  end, { buffer = buf, nowait = true, silent = true, desc = 'Memento: undo this step' })
 end
 
 local function undo_figures(result)
@@ -484,16 +504,16 @@ end
 
 --- Undo a relief step (or an undo), or bring back one item of a prune or shake; when the
 --- restored context would not fit, the server says why and what to leave out, and the user
---- may ask again with that left out.
-function M.undo_compaction(id, entry_id)
+--- may ask again with that left out. True when it was undone.
+function M.undo_compaction(id, entry_id, client_id)
   if not id then
-    local listed = ask('memento/compaction/list', nil, 'cannot list the compactions').compactions or {}
+    local listed = ask('memento/compaction/list', nil, 'cannot list the compactions', client_id).compactions or {}
     local live = vim.tbl_filter(function(item)
       return item.undoneBy == nil
     end, listed)
     if #live == 0 then
       vim.notify('Memento: nothing to undo')
-      return
+      return false
     end
     local chosen = async.select(live, {
       prompt = 'Undo which step?',
@@ -502,30 +522,31 @@ function M.undo_compaction(id, entry_id)
       end,
     })
     if not chosen then
-      return
+      return false
     end
     id = chosen.id
   end
   local params = { id = id, entryId = entry_id }
-  local result = ask('memento/relief/undo', params, 'cannot undo')
+  local result = ask('memento/relief/undo', params, 'cannot undo', client_id)
   if not result.undone and result.droppable and #result.droppable > 0 then
     local names = vim.tbl_map(function(d)
       return ('%s %s (%s tokens)'):format(d.tool or d.role, d.file or '', format.thousands(d.tokens))
     end, result.droppable)
     vim.notify('Memento: ' .. result.why .. '\nTo leave out: ' .. table.concat(names, ', '), vim.log.levels.WARN)
     if not choose('Leave them out and undo?', 'Leave them out and undo') then
-      return
+      return false
     end
     params.drop = vim.tbl_map(function(d)
       return d.entryId
     end, result.droppable)
-    result = ask('memento/relief/undo', params, 'cannot undo')
+    result = ask('memento/relief/undo', params, 'cannot undo', client_id)
   end
   if result.undone then
     vim.notify('Memento: undone, context ' .. undo_figures(result) .. '.')
   else
     vim.notify('Memento: ' .. (result.why or 'not undone'), vim.log.levels.WARN)
   end
+  return result.undone == true
 end
 
 return M

@@ -31,6 +31,8 @@ M.defaults = {
     stop = '<C-c>', -- chat and input
     close = 'q', -- chat
     diff = 'gd', -- chat: the edit's diff (on a tool card)
+    open = '<CR>', -- chat: a prune, shake or compaction line's audit
+    pin = 'gp', -- chat: pin the message or tool result under the cursor
     focus_input = 'i', -- chat: jump to the input
   },
 }

@@ -24,6 +24,7 @@ local HIGHLIGHTS = {
   MementoChatDone = 'DiagnosticOk',
   MementoChatStopped = 'DiagnosticWarn',
   MementoChatFailed = 'DiagnosticError',
+  MementoChatPinned = 'DiagnosticHint',
 }
 
 --- Start Memento for file buffers under a workspace root. Options: :help memento-setup.

@@ -4,8 +4,8 @@
 return {
   -- top-level items
   items = {
-    ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = {} },
-    ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context" } },
+    ["user"] = { name = "UserItem", required = { "kind", "key", "entryId", "text", "steer" }, optional = { "pinned" } },
+    ["reply"] = { name = "ReplyItem", required = { "kind", "key", "state", "parts" }, optional = { "retry", "context", "entryId", "pinned" } },
     ["relief"] = { name = "ReliefItem", required = { "kind", "key", "level", "phase", "tokensBefore" }, optional = { "reason", "tokensAfter", "summarizer", "provider", "summary", "error", "why", "transient", "audit", "undoneBy", "undoes" } },
     ["advisor"] = { name = "AdvisorItem", required = { "kind", "key", "noteId", "note", "severity", "channel" }, optional = { "path", "line", "endLine" } },
     ["checkpoint"] = { name = "CheckpointItem", required = { "kind", "key", "checkpointId", "label" }, optional = {} },
@@ -15,7 +15,7 @@ return {
   parts = {
     ["text"] = { name = "TextPart", required = { "kind", "key", "text" }, optional = {} },
     ["thinking"] = { name = "ThinkingPart", required = { "kind", "key", "text" }, optional = {} },
-    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "diff", "progress" } },
+    ["tool"] = { name = "ToolPart", required = { "kind", "key", "toolCallId", "name", "args", "status", "subagents" }, optional = { "server", "serverTool", "target", "output", "outputTruncated", "resultEntryId", "pinned", "diff", "progress" } },
     ["ttsr"] = { name = "TtsrPart", required = { "kind", "key", "rules", "interrupted" }, optional = { "reason", "attempt", "reminder", "discarded" } },
     ["error"] = { name = "ErrorPart", required = { "kind", "key", "message" }, optional = {} },
   },

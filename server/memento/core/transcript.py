@@ -52,6 +52,8 @@ class UserItem(Node):
     text: str
     steer: bool = False
     """Sent while the agent was working (it follows a tool call, not a finished reply)."""
+    pinned: bool | None = None
+    """Pinned (`memento/pin` with `entry_id`): every relief step keeps it word for word."""
 
 
 class TextPart(Node):
@@ -117,6 +119,10 @@ class ToolPart(Node):
     output: str | None = None
     """What the tool returned (its first `OUTPUT_LIMIT` characters)."""
     output_truncated: bool | None = None
+    result_entry_id: str | None = None
+    """The session entry of its result, once it returned (what `memento/pin` takes)."""
+    pinned: bool | None = None
+    """Its result is pinned by entry (a file's pin is not marked here: it follows the file)."""
     diff: str | None = None
     """An edit's change as a unified diff of its `oldText` and `newText`."""
     progress: ToolProgressLine | None = None
@@ -179,6 +185,11 @@ class ReplyItem(Node):
     parts: list[Part] = Field(default_factory=list[Part])
     retry: RetryBanner | None = None
     context: ContextFigures | None = None
+    entry_id: str | None = None
+    """The stored model message its text ends with (the last one that has text): what
+    `memento/pin` takes to pin the reply."""
+    pinned: bool | None = None
+    """That message is pinned."""
 
 
 ReliefLevel = Literal["prune", "shake", "compact"]

@@ -8,13 +8,15 @@ from typing import Any
 
 from memento.core.entries import BranchSummaryEntry, CompactionEntry, CustomEntry, Entry, MessageEntry
 from memento.core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from memento.session.pins import PIN_RECORD, pin_data
 from memento.session.store import SessionStore
 from memento.session.transcript.records import RETRY, TURN_END, Retry, TurnEnd
 
 
 class Writer:
     """Random sessions as a turn loop stores them: prompts, replies with tool calls and their
-    results, steering, turns that end in an error or an abort, retries, compactions, rewinds."""
+    results, steering, turns that end in an error or an abort, retries, compactions, rewinds,
+    pins and unpins of any message on the branch (often one of an older stretch)."""
 
     def __init__(self, store: SessionStore, rng: random.Random) -> None:
         self.store = store
@@ -80,6 +82,12 @@ class Writer:
             CompactionEntry(**self.ids(), summary="so far", first_kept_entry_id=kept, tokens_before=1000)
         )
 
+    def pin(self) -> None:
+        messages = [e for e in self.store.branch_path() if isinstance(e, MessageEntry)]
+        action = "unpin" if self.rng.random() < 0.3 else "pin"
+        target = self.rng.choice(messages).id
+        self.add(CustomEntry(**self.ids(), custom_type=PIN_RECORD, data=pin_data(action, "entry", target, 1)))
+
     def rewind(self) -> None:
         path = self.store.branch_path()
         target = self.rng.choice([e for e in path[-12:] if isinstance(e, MessageEntry)] or path)
@@ -100,3 +108,5 @@ def random_session(path: Path, seed: int, turns: int) -> None:
                 writer.compaction()
             elif roll < 0.14:
                 writer.rewind()
+            elif roll < 0.4:
+                writer.pin()

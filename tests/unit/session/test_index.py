@@ -45,9 +45,10 @@ def paged(path: Path, turns: int) -> list[dict[str, Any]]:
     assert index is not None
     history = IndexedHistory(IndexedReader(path, index), list(index.path), turns=turns)
     try:
-        items = list(history.tail().items)
+        tail = history.tail()
+        items = list(tail.items)
         while not history.complete:
-            items[:0] = history.older()
+            items[:0] = history.older(tail)
         return [item.wire() for item in items]
     finally:
         history.close()

@@ -5,8 +5,8 @@
 -- (`transcript.lua`) puts drawings in the buffer.
 --
 -- A drawing: { lines, marks = { {row, kind, status} }, folds = { {first, last, kind} },
--- cards = { {row, last, part} }, children = { {row, card} }, tail = key }, rows relative to
--- the item's first line. `tail` names the text or thinking part its last line ends, when
+-- cards = { {row, last, part} }, children = { {row, card} }, tail = key, item = the item }, rows
+-- relative to the item's first line. `tail` names the text or thinking part its last line ends, when
 -- text appended to that part is text appended to the buffer (streaming stays an append).
 local cards = require('memento.chat.cards')
 local format = require('memento.format')
@@ -37,6 +37,7 @@ local CHILD_STATUS = {
   aborted = { '⏹ stopped', 'MementoChatStopped' },
 }
 local TAIL = 60
+local PINNED = '📌 pinned'
 
 local function split(text)
   return vim.split(text or '', '\n', { plain = true })
@@ -232,7 +233,11 @@ function Drawing:tool(part, blank)
   local arguments = M.arguments(part)
   local header = cards.header_text({ name = tool_name(part), arguments = arguments })
   local failed = part.status == 'error'
-  local row = self:marked(header, failed and 'tool_error' or 'tool', M.tool_status(part), blank)
+  local status = M.tool_status(part)
+  if given(part.pinned) and part.pinned then
+    status = { status[1] .. ' · ' .. PINNED, status[2] }
+  end
+  local row = self:marked(header, failed and 'tool_error' or 'tool', status, blank)
   local details = part.status ~= 'streaming' and cards.argument_lines(arguments) or {}
   if given(part.output) and part.output ~= '' then
     vim.list_extend(details, cards.fenced(failed and 'error' or 'output', part.output))
@@ -270,7 +275,11 @@ end
 function Drawing:reply(item, turn)
   local first = true
   if not turn.continued then
-    self:marked('## Memento', 'assistant', M.STATUS[turn.state or item.state] or M.STATUS.done, false)
+    local status = M.STATUS[turn.state or item.state] or M.STATUS.done
+    if given(item.pinned) and item.pinned then
+      status = { status[1] .. ' · ' .. PINNED, status[2] }
+    end
+    self:marked('## Memento', 'assistant', status, false)
   end
   local tail
   for _, part in ipairs(item.parts or {}) do
@@ -292,7 +301,8 @@ function Drawing:user(item)
     local row = self:add(lines, false)
     table.insert(self.marks, { row, 'steer', { 'steering', 'MementoChatSteer' } })
   else
-    self:marked('## You', 'user', nil, false)
+    local pinned = given(item.pinned) and item.pinned and { PINNED, 'MementoChatPinned' } or nil
+    self:marked('## You', 'user', pinned, false)
     self:add(split(item.text), false)
   end
 end
@@ -302,6 +312,7 @@ end
 --- its header shows (the state of the turn's last reply).
 function M.item(item, turn)
   local d = new()
+  d.item = item
   local kind = item.kind
   if kind == 'user' then
     d:user(item)

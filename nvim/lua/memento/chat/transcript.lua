@@ -383,6 +383,20 @@ function Transcript:card_at(row)
   end
 end
 
+--- The transcript item whose block holds (0-based) `row`, if any (not the chat's own lines).
+function Transcript:item_at(row)
+  local start = 0
+  for _, block in ipairs(self.blocks) do
+    local n = size(block.drawing)
+    if n > 0 then
+      if row < start + n then
+        return block.drawing.item
+      end
+      start = start + n + 1
+    end
+  end
+end
+
 --- The running subagent whose line is (0-based) `row`, if any: its id.
 function Transcript:child_at(row)
   local start = 0

@@ -59,6 +59,7 @@ from memento.core.transcript import (
     UserItem,
 )
 from memento.core.transcript_state import TranscriptState
+from memento.session.pins import PinRecord, read_pin_record
 from memento.session.relief_log import relief_record
 from memento.session.transcript.nodes import (
     ChildOutcome,
@@ -99,6 +100,12 @@ class TranscriptBuilder:
         """The key (without prefix) of the last item a new reply follows."""
         self._tools: dict[str, str] = {}
         """Tool call id → its part in the open reply."""
+        self._by_entry: dict[str, str] = {}
+        """A user message's, a reply's or a tool result's entry → the node that shows it (what
+        a pin names)."""
+        self.unresolved_pins: dict[str, bool] = {}
+        """Pins and unpins of entries it does not hold (a stretch before the one it built, read
+        later): entry → pinned, the latest record's."""
         self._mark: str | None = None
         """A TTSR mark waiting for its reminder."""
         self._last: Literal["tools", "other"] = "other"
@@ -124,7 +131,7 @@ class TranscriptBuilder:
             case MessageEntry(message=AssistantMessage() as message):
                 self._assistant(entry.id, message)
             case MessageEntry(message=ToolResultMessage() as message):
-                self._result(message)
+                self._result(entry.id, message)
             case CustomMessageEntry(custom_type=custom_type) if custom_type == TTSR_INJECTION:
                 self._reminder(entry)
             case CustomEntry():
@@ -153,6 +160,7 @@ class TranscriptBuilder:
         steer = self._last == "tools"
         key = self._key(f"u:{entry_id}")
         self.state.append(None, UserItem(key=key, entry_id=entry_id, text=text, steer=steer))
+        self._by_entry[entry_id] = key
         self._after = f"u:{entry_id}"
 
     def _ensure_reply(self) -> ReplyItem:
@@ -194,11 +202,24 @@ class TranscriptBuilder:
                 key=self._key(f"e:{entry_id}"), message=message.error_message or "the request failed"
             )
             self.state.append(reply.key, error)
-        figures = context_figures(message.usage)
-        self.state.change(reply.key, retry=None, **({"context": figures} if figures is not None else {}))
+        fields: dict[str, object] = {"retry": None}
+        if (figures := context_figures(message.usage)) is not None:
+            fields["context"] = figures
+        if any(isinstance(part, TextPart) for part in wanted):
+            fields.update(self._reply_entry(reply, entry_id))
+        self.state.change(reply.key, **fields)
         self._steps += 1
         self._last = "tools" if message.tool_calls() and not failed else "other"
         self._clear_step()
+
+    def _reply_entry(self, reply: ReplyItem, entry_id: str) -> dict[str, object]:
+        """The reply now ends with this message's text: the entry a pin of the reply names (a
+        pin of an earlier message of it is not the reply's mark)."""
+        current = self.state.get(reply.key)
+        if isinstance(current, ReplyItem) and current.entry_id is not None:
+            self._by_entry.pop(current.entry_id, None)
+        self._by_entry[entry_id] = reply.key
+        return {"entry_id": entry_id, "pinned": None}
 
     def _reconcile(self, reply: ReplyItem, wanted: list[Part]) -> None:
         """The streamed parts of this message become the stored ones: those that match stay
@@ -217,7 +238,7 @@ class TranscriptBuilder:
         for part in wanted[same:]:
             self.state.append(reply.key, part)
 
-    def _result(self, message: ToolResultMessage) -> None:
+    def _result(self, entry_id: str, message: ToolResultMessage) -> None:
         self._last = "tools"
         key = self._tools.get(message.tool_call_id)
         part = self.state.get(key) if key is not None else None
@@ -226,7 +247,15 @@ class TranscriptBuilder:
         text = message.text()
         output, truncated = cut_output(text)
         status = "error" if message.is_error else "done"
-        self.state.change(part.key, status=status, output=output, output_truncated=truncated, progress=None)
+        self.state.change(
+            part.key,
+            status=status,
+            output=output,
+            output_truncated=truncated,
+            progress=None,
+            result_entry_id=entry_id,
+        )
+        self._by_entry[entry_id] = part.key
         if part.name == "task":
             self._task_result(part, text)
 
@@ -294,8 +323,32 @@ class TranscriptBuilder:
             state = "done" if end.state == "finished" else end.state
             self.state.change(reply.key, state=state, retry=None)
             self._last = "other"
+        elif (pin := read_pin_record(entry)) is not None:
+            self._pin(pin)
         else:
             self._relief(entry)
+
+    def _pin(self, record: PinRecord) -> None:
+        """A pin or unpin of an entry marks the node that shows it (absent: not pinned)."""
+        if record.kind != "entry":
+            return
+        key = self._by_entry.get(record.target)
+        if key is None or key not in self.state:
+            self.unresolved_pins[record.target] = record.action == "pin"
+            return
+        self.state.change(key, pinned=True if record.action == "pin" else None)
+
+    def take_older(self, older: TranscriptBuilder) -> list[Item]:
+        """The items of the stretch before this builder's (`older` built it), marked with the
+        pins this builder saw for them; pins `older` saw of entries older still wait for the
+        stretch before it. Its entries are then this builder's to mark."""
+        pins = {**older.unresolved_pins, **self.unresolved_pins}
+        for entry, key in older._by_entry.items():  # noqa: SLF001 -- the same class
+            if entry in pins:
+                older.state.change(key, pinned=True if pins.pop(entry) else None)
+            self._by_entry[entry] = key
+        self.unresolved_pins = pins
+        return older.items
 
     def _relief(self, entry: Entry) -> None:
         if (undo := undo_item(self._key(f"c:{entry.id}"), entry)) is not None:

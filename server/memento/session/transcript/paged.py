@@ -60,12 +60,13 @@ class IndexedHistory:
         self.start = start
         return builder
 
-    def older(self) -> list[Item]:
-        """The items of the stretch before the built part (none once the root is reached)."""
+    def older(self, newer: TranscriptBuilder) -> list[Item]:
+        """The items of the stretch before the built part (none once the root is reached),
+        with the pins `newer` (the builder of the part built) saw for them."""
         if self.start == 0:
             return []
         start = self._boundary(self.start)
-        items = self._build(start, self.start).items
+        items = newer.take_older(self._build(start, self.start))
         self.start = start
         return items
 

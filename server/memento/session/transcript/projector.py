@@ -116,7 +116,7 @@ class TranscriptProjector:
         if history is None or history.complete:
             return False
         try:
-            self.state.prepend(history.older())
+            self.state.prepend(history.older(self.builder))
         except (IndexMismatch, TranscriptError, OSError) as exc:
             log.warning("older transcript pages could not be read by the index (%s); reading it whole", exc)
             self.rebuild()
