@@ -50,8 +50,7 @@ let historyShown = false;
 let highlighterRequested = false;
 /** Audits asked of the extension, by request id (a refusal names only the request). */
 const auditRequests = new Map<number, string>();
-/** The divider toggled from the keyboard or the mouse: its redraw gives the focus back. */
-let auditFocus: string | undefined;
+
 /** The last prompt sent (a refused one is offered again). */
 let lastPrompt: string | undefined;
 
@@ -118,10 +117,12 @@ function flush(): void {
     auditRequests.set(requestId, id);
     post({ type: "audit", requestId, id });
   }
+  // A divider redrawn (its audit in, its step undone) keeps the keyboard's place.
+  const focused = document.activeElement instanceof HTMLElement && document.activeElement.dataset["action"] === "toggle-audit"
+    ? document.activeElement.dataset["key"] : undefined;
   list.setRows(model.rows, model.structural, model.dirty);
-  if (auditFocus !== undefined) {
-    ui.timeline.querySelector<HTMLElement>(`[data-action="toggle-audit"][data-key="${CSS.escape(auditFocus)}"]`)?.focus();
-    auditFocus = undefined;
+  if (focused !== undefined && (document.activeElement === null || document.activeElement === document.body)) {
+    ui.timeline.querySelector<HTMLElement>(`[data-action="toggle-audit"][data-key="${CSS.escape(focused)}"]`)?.focus();
   }
   if (checkpointsMoved) list.refreshAll();
   model.settle();
@@ -352,7 +353,6 @@ document.addEventListener("click", (event) => {
       // The summary's own toggle runs after this click; the redraw keeps what the model says.
       const open = target.closest("details")?.open !== true;
       model.toggleAudit(data["key"] ?? "", open);
-      auditFocus = data["key"];
       break;
     }
     case "undo-relief":
