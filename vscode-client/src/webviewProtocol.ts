@@ -206,6 +206,8 @@ export const toPageSchema = tagged("type", {
   showContext: {},
   /** `memento/relief/audit {id}`'s answer, as the server gives it (the page draws it). */
   audit: { requestId: num, id: str, audit: record },
+  /** The undo of `id` is over, done or declined (its patch, when done, came before this). */
+  undoSettled: { id: str },
 });
 export type ToPage = Infer<typeof toPageSchema>;
 

@@ -202,7 +202,12 @@ export class PanelBridge implements vscode.Disposable {
         return;
       }
       case "undoRelief":
-        await this.editor.undoRelief(message.id);
+        try {
+          await this.editor.undoRelief(message.id);
+        } finally {
+          // The page's Undo waits for this: a declined undo ("does not fit") leaves it as it was.
+          this.send({ type: "undoSettled", id: message.id });
+        }
         return;
       case "openDiff":
         await this.editor.openDiff(message.path, message.checkpointId);

@@ -184,8 +184,17 @@ test("the compaction's divider opens on its audit; Undo asks the extension, and 
   // The redraw keeps the keyboard's place on the divider.
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-key")), "c:live:0");
   await shot("07b-compaction-audit");
-  await body.getByRole("button", { name: "Undo this compaction" }).click();
+  const undo = body.getByRole("button", { name: "Undo this compaction" });
+  await undo.click();
   await p.waitForPost("undoRelief", (m) => m.id === "e42");
+  assert.equal(await undo.isDisabled(), true);
+  // Declined (it would not fit, and the user kept it): Undo is offered again.
+  await p.send({ type: "undoSettled", id: "e42" });
+  await page.locator(".divider-audit button:not([disabled])", { hasText: /^Undo$/ }).waitFor();
+  const before = (await p.posted()).filter((m) => m.type === "undoRelief").length;
+  await undo.click();
+  await page.waitForFunction((n) => window.__posted.filter((m) => m.type === "undoRelief").length > n, before);
+  assert.deepEqual((await p.posted()).filter((m) => m.type === "undoRelief").at(-1), { type: "undoRelief", id: "e42" });
   // Nothing is drawn undone until the server says so.
   assert.equal(await page.locator(".divider.compaction.undone").count(), 0);
   await p.notices(S.patch(op.update("c:live:0", { ...relief, audit: "e42", undoneBy: "e50" })));

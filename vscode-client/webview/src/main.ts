@@ -200,6 +200,9 @@ function receive(message: ToPage): "reload" | "checkpoints" | undefined {
     case "audit":
       if (auditRequests.delete(message.requestId)) model.setAudit(message.id, { audit: message.audit as unknown as ReliefAudit });
       return undefined;
+    case "undoSettled":
+      model.undoSettled(message.id);
+      return undefined;
     case "failed":
       if (message.op === "audit" && message.requestId !== undefined) {
         const id = auditRequests.get(message.requestId);

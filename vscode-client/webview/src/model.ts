@@ -287,6 +287,11 @@ export class Timeline {
     for (const item of this.transcript.items) if (item.kind === "relief" && item.audit === id) this.changed.add(item.key);
   }
 
+  /** An undo of the step `id` is over: its divider is drawn again (Undo back, or undone). */
+  undoSettled(id: string): void {
+    for (const item of this.transcript.items) if (item.kind === "relief" && item.audit === id) this.changed.add(item.key);
+  }
+
   /** The view took note of every change. */
   settle(): void {
     this.sync();

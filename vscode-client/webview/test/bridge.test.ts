@@ -152,9 +152,10 @@ describe("PanelBridge: the page's requests", () => {
   });
 
   it("undo goes to the editor's relief undo (the Compactions view's, with its 'does not fit' choice)", async () => {
-    const { client, bridge, editor } = setup();
+    const { client, bridge, editor, posted } = setup();
     await bridge.receive({ type: "undoRelief", id: "e9" });
     expect(editor.calls).toEqual([["undoRelief", "e9"]]);
+    expect(posted).toEqual([{ type: "undoSettled", id: "e9" }]);
     expect(client.requests.filter((r) => r.method.startsWith("memento/relief"))).toEqual([]);
   });
 

@@ -298,6 +298,11 @@ describe("a relief divider's audit", () => {
     t.setAudit("e9", { audit });
     t.settle();
     expect(divider(t).undoneBy).toBeUndefined();
+    // An undo declined (it would not fit): the divider is drawn again, still standing.
+    t.undoSettled("e9");
+    expect(t.dirty.has("c:9")).toBe(true);
+    expect(divider(t).undoneBy).toBeUndefined();
+    t.settle();
     expect(t.applyPatch(patch(2, { op: "update", item: "c:9", node: relief({ undoneBy: "e12" }) }))).toBe("applied");
     expect(t.dirty.has("c:9")).toBe(true);
     expect(divider(t)).toMatchObject({ undoneBy: "e12", expanded: true });
