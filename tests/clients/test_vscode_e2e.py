@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import Hang, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
+from testkit import Hang, RecordedRequest, Reply, ScriptedModelServer, Text, ToolCallStep, Usage
 
 from tests.clients.code_server import CLIENT, OUTPUT, code_server, frozen_missing, package_extension
 
@@ -204,6 +204,19 @@ def panel_script(server: ScriptedModelServer) -> None:
     )
 
 
+FIRST_ASKED = "What did I ask first?"
+SUMMARY = "## Goal\nGreet the user (E2E-SUMMARY)"
+
+
+def panel_responder(request: RecordedRequest) -> Reply:
+    """After the scripted turns: the compaction's summaries (however many the cut asks for),
+    then the answer to the prompt sent after its undo."""
+    messages = request.body.get("messages") or [{}]
+    if FIRST_ASKED in json.dumps(messages[-1]):
+        return Reply(Text("You asked for a hello function."))
+    return Reply(Text(SUMMARY))
+
+
 @pytest.mark.frozen
 def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) -> None:
     shots = fresh(OUTPUT / "panel")
@@ -219,6 +232,7 @@ def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) ->
     home = tmp_path / "code-server"
     with ScriptedModelServer() as model:
         panel_script(model)
+        model.responder = panel_responder
         with code_server(home, workspace, platform_vsix, settings(model, advisor=False), env) as url:
             walk = subprocess.run(
                 ["node", str(CLIENT / "e2e" / "panel-e2e.mjs")],
@@ -231,7 +245,15 @@ def test_the_chat_panel_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) ->
     print(walk.stdout)
     started = server_lines(home, "panel")
     assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
-    assert "8 passed, 0 failed" in walk.stdout
+    assert "9 passed, 0 failed" in walk.stdout
+    # The compaction's undo: the prompt after it carries the original messages, not the summary.
+    after_undo = [
+        r for r in model.requests if FIRST_ASKED in json.dumps((r.body.get("messages") or [{}])[-1])
+    ]
+    assert len(after_undo) == 1, len(after_undo)
+    sent = json.dumps(after_undo[0].body["messages"])
+    assert "Write a hello function" in sent and "Ask a reader what app.py prints" in sent
+    assert "E2E-SUMMARY" not in sent
     assert stopped, "Stop did not close the model's stream"
     assert (workspace / "app.py").read_text() == 'print("hello")\n'
     assert not model.errors

@@ -199,7 +199,11 @@ export class Workbench {
     await pane.locator(".pane-body .monaco-list-row").filter({ hasText: label }).first().click({ button: "right" });
     const item = this.page.locator(".monaco-menu .action-item").filter({ hasText: action }).first();
     await item.waitFor({ state: "visible", timeout: this.timeout });
-    await item.click();
+    // The menu takes no click right after it opens (a right button's release must not pick
+    // an item): point at the item, which focuses it, and take it with Enter.
+    await item.hover();
+    await this.page.keyboard.press("Enter");
+    await item.waitFor({ state: "hidden", timeout: this.timeout });
   }
 
   /** The document of the webview whose page has `selector` (a webview sits in two nested

@@ -10,6 +10,26 @@ import { Walk, Workbench } from "./driver.mjs";
 const METER = "memento.memento.contextMeter";
 const wb = new Workbench({ url: process.env.MEMENTO_E2E_URL, shots: process.env.MEMENTO_E2E_SHOTS || "shots", timeout: 30000 });
 
+/** The whole text of the editor in front: the editor draws only the lines in view (the
+ * audit document is longer than the window, its summary last), so page through it. */
+async function wholeEditorText() {
+  await wb.page.locator(".part.editor .editor-instance .monaco-editor .view-lines").first().click();
+  await wb.page.keyboard.press("Control+Home");
+  const lines = ".part.editor .editor-instance .monaco-editor .view-lines";
+  const seen = [await wb.editorText()];
+  for (let i = 0; i < 20; i++) {
+    const before = await wb.page.locator(lines).first().innerText();
+    await wb.page.keyboard.press("PageDown");
+    // The end of the document: the lines in view stay as they were.
+    const moved = await wb.page
+      .waitForFunction(([selector, was]) => document.querySelector(selector)?.innerText !== was, [lines, before], { timeout: 2000 })
+      .then(() => true, () => false);
+    if (!moved) break;
+    seen.push(await wb.editorText());
+  }
+  return seen.join(" ");
+}
+
 const walk = new Walk(wb);
 const step = (name, work) => walk.step(name, work);
 
@@ -146,7 +166,7 @@ try {
       const active = await wb.activeEditorTitle();
       return active.startsWith("compaction-") && active;
     });
-    const summary = await wb.editorText();
+    const summary = await wholeEditorText();
     if (!summary.includes("E2E-SUMMARY")) throw new Error(`summary document: ${summary.slice(0, 300)}`);
     // The audit the server gives: what was summarised, what stayed, where the cut is.
     for (const part of ["## Summarised", "## Kept verbatim", "- Cut at ", "- Summary by: model"]) {

@@ -5,7 +5,8 @@
 // markdown and code, an edit shows as a tool card, Stop ends a turn that hangs, the status-bar
 // meter opens the panel's context view, Restore to here puts the file back, and a subagent
 // streams in a card under its task's card until its own Stop stops it; after Developer: Reload
-// Window the panel shows that conversation again at once.
+// Window the panel shows that conversation again at once; Compact now adds a divider that
+// opens on the step's audit, and its Undo brings the original messages back.
 // Prints one PASS/FAIL line per step and "N passed, N failed"; a screenshot per step.
 //
 // Environment: MEMENTO_E2E_URL (the workbench), MEMENTO_E2E_SHOTS (screenshot folder),
@@ -139,6 +140,33 @@ try {
     const picked = await panel.locator("#session").evaluate((select) => select.selectedOptions[0]?.textContent ?? "");
     if (picked === "") throw new Error("the session picker shows no session after the reload");
     return { picked, rows: await panel.locator(".row").count() };
+  });
+
+  await step("Compact now adds a divider that opens on its audit, and its Undo restores the conversation", async () => {
+    if (await panel.locator("#context").isHidden()) await panel.locator("#toggle-context").click();
+    await panel.getByRole("button", { name: "Compact the context now" }).click();
+    // The compaction's divider (an undo adds a divider of its own after it).
+    const divider = panel.locator(".divider.compaction.audited.level-compact").first();
+    await divider.waitFor();
+    const label = await divider.locator(".divider-label").innerText();
+    // From the keyboard, as the divider's summary is a control.
+    const summary = divider.locator("summary");
+    await summary.focus();
+    await summary.press("Enter");
+    const audit = divider.locator(".divider-audit");
+    await audit.locator("h2", { hasText: "Summarised" }).waitFor();
+    await audit.getByText("E2E-SUMMARY").first().waitFor();
+    const summarised = await audit.locator("h2", { hasText: "Summarised" }).innerText();
+    await wb.screenshot("panel-audit");
+    await audit.getByRole("button", { name: "Undo this compaction" }).click();
+    // Undone is the server's word: its patch marks the step, and the audit is read again.
+    const undone = panel.locator(".divider.compaction.audited.undone").first();
+    await undone.locator(".audit-undone").waitFor();
+    await undone.locator(".divider-audit li", { hasText: "Undone by" }).waitFor();
+    // The next request carries the original messages again (the test reads the model's requests).
+    await ask("What did I ask first?");
+    await panel.locator(".row-assistant[data-state=done]", { hasText: "You asked for a hello function." }).waitFor();
+    return { label, summarised, undone: await undone.locator(".divider-label").innerText() };
   });
 
   console.log("blocked non-loopback requests:", JSON.stringify(wb.blocked));

@@ -10,6 +10,8 @@ function about(entry: AuditEntry | AuditEdit): string {
   return entry.role;
 }
 
+// Columns are not aligned (`---:`): markdown-it would write inline styles, which the chat
+// panel's content policy refuses.
 const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 function entries(title: string, list: AuditEntry[] | undefined): string[] {
@@ -18,7 +20,7 @@ function entries(title: string, list: AuditEntry[] | undefined): string[] {
     `## ${title} (${list.length})`,
     "",
     "| entry | what | tokens | starts with |",
-    "|---|---|---:|---|",
+    "|---|---|---|---|",
     ...list.map((e) => `| ${e.entryId} | ${cell(about(e))} | ${n(e.tokens)} | ${cell(e.preview)} |`),
     "",
   ];
@@ -30,7 +32,7 @@ function edits(list: AuditEdit[] | undefined): string[] {
     `## Taken out (${list.length})`,
     "",
     "| entry | what | tokens | now reads | |",
-    "|---|---|---:|---|---|",
+    "|---|---|---|---|---|",
     ...list.map(
       (e) =>
         `| ${e.entryId} | ${cell(about(e))} | ${n(e.tokens)} | ${cell(e.replacement)} | ${e.restored ? "brought back" : ""} |`,

@@ -204,6 +204,10 @@ export const toPageSchema = tagged("type", {
   failed: { requestId: opt(num), op: str, message: str },
   /** `memento.openContextView`: show the context view. */
   showContext: {},
+  /** `memento/relief/audit {id}`'s answer, as the server gives it (the page draws it). */
+  audit: { requestId: num, id: str, audit: record },
+  /** The undo of `id` is over, done or declined (its patch, when done, came before this). */
+  undoSettled: { id: str },
 });
 export type ToPage = Infer<typeof toPageSchema>;
 
@@ -230,6 +234,10 @@ export const fromPageSchema = tagged("type", {
   openDiff: { path: str, checkpointId: opt(str) },
   openFile: { path: str, line: opt(num) }, // 1-based
   compact: {},
+  /** `memento/relief/audit {id}`: the audit of the relief step a divider shows. */
+  audit: { requestId: num, id: str },
+  /** Undo the relief step `id` (the Compactions view's undo, with its "does not fit" choice). */
+  undoRelief: { id: str },
 });
 export type FromPage = Infer<typeof fromPageSchema>;
 

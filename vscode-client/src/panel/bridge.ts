@@ -14,6 +14,7 @@ import {
   type RewindMode,
   type ToPage,
 } from "../webviewProtocol";
+import * as names from "../protocolNames";
 import { Coalescer, type Timer } from "./coalescer";
 import type { EditorActions, Log, PanelClient } from "./host";
 
@@ -27,6 +28,7 @@ export const LSP = {
   sessionNew: "memento/session/new",
   sessionOpen: "memento/session/open",
   compact: "memento/compact",
+  reliefAudit: names.RELIEF_AUDIT,
   subagentAbort: "memento/subagent/abort",
   checkpointList: "memento/checkpoint/list",
   executeCommand: "workspace/executeCommand",
@@ -193,6 +195,19 @@ export class PanelBridge implements vscode.Disposable {
       }
       case "compact":
         await client.sendRequest(LSP.compact, {});
+        return;
+      case "audit": {
+        const audit = await client.sendRequest<unknown>(LSP.reliefAudit, { id: message.id });
+        this.send({ type: "audit", requestId: message.requestId, id: message.id, audit: asObject(audit) });
+        return;
+      }
+      case "undoRelief":
+        try {
+          await this.editor.undoRelief(message.id);
+        } finally {
+          // The page's Undo waits for this: a declined undo ("does not fit") leaves it as it was.
+          this.send({ type: "undoSettled", id: message.id });
+        }
         return;
       case "openDiff":
         await this.editor.openDiff(message.path, message.checkpointId);

@@ -18,6 +18,9 @@ export interface EditorActions {
   openDiff(path: string, checkpointId: string | undefined): Promise<void>;
   /** `path` in an editor, the cursor on `line` (1-based, as the server's notes say it). */
   openFile(path: string, line: number | undefined): Promise<void>;
+  /** Undo the relief step `id` as the Compactions view does (it asks what to leave out when
+   * the restored context would not fit). */
+  undoRelief(id: string): Promise<void>;
 }
 
 /** The webview surface the panel posts to and hears from (`vscode.Webview`'s subset). */

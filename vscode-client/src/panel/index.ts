@@ -39,6 +39,10 @@ export const vscodeEditor: EditorActions = {
     const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
     await vscode.window.showTextDocument(file, { selection: new vscode.Range(position, position) });
   },
+  async undoRelief(id) {
+    // The Compactions view's command: one undo, one "does not fit" dialog, for both places.
+    await vscode.commands.executeCommand("memento.compactions.undo", { itemId: id });
+  },
 };
 
 export function registerChatPanel(

@@ -157,6 +157,56 @@ test("a compaction shows as a divider with tokens before and after", async () =>
   await shot("07-compaction-context");
 });
 
+test("the compaction's divider opens on its audit; Undo asks the extension, and the server's patch marks it undone", async () => {
+  const relief = { kind: "relief", key: "c:live:0", level: "compact", reason: "threshold", phase: "finished", tokensBefore: 120000, tokensAfter: 30000, summarizer: "model" };
+  await p.notices(S.patch(op.update("c:live:0", { ...relief, audit: "e42" })));
+  const divider = page.locator(".divider.compaction.audited", { has: page.locator('[data-key="c:live:0"]') });
+  const summary = divider.locator("summary");
+  await summary.waitFor();
+  assert.match(await summary.getAttribute("aria-label"), /Show the audit/);
+  await summary.focus();
+  await summary.press("Enter");
+  const asked = await p.waitForPost("audit", (m) => m.id === "e42");
+  await divider.locator(".audit-loading").waitFor();
+  const audit = {
+    id: "e42", at: "2026-01-01T00:00:00Z", level: "compact", reason: "threshold", tokensBefore: 120000, tokensAfter: 30000,
+    summarizer: "model", model: "main-model", summary: "## Goal\nParse the config",
+    summarized: [{ entryId: "u20", role: "user", tokens: 40, preview: "Question 20" }],
+    kept: [{ entryId: "u59", role: "user", tokens: 12, preview: "Question 59" }],
+    cut: { firstKeptEntryId: "u59", splitTurn: false, why: "the last turn fits the 20k kept verbatim" },
+    carried: [{ entryId: "m1", role: "memory", tokens: 9, preview: "Decision: keep the parser pure" }],
+  };
+  await p.send({ type: "audit", requestId: asked.requestId, id: "e42", audit });
+  const body = divider.locator(".divider-audit");
+  await body.locator("h2", { hasText: "Summarised (1)" }).waitFor();
+  for (const said of ["Kept verbatim (1)", "Carried across by the memory (1)", "Summary"]) await body.locator("h2", { hasText: said }).waitFor();
+  assert.match(await body.innerText(), /120,000 → 30,000[\s\S]*main-model[\s\S]*Cut at u59: the last turn fits[\s\S]*Parse the config/);
+  // The redraw keeps the keyboard's place on the divider.
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-key")), "c:live:0");
+  await shot("07b-compaction-audit");
+  const undo = body.getByRole("button", { name: "Undo this compaction" });
+  await undo.click();
+  await p.waitForPost("undoRelief", (m) => m.id === "e42");
+  assert.equal(await undo.isDisabled(), true);
+  // Declined (it would not fit, and the user kept it): Undo is offered again.
+  await p.send({ type: "undoSettled", id: "e42" });
+  await page.locator(".divider-audit button:not([disabled])", { hasText: /^Undo$/ }).waitFor();
+  const before = (await p.posted()).filter((m) => m.type === "undoRelief").length;
+  await undo.click();
+  await page.waitForFunction((n) => window.__posted.filter((m) => m.type === "undoRelief").length > n, before);
+  assert.deepEqual((await p.posted()).filter((m) => m.type === "undoRelief").at(-1), { type: "undoRelief", id: "e42" });
+  // Nothing is drawn undone until the server says so.
+  assert.equal(await page.locator(".divider.compaction.undone").count(), 0);
+  await p.notices(S.patch(op.update("c:live:0", { ...relief, audit: "e42", undoneBy: "e50" })));
+  await divider.locator(".divider-label", { hasText: "· undone" }).waitFor();
+  await divider.locator(".audit-undone", { hasText: "Undone by e50" }).waitFor();
+  assert.equal(await body.getByRole("button", { name: "Undo this compaction" }).count(), 0);
+  // The audit held predates the undo: the page reads it again.
+  const again = await p.waitForPost("audit", (m, seen) => m.id === "e42" && m.requestId !== seen, asked.requestId);
+  await p.send({ type: "audit", requestId: again.requestId, id: "e42", audit: { ...audit, undoneBy: "e50" } });
+  await body.locator("li", { hasText: "Undone by: e50" }).waitFor();
+});
+
 test("the turn ends; an error shows where it happened with a retry", async () => {
   await p.notices({ kind: "turn", turnId: TURN, state: "error" },
     S.patch(op.update(R, reply(R, "error", { parts: undefined })), op.part(R, R, { kind: "error", key: "e:1", message: "provider said 500" })));

@@ -3,6 +3,7 @@
  * TTSR marks and the "Restore to here" menu. Each returns fresh DOM for a row's data; buttons
  * carry `data-action` and the main module handles their clicks in one delegated listener.
  */
+import { auditDocument } from "../../src/reliefAudit";
 import type { CheckpointItem } from "../../src/webviewProtocol";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
@@ -131,6 +132,7 @@ export function compactionDivider(row: CompactionRow): HTMLElement {
     : row.phase === "failed" ? `Compaction failed: ${row.error ?? "unknown error"}`
     : row.phase === "skipped" ? capitalized(row.why ?? `not applied: the ${row.level} would not make the context smaller`)
     : `${formatTokens(row.tokensBefore)} → ${after} tokens, ${by}`;
+  if (row.audit !== undefined && row.phase === "finished") return auditDivider(row, text);
   const label = el("span", { class: "divider-label" }, text);
   if (row.summary === undefined || row.summary === "") {
     return el("div", { class: `divider compaction level-${row.level} phase-${row.phase}`, role: "separator", "aria-label": text }, label);
@@ -141,6 +143,38 @@ export function compactionDivider(row: CompactionRow): HTMLElement {
     "details",
     { class: `divider compaction level-${row.level} phase-${row.phase}` },
     el("summary", { "aria-label": `${text}. Show the summary` }, label),
+    body,
+  );
+}
+
+/** A finished step with an audit: the divider opens on the audit as the server serves it,
+ * with "Undo" while the step stands. Undone or not is the transcript's word (`undoneBy`). */
+function auditDivider(row: CompactionRow, text: string): HTMLElement {
+  const what = row.undoes !== undefined ? `Undo of ${row.undoes}` : text;
+  const said = row.undoneBy !== undefined ? `${what} · undone` : what;
+  const id = row.audit!;
+  const body = el("div", { class: "divider-audit" });
+  const state = row.auditState;
+  if (state === undefined || state.state === "loading") body.append(el("p", { class: "audit-loading" }, "Loading the audit…"));
+  else if (state.state === "failed") body.append(el("p", { class: "audit-failed", role: "alert" }, `No audit: ${state.message}`));
+  else {
+    const document = el("div", { class: "divider-summary markdown" });
+    document.innerHTML = renderMarkdown(auditDocument(state.audit));
+    body.append(document);
+  }
+  if (row.undoneBy === undefined) {
+    body.append(el("div", { class: "card-actions" }, button("Undo", `Undo ${row.level === "compact" ? "this compaction" : `this ${row.level}`}`, "undo-relief", { "data-audit": id })));
+  } else {
+    body.append(el("p", { class: "audit-undone" }, `Undone by ${row.undoneBy}: the context is as it was before this step.`));
+  }
+  return el(
+    "details",
+    { class: `divider compaction audited level-${row.level} phase-${row.phase}${row.undoneBy ? " undone" : ""}`, open: row.expanded === true, "data-audit": id },
+    el(
+      "summary",
+      { "aria-label": `${said}. ${row.expanded ? "Hide" : "Show"} the audit`, "data-action": "toggle-audit", "data-key": row.key },
+      el("span", { class: "divider-label" }, said),
+    ),
     body,
   );
 }

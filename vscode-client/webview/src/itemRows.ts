@@ -4,7 +4,7 @@
  * Pure; nothing here reads session entries or guesses what a turn was.
  */
 import type { Item, Part as WirePart, ReplyItem, SubagentCard, ToolPart as WireTool } from "../../src/transcript";
-import { assistantRow, type AssistantRow, type ChildCard, type Part, type Row, type ToolPart } from "./rows";
+import { assistantRow, type AssistantRow, type AuditState, type ChildCard, type Part, type Row, type ToolPart } from "./rows";
 
 /** What the page knows beside the transcript, which a row shows too. */
 export interface RowExtras {
@@ -14,6 +14,9 @@ export interface RowExtras {
   progress?: ReadonlyMap<string, string>;
   /** An advisor note the user acted upon, by note id. */
   resolved?: ReadonlyMap<string, "apply" | "dismiss" | "toRule">;
+  /** Relief dividers open on their audit (by item key), and the audits held (by audit id). */
+  expanded?: ReadonlySet<string>;
+  audits?: ReadonlyMap<string, AuditState>;
 }
 
 export function rowOf(item: Item, version: number, extras: RowExtras = {}): Row | undefined {
@@ -27,7 +30,9 @@ export function rowOf(item: Item, version: number, extras: RowExtras = {}): Row 
       return {
         ...base, kind: "compaction", level: item.level, phase: item.phase, tokensBefore: item.tokensBefore,
         tokensAfter: item.tokensAfter, summarizer: item.summarizer, provider: item.provider, summary: item.summary,
-        error: item.error, why: item.why,
+        error: item.error, why: item.why, audit: item.audit, undoneBy: item.undoneBy, undoes: item.undoes,
+        expanded: extras.expanded?.has(item.key) || undefined,
+        auditState: item.audit === undefined ? undefined : extras.audits?.get(item.audit),
       };
     case "advisor":
       return {

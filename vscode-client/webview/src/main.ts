@@ -4,6 +4,7 @@
  * fast deltas arrive, the page does at most one DOM update per frame.
  */
 import { parseTranscriptPage, type FromPage, type RewindMode, type SessionItem, type ToPage } from "../../src/webviewProtocol";
+import type { ReliefAudit } from "../../src/protocol";
 import type { TranscriptPage } from "../../src/transcript";
 import { Channel } from "./api";
 import { PAGE } from "./early";
@@ -47,6 +48,9 @@ let sessionsRequest = -1;
 let status: string | undefined;
 let historyShown = false;
 let highlighterRequested = false;
+/** Audits asked of the extension, by request id (a refusal names only the request). */
+const auditRequests = new Map<number, string>();
+
 /** The last prompt sent (a refused one is offered again). */
 let lastPrompt: string | undefined;
 
@@ -108,7 +112,18 @@ function flush(): void {
     reload ||= effect === "reload";
     checkpointsMoved ||= effect === "checkpoints";
   }
+  for (const id of model.wantedAudits()) {
+    const requestId = channel.requestId();
+    auditRequests.set(requestId, id);
+    post({ type: "audit", requestId, id });
+  }
+  // A divider redrawn (its audit in, its step undone) keeps the keyboard's place.
+  const focused = document.activeElement instanceof HTMLElement && document.activeElement.dataset["action"] === "toggle-audit"
+    ? document.activeElement.dataset["key"] : undefined;
   list.setRows(model.rows, model.structural, model.dirty);
+  if (focused !== undefined && (document.activeElement === null || document.activeElement === document.body)) {
+    ui.timeline.querySelector<HTMLElement>(`[data-action="toggle-audit"][data-key="${CSS.escape(focused)}"]`)?.focus();
+  }
   if (checkpointsMoved) list.refreshAll();
   model.settle();
   drawChrome();
@@ -182,7 +197,19 @@ function receive(message: ToPage): "reload" | "checkpoints" | undefined {
         ? `Restored ${message.restored.length} file(s); left as you changed them: ${message.conflicts.join(", ")}`
         : `Restored ${message.restored.length} file(s).`;
       return undefined;
+    case "audit":
+      if (auditRequests.delete(message.requestId)) model.setAudit(message.id, { audit: message.audit as unknown as ReliefAudit });
+      return undefined;
+    case "undoSettled":
+      model.undoSettled(message.id);
+      return undefined;
     case "failed":
+      if (message.op === "audit" && message.requestId !== undefined) {
+        const id = auditRequests.get(message.requestId);
+        auditRequests.delete(message.requestId);
+        if (id !== undefined) model.setAudit(id, { error: message.message });
+        return undefined;
+      }
       if (message.op === "transcript" && message.requestId === olderRequest) olderRequest = -1;
       else if (message.op === "transcript" && message.requestId === tailRequest && !historyShown) retryStart(message.message);
       else if (message.op === "listSessions" && message.requestId === sessionsRequest && !historyShown) retryStart(message.message);
@@ -325,6 +352,18 @@ document.addEventListener("click", (event) => {
     }
     case "compact":
       return post({ type: "compact" });
+    case "toggle-audit": {
+      // The summary's own toggle runs after this click; the redraw keeps what the model says.
+      const open = target.closest("details")?.open !== true;
+      model.toggleAudit(data["key"] ?? "", open);
+      break;
+    }
+    case "undo-relief":
+      if (target instanceof HTMLButtonElement) {
+        target.disabled = true;
+        target.textContent = "Undoing…";
+      }
+      return post({ type: "undoRelief", id: data["audit"] ?? "" });
     case "abort-subagent":
       if (target instanceof HTMLButtonElement) {
         target.disabled = true;

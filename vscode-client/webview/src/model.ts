@@ -6,7 +6,8 @@
 import type { Item, Patch, TranscriptPage } from "../../src/transcript";
 import type { CheckpointItem, Notice } from "../../src/webviewProtocol";
 import { rowOf } from "./itemRows";
-import { assistantRow, type AssistantRow, type Row } from "./rows";
+import type { ReliefAudit } from "../../src/protocol";
+import { assistantRow, type AssistantRow, type AuditState, type Row } from "./rows";
 import { Transcript, TranscriptError } from "./transcript";
 
 export interface Banner {
@@ -63,6 +64,9 @@ export class Timeline {
   private retry: { key: string; attempt: number; banner: Banner } | undefined;
   private readonly progress = new Map<string, string>();
   private readonly resolved = new Map<string, "apply" | "dismiss" | "toRule">();
+  /** Relief dividers open on their audit (item keys), and the audits asked or served (ids). */
+  private readonly expanded = new Set<string>();
+  private readonly audits = new Map<string, AuditState>();
   /** A prompt the server refused: said under the timeline until the next item comes. */
   private refused: AssistantRow | undefined;
   /** A reset or an op that did not fit: patches wait for the page read again. */
@@ -85,6 +89,8 @@ export class Timeline {
     this.refused = undefined;
     this.turnRunning = false;
     this.progress.clear();
+    this.expanded.clear();
+    this.audits.clear();
     this.restructure = true;
     this.contextVersion += 1;
   }
@@ -252,6 +258,40 @@ export class Timeline {
     if (item !== undefined) this.changed.add(item.key);
   }
 
+  /** A relief divider opened or closed on its audit. */
+  toggleAudit(key: string, open: boolean): void {
+    if (open) this.expanded.add(key);
+    else this.expanded.delete(key);
+    this.changed.add(key);
+  }
+
+  /** The audits to ask the server for: those of open dividers not held yet, and those held
+   * that the transcript has moved on from (the step was undone, or its undo undone, since). */
+  wantedAudits(): string[] {
+    const wanted: string[] = [];
+    for (const item of this.transcript.items) {
+      if (item.kind !== "relief" || item.audit === undefined || !this.expanded.has(item.key)) continue;
+      const held = this.audits.get(item.audit);
+      const stale = held?.state === "ready" && (held.audit.undoneBy ?? undefined) !== item.undoneBy;
+      if (held !== undefined && !stale) continue;
+      this.audits.set(item.audit, { state: "loading" });
+      this.changed.add(item.key);
+      wanted.push(item.audit);
+    }
+    return wanted;
+  }
+
+  /** The server's answer for the audit `id` (or why there is none). */
+  setAudit(id: string, answer: { audit: ReliefAudit } | { error: string }): void {
+    this.audits.set(id, "audit" in answer ? { state: "ready", audit: answer.audit } : { state: "failed", message: answer.error });
+    for (const item of this.transcript.items) if (item.kind === "relief" && item.audit === id) this.changed.add(item.key);
+  }
+
+  /** An undo of the step `id` is over: its divider is drawn again (Undo back, or undone). */
+  undoSettled(id: string): void {
+    for (const item of this.transcript.items) if (item.kind === "relief" && item.audit === id) this.changed.add(item.key);
+  }
+
   /** The view took note of every change. */
   settle(): void {
     this.sync();
@@ -300,7 +340,9 @@ export class Timeline {
 
   private draw(item: Item, prompt: string | undefined): Row | undefined {
     const version = (this.versions.get(item.key) ?? -1) + 1;
-    const row = rowOf(item, version, { prompt, progress: this.progress, resolved: this.resolved });
+    const row = rowOf(item, version, {
+      prompt, progress: this.progress, resolved: this.resolved, expanded: this.expanded, audits: this.audits,
+    });
     if (row === undefined) return undefined;
     this.versions.set(item.key, version);
     this.byKey.set(item.key, row);

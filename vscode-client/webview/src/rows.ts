@@ -1,5 +1,6 @@
 /** The timeline's rows: what the page shows, one virtual-list item each, drawn from the
  * transcript's items (`itemRows.ts`). Plain data. */
+import type { ReliefAudit } from "../../src/protocol";
 
 export type ToolStatus = "streaming" | "pending" | "running" | "done" | "error" | "cancelled";
 
@@ -79,7 +80,22 @@ export interface CompactionRow extends RowBase {
   summary?: string;
   error?: string;
   why?: string;
+  /** The step's audit id (`memento/relief/audit`); absent on a step that has none. */
+  audit?: string;
+  /** The undo that took this step back, as the server's transcript says. */
+  undoneBy?: string;
+  /** The step this one undoes (an undo is a relief step too). */
+  undoes?: string;
+  /** The divider is open on its audit, and what the page holds of that audit. */
+  expanded?: boolean;
+  auditState?: AuditState;
 }
+
+/** The audit of a relief step as the page holds it: asked, served, or refused. */
+export type AuditState =
+  | { state: "loading" }
+  | { state: "ready"; audit: ReliefAudit }
+  | { state: "failed"; message: string };
 
 /** A summary the session keeps of something else (an abandoned branch after a rewind). */
 export interface NoteRow extends RowBase {

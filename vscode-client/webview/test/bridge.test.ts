@@ -132,6 +132,33 @@ describe("PanelBridge: the page's requests", () => {
     expect(editor.calls).toEqual([["diff", "src/a.py", "c1"], ["file", "src/a.py", 4]]);
   });
 
+  it("asks the server for a relief step's audit and hands the page its answer", async () => {
+    const { client, bridge, posted } = setup();
+    const audit = { id: "e9", at: "2026-01-01T00:00:00Z", level: "compact", tokensBefore: 9, summary: "S" };
+    client.answers["memento/relief/audit"] = () => audit;
+    await bridge.receive({ type: "audit", requestId: 3, id: "e9" });
+    expect(client.requests).toContainEqual({ method: "memento/relief/audit", param: { id: "e9" } });
+    expect(posted).toEqual([{ type: "audit", requestId: 3, id: "e9", audit }]);
+    expect(parseToPage(posted[0])).toEqual(posted[0]);
+  });
+
+  it("a refused audit comes back as `failed` naming the request", async () => {
+    const { client, bridge, posted } = setup();
+    client.answers["memento/relief/audit"] = () => {
+      throw new Error("unknown relief step e7");
+    };
+    await bridge.receive({ type: "audit", requestId: 4, id: "e7" });
+    expect(posted).toEqual([{ type: "failed", requestId: 4, op: "audit", message: "unknown relief step e7" }]);
+  });
+
+  it("undo goes to the editor's relief undo (the Compactions view's, with its 'does not fit' choice)", async () => {
+    const { client, bridge, editor, posted } = setup();
+    await bridge.receive({ type: "undoRelief", id: "e9" });
+    expect(editor.calls).toEqual([["undoRelief", "e9"]]);
+    expect(posted).toEqual([{ type: "undoSettled", id: "e9" }]);
+    expect(client.requests.filter((r) => r.method.startsWith("memento/relief"))).toEqual([]);
+  });
+
   it("answers a failed request with `failed`, and ignores a malformed message", async () => {
     const { client, bridge, posted, warnings } = setup();
     client.answers["memento/session/open"] = () => {

@@ -38,6 +38,9 @@ export class FakeEditor implements EditorActions {
   async openFile(path: string, line: number | undefined): Promise<void> {
     this.calls.push(["file", path, line]);
   }
+  async undoRelief(id: string): Promise<void> {
+    this.calls.push(["undoRelief", id]);
+  }
 }
 
 export class ManualTimer implements Timer {

@@ -244,3 +244,72 @@ describe("the retrying banner", () => {
     expect(t.banner).toBeUndefined();
   });
 });
+
+describe("a relief divider's audit", () => {
+  const relief = (more: Partial<Extract<Item, { kind: "relief" }>> = {}): Item => ({
+    kind: "relief", key: "c:9", level: "compact", reason: "manual", phase: "finished", tokensBefore: 9_000, tokensAfter: 2_000,
+    summarizer: "structured", audit: "e9", ...more,
+  });
+  const audit = { id: "e9", at: "2026-01-01T00:00:00Z", level: "compact", tokensBefore: 9_000, tokensAfter: 2_000, summary: "S" } as const;
+  const divider = (t: Timeline) => {
+    const row = t.rows.find((r) => r.key === "c:9");
+    if (row?.kind !== "compaction") throw new Error("no divider");
+    return row;
+  };
+
+  it("is asked for once when the divider opens, and drawn as the server serves it", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([user("1", "hi"), relief()], 1));
+    expect(divider(t)).toMatchObject({ audit: "e9", expanded: undefined, auditState: undefined });
+    expect(t.wantedAudits()).toEqual([]); // closed: nothing asked
+    t.settle();
+    t.toggleAudit("c:9", true);
+    expect(t.wantedAudits()).toEqual(["e9"]);
+    expect(t.wantedAudits()).toEqual([]); // asked already
+    expect(t.dirty.has("c:9")).toBe(true);
+    expect(divider(t)).toMatchObject({ expanded: true, auditState: { state: "loading" } });
+    t.settle();
+    t.setAudit("e9", { audit });
+    expect(t.dirty.has("c:9")).toBe(true);
+    expect(divider(t).auditState).toEqual({ state: "ready", audit });
+    t.toggleAudit("c:9", false);
+    expect(divider(t).expanded).toBeUndefined();
+    expect(t.wantedAudits()).toEqual([]);
+  });
+
+  it("a refusal is held as one (no retry loop), and another session forgets audits", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([relief()], 1));
+    t.toggleAudit("c:9", true);
+    t.wantedAudits();
+    t.setAudit("e9", { error: "no such step" });
+    expect(divider(t).auditState).toEqual({ state: "failed", message: "no such step" });
+    expect(t.wantedAudits()).toEqual([]);
+    t.reset();
+    t.loadTail(page([relief()], 1));
+    expect(divider(t)).toMatchObject({ expanded: undefined, auditState: undefined });
+  });
+
+  it("shows the step undone from the server's patch, and asks for the audit again", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([relief()], 1));
+    t.toggleAudit("c:9", true);
+    t.wantedAudits();
+    t.setAudit("e9", { audit });
+    t.settle();
+    expect(divider(t).undoneBy).toBeUndefined();
+    // An undo declined (it would not fit): the divider is drawn again, still standing.
+    t.undoSettled("e9");
+    expect(t.dirty.has("c:9")).toBe(true);
+    expect(divider(t).undoneBy).toBeUndefined();
+    t.settle();
+    expect(t.applyPatch(patch(2, { op: "update", item: "c:9", node: relief({ undoneBy: "e12" }) }))).toBe("applied");
+    expect(t.dirty.has("c:9")).toBe(true);
+    expect(divider(t)).toMatchObject({ undoneBy: "e12", expanded: true });
+    // The held audit predates the undo: it is asked again, and the fresh one is drawn.
+    expect(t.wantedAudits()).toEqual(["e9"]);
+    t.setAudit("e9", { audit: { ...audit, undoneBy: "e12" } });
+    expect(t.wantedAudits()).toEqual([]);
+    expect(divider(t).auditState).toMatchObject({ state: "ready", audit: { undoneBy: "e12" } });
+  });
+});
