@@ -35,7 +35,13 @@ from testkit import Reply, ScriptedModelServer, Text, ToolCallStep  # noqa: E402
 from fidelity_probes import KINDS, Facts, plain_summary, probes, score  # noqa: E402
 from memento.config import MementoConfig, ProviderConfig  # noqa: E402
 from memento.core import events  # noqa: E402
-from memento.core.messages import CompactionSummaryMessage, CustomMessage, Message, UserMessage  # noqa: E402
+from memento.core.messages import (
+    CompactionSummaryMessage,
+    CustomMessage,
+    Message,
+    TextContent,
+    UserMessage,
+)  # noqa: E402
 from memento.core.provider import ModelRequest, Provider, TextDelta  # noqa: E402
 from memento.governance.mechanism import Governance  # noqa: E402
 from memento.governance.serialize import serialize_conversation  # noqa: E402
@@ -43,7 +49,7 @@ from memento.localmodel import locate  # noqa: E402
 from memento.memory.engine import MemoryEngine  # noqa: E402
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE  # noqa: E402
 from memento.providers.factory import create_provider  # noqa: E402
-from memento.session.llm_context import convert_to_llm  # noqa: E402
+from memento.session.llm_context import COMPACTION_SUMMARY_PREFIX, convert_to_llm  # noqa: E402
 from memento.session.mechanism import InstallContext  # noqa: E402
 from memento.session.session import Session  # noqa: E402
 from memento.util.tasks import TaskRegistry  # noqa: E402
@@ -126,18 +132,28 @@ VARIANTS = ("memento", "no-memory", "summary-only")
 Contexts = dict[int, tuple[Facts, dict[str, ModelRequest]]]
 
 
+def _plain(message: Message) -> Message:
+    """The compaction summary (a user message once converted for the model) made plain."""
+    if isinstance(message, CompactionSummaryMessage):
+        return message.model_copy(update={"summary": plain_summary(message.summary)})
+    if isinstance(message, UserMessage) and isinstance(message.content, list):
+        blocks = [
+            b.model_copy(update={"text": plain_summary(b.text)})
+            if isinstance(b, TextContent) and b.text.startswith(COMPACTION_SUMMARY_PREFIX)
+            else b
+            for b in message.content
+        ]
+        return message.model_copy(update={"content": blocks})
+    return message
+
+
 def variants(request: ModelRequest) -> dict[str, ModelRequest]:
     """The same context three ways: as Memento sends it; without the memory messages; and as
     a plain summary-only compaction leaves it (no memory, the summary without its sections)."""
     bare: list[Message] = [
         m for m in request.messages if not (isinstance(m, CustomMessage) and m.custom_type in MEMORY_TYPES)
     ]
-    plain: list[Message] = [
-        m.model_copy(update={"summary": plain_summary(m.summary)})
-        if isinstance(m, CompactionSummaryMessage)
-        else m
-        for m in bare
-    ]
+    plain = [_plain(m) for m in bare]
     return {
         "memento": request,
         "no-memory": request.model_copy(update={"messages": bare}),

@@ -139,13 +139,19 @@ _KEPT_SECTIONS = ("## goal", "## critical context")
 
 def plain_summary(structured: str) -> str:
     """The summary a plain summary-only compaction keeps: the structured summary without its
-    sections (constraints, files done, decisions, next steps) and without the files-read
-    list, at every level of quoted earlier summaries; the goal, the user's requests and the
+    sections (constraints, files done, decisions, next steps) and without the lists of files
+    read and modified, at every level of quoted earlier summaries; the goal, the user's requests and the
     last assistant statement stay."""
     out: list[str] = []
     dropping = False
+    in_files = False
     for line in structured.splitlines():
         bare = line.lstrip("> ").strip().lower()
+        if bare in ("<read-files>", "<modified-files>"):
+            in_files = True
+        if in_files:
+            in_files = bare not in ("</read-files>", "</modified-files>")
+            continue
         if bare.startswith(_STRUCTURED_SECTIONS):
             dropping = True
             continue

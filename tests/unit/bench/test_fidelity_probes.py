@@ -42,7 +42,9 @@ def test_a_right_answer_scores_and_a_wrong_one_does_not() -> None:
 
     decision = _probe("decision", "D01")
     assert fp.score(decision, "It concerned the `cache` layer; the benchmark showed Strategy  7 is fastest.")
-    assert not fp.score(decision, "The cache layer: strategy 70 was fastest.")  # a number that only starts right
+    assert not fp.score(
+        decision, "The cache layer: strategy 70 was fastest."
+    )  # a number that only starts right
     assert not fp.score(decision, "The router layer uses strategy 7.")  # the wrong layer
 
     continuation = _probe("continuation", "latest request")
@@ -78,9 +80,12 @@ def test_the_plain_summary_drops_the_structured_sections_at_every_level() -> Non
         "## Goal\nHarden src\n\n## Constraints & Preferences\n- none\n\n## Progress\n\n### Done\n- [x] Modified `src/m01.py`\n"
         "\n## Key Decisions\n- D01: the cache layer uses strategy 7\n\n## Next Steps\n1. Continue\n\n"
         "## Critical Context\n\nUser requests, oldest first:\n1. Turn 3: continue\n\nFiles read: `src/m00.py`\n\n"
-        "Earlier summary (kept as it was):\n" + "\n".join("> " + line for line in inner.splitlines())
+        "Earlier summary (kept as it was):\n"
+        + "\n".join("> " + line for line in inner.splitlines())
+        + "\n\n<read-files>\nsrc/m00.py\n</read-files>\n\n<modified-files>\nsrc/m01.py\n</modified-files>"
     )
     plain = fp.plain_summary(structured)
+    assert "files>" not in plain
     assert "Turn 3: continue" in plain and "> 1. go on" in plain and "Harden src" in plain
     for gone in ("strategy", "src/m01.py", "src/m00.py", "Constraints", "Next Steps"):
         assert gone not in plain
