@@ -7,9 +7,42 @@ Baseline, measured in the same run on the same contexts: the context without Mem
 memory messages (the wake-up digest and decision recalls), i.e. what compaction alone keeps.
 
 A real session runs every turn (scripted model over HTTP, real tools, governance and the
-memory engine); compactions are triggered by hand between turns, as `memento/compact` does.
+memory engine); compactions are triggered between turns as an automatic compaction is
+(the memory engine answers one with a fresh wake-up digest; a manual one waits for the
+next turn).
 
-Run: `python bench/fidelity.py [--turns 300] [--compactions 7]`."""
+Probes (bench/fidelity_probes.py), in the spirit of Factory's evaluation of context
+compression ("Evaluating Context Compression for AI Agents", Factory Research, December
+2025): after 1, 3 and 7 compactions a model is asked questions whose answers the session
+knows — recall (a decision's strategy number), artifact (was this file modified: yes for
+modified files, no for files only read), continuation (the overall task, the file the latest
+request named), decision (a decision's layer and outcome) and constraint (a rule stated
+once in .memento/constraints.md). Each is asked of three versions of the same context:
+
+- memento: the request as Memento sends it (structured summary + memory messages);
+- no-memory: the same without the memory messages;
+- summary-only: no memory, and the summary reduced to its free text (goal, the user's
+  requests, the last assistant statement): no sections, no file lists, as a plain
+  summary-only compaction leaves it.
+
+The context is given to the model as a plain transcript (the summarizer's serialisation)
+followed by the question, with no tools. Answers are scored by a normalised regex match
+against the known facts (no model judges another).
+
+How to read it: each row is one variant after N compactions; a cell is right/asked per
+probe kind, then the total. The last lines give Memento's total as a ratio of each other
+variant's, after the same compactions: above 1 is what the memory and the structured
+sections keep that a plain summary loses. Probes of a kind the tail of the conversation
+still holds verbatim (the latest request, the task restated in requests) score in every
+variant; the gap is in what only the summary or the memory can carry (old decisions,
+constraints, files modified long ago). A small model answers noisily (the 0.5B also misses
+facts it has): compare variants within one run, and more probes (--probes, --per-kind)
+give steadier figures. Yes/no artifact probes score 50% for a model that always says yes.
+
+Run: `python bench/fidelity.py [--turns 300] [--compactions 7] [--probes 10] [--at 1,3,7]
+[--model NAME] [--provider-url URL/v1] [--verbose]`; `--probes 0` runs the shares alone.
+The embedded model is the default (the 1.5B when prepared, else the 0.5B); other model
+benches wait on the same lock file while one runs (llama.cpp's threads slow each other)."""
 
 from __future__ import annotations
 
@@ -44,6 +77,7 @@ from memento.core.messages import (
 )  # noqa: E402
 from memento.core.provider import ModelRequest, Provider, TextDelta  # noqa: E402
 from memento.governance.mechanism import Governance  # noqa: E402
+from memento.governance.relief import Step  # noqa: E402
 from memento.governance.serialize import serialize_conversation  # noqa: E402
 from memento.localmodel import locate  # noqa: E402
 from memento.memory.engine import MemoryEngine  # noqa: E402
@@ -204,7 +238,7 @@ async def run(turns: int, compactions: int, checkpoints: set[int]) -> Contexts:
             await run_turn(session, tasks, f"Turn {turn}: continue hardening {files[turn % len(files)]}")
             if turn % every == 0 and done < compactions:
                 step = await governor.relief.compact("threshold", no_model)
-                assert step is not None and step.summarizer == "structured", step
+                assert isinstance(step, Step) and step.summarizer == "structured", step
                 done += 1
                 request = governor.shape(session.build_request())  # the request as the governor sends it
                 if done in checkpoints:
