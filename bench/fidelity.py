@@ -371,7 +371,8 @@ async def ask_probes(
                 f"  {variant:<12} after {done} compaction(s): {len(asked)} probes in {time.perf_counter() - started:.0f} s",
                 flush=True,
             )
-    print_table(table, sorted(contexts))
+        # The table so far after each checkpoint: a run cut short still reports what it measured.
+        print_table(table, sorted(d for d in contexts if d <= done))
 
 
 def share(tally: dict[str, tuple[int, int]], kinds: Iterable[str]) -> tuple[int, int]:
@@ -401,6 +402,7 @@ def print_table(table: dict[tuple[str, int], dict[str, tuple[int, int]]], checkp
             for other in VARIANTS[1:]
         ]
         print(f"after {done}: memento {100 * base:.0f}%  " + "  ".join(ratios))
+    sys.stdout.flush()
 
 
 def main() -> None:
