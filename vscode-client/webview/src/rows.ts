@@ -19,6 +19,16 @@ export interface ToolPart {
   outputTruncated?: boolean;
   /** A `task` call's subagents, nested under its card. */
   children?: ChildCard[];
+  /** Its result's pin (absent until the result is stored, and on a subagent's cards). */
+  pin?: PinState;
+}
+
+/** What a row's Pin button shows: the entry it pins, pinned or not as the server's
+ * transcript says, and whether a pin or unpin of it is on its way. */
+export interface PinState {
+  entryId: string;
+  pinned: boolean;
+  busy: boolean;
 }
 
 export type Part = { kind: "text"; text: string } | { kind: "thinking"; text: string } | ToolPart;
@@ -41,6 +51,7 @@ export interface UserRow extends RowBase {
   kind: "user";
   text: string;
   steer?: boolean;
+  pin?: PinState;
 }
 
 export interface AssistantRow extends RowBase {
@@ -53,6 +64,8 @@ export interface AssistantRow extends RowBase {
   retryText?: string;
   /** The context the turn's last model request carried (for the context chart). */
   context?: { tokens: number; stable: number };
+  /** The reply's pin: the stored message its text ends with (absent until stored). */
+  pin?: PinState;
 }
 
 export interface AdvisorRow extends RowBase {
