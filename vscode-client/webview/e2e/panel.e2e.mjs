@@ -217,7 +217,7 @@ test("Pin on a message and a tool card posts its entry id; pinned shows only whe
   await pin.focus();
   await pin.press("Enter");
   assert.deepEqual(await p.waitForPost("pin"), { type: "pin", entryId: "p2" });
-  assert.equal(await row.locator("button.pin-toggle").isDisabled(), true);
+  await row.locator("button.pin-toggle[disabled]", { hasText: "Pinning…" }).waitFor(); // drawn on the next frame
   assert.equal(await row.locator(".pin-mark").count(), 0);
   // Refused (the turn still runs): said in the banner, the row as it was, Pin offered again.
   await p.send({ type: "pinSettled", entryId: "p2" });
@@ -233,7 +233,7 @@ test("Pin on a message and a tool card posts its entry id; pinned shows only whe
   await p.notices(S.patch(op.update("u:p2", { ...user("p2", "Keep the config parser pure"), pinned: true })));
   await p.send({ type: "pinSettled", entryId: "p2" });
   await row.locator(".pin-mark", { hasText: "📌 pinned" }).waitFor();
-  await row.getByRole("button", { name: "Unpin this message" }).waitFor();
+  await row.locator("button.pin-toggle:not([disabled])", { hasText: /^Unpin$/ }).waitFor(); // answered
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-entry")), "p2");
   // The reply has its own Pin (the stored message its text ends with).
   assert.equal(await page.locator(`.row-assistant[data-key="${Q}"] .row-head button.pin-toggle`).getAttribute("data-entry"), "e10");

@@ -7,7 +7,7 @@ import { auditDocument } from "../../src/reliefAudit";
 import type { CheckpointItem } from "../../src/webviewProtocol";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
-import { pinControls } from "./pins";
+import { pinButton, pinMark } from "./pins";
 import {
   EDIT_TOOLS,
   formatTokens,
@@ -43,7 +43,7 @@ export function toolCard(part: ToolPart, diffBase: string | undefined, rowKey?: 
       { class: `tool-status status-${part.status}` },
       part.status === "running" && part.progress ? `${STATUS_TEXT.running} ${part.progress}` : STATUS_TEXT[part.status],
     ),
-    part.pin?.pinned ? el("span", { class: "pin-mark", title: "Pinned: every relief step keeps its result word for word" }, "📌") : undefined,
+    part.pin?.pinned ? pinMark("📌", "Pinned: every relief step keeps its result word for word") : undefined,
   );
   const body = el("div", { class: "tool-body" });
   if (part.args !== "") body.append(el("pre", { class: "tool-args" }, prettyArgs(part.args)));
@@ -62,9 +62,7 @@ export function toolCard(part: ToolPart, diffBase: string | undefined, rowKey?: 
     actions.append(button("Open", `Open ${target}`, "open-file", { "data-path": target }));
   }
   if (part.pin !== undefined && rowKey !== undefined) {
-    // The mark is in the summary already; the button alone here.
-    const controls = pinControls(part.pin, `the result of ${part.label ?? part.name}${target ? ` on ${target}` : ""}`, rowKey);
-    actions.append(controls[controls.length - 1]!);
+    actions.append(pinButton(part.pin, `the result of ${part.label ?? part.name}${target ? ` on ${target}` : ""}`, rowKey));
   }
   return el(
     "details",

@@ -4,7 +4,7 @@
  * Pure; nothing here reads session entries or guesses what a turn was.
  */
 import type { Item, Part as WirePart, ReplyItem, SubagentCard, ToolPart as WireTool } from "../../src/transcript";
-import { assistantRow, type AssistantRow, type AuditState, type ChildCard, type Part, type PinState, type Row, type ToolPart } from "./rows";
+import { assistantRow, type AssistantRow, type AuditState, type ChildCard, type Part, type PinAction, type PinState, type Row, type ToolPart } from "./rows";
 
 /** What the page knows beside the transcript, which a row shows too. */
 export interface RowExtras {
@@ -21,13 +21,14 @@ export interface RowExtras {
   pinning?: Pinning;
 }
 
-/** Entry ids with a pin or unpin on its way (a set, or a map by entry id). */
-export type Pinning = Pick<ReadonlySet<string>, "has">;
+/** The pins and unpins on their way, by entry id. */
+export type Pinning = Pick<ReadonlyMap<string, { action: PinAction }>, "get">;
 
 /** The pin of `entryId` as the transcript says it (`pinned`), none without an entry. */
 export function pinOf(entryId: string | undefined, pinned: boolean | undefined, pinning: Pinning | undefined): PinState | undefined {
   if (entryId === undefined) return undefined;
-  return { entryId, pinned: pinned === true, busy: pinning?.has(entryId) === true };
+  const asking = pinning?.get(entryId)?.action;
+  return asking === undefined ? { entryId, pinned: pinned === true } : { entryId, pinned: pinned === true, asking };
 }
 
 export function rowOf(item: Item, version: number, extras: RowExtras = {}): Row | undefined {

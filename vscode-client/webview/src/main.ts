@@ -127,12 +127,12 @@ function flush(): void {
   if (focused !== undefined && (document.activeElement === null || document.activeElement === document.body)) {
     ui.timeline.querySelector<HTMLElement>(`[data-action="toggle-audit"][data-key="${CSS.escape(focused)}"]`)?.focus();
   }
-  if (pinFocus !== undefined && (document.activeElement === null || document.activeElement === document.body)) {
-    const again = ui.timeline.querySelector<HTMLButtonElement>(`.pin-toggle[data-entry="${CSS.escape(pinFocus)}"]:not(:disabled)`);
-    if (again !== null) {
-      again.focus();
-      pinFocus = undefined;
+  if (pinFocus !== undefined) {
+    // Once answered, the button is enabled again: it gets the keyboard back, once.
+    if (document.activeElement === null || document.activeElement === document.body) {
+      ui.timeline.querySelector<HTMLButtonElement>(`.pin-toggle[data-entry="${CSS.escape(pinFocus)}"]:not(:disabled)`)?.focus();
     }
+    if (!model.pinPending(pinFocus)) pinFocus = undefined;
   }
   if (checkpointsMoved) list.refreshAll();
   model.settle();
@@ -382,7 +382,7 @@ document.addEventListener("click", (event) => {
       // The button waits for the answer; the row shows pinned when the server's patch says so.
       const intent = pinIntent(data["action"], data);
       if (intent === undefined) break;
-      model.pinRequested(intent.entryId, data["key"] ?? "");
+      model.pinRequested(intent.entryId, data["key"] ?? "", intent.type);
       pinFocus = document.activeElement === target ? intent.entryId : undefined;
       post(intent);
       break;

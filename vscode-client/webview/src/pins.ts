@@ -7,19 +7,28 @@ import type { FromPage } from "../../src/webviewProtocol";
 import { button, el } from "./dom";
 import type { PinState } from "./rows";
 
-/** The mark and the button for `pin`; `what` names the thing ("this message"), `key` is the
- * row's item (whose row waits for the answer). */
+/** The mark and the button a row's head shows for `pin`; `what` names the thing ("this
+ * message"), `key` is the row's item (whose row waits for the answer). */
 export function pinControls(pin: PinState, what: string, key: string): HTMLElement[] {
-  const label = pin.busy ? (pin.pinned ? "Unpinning…" : "Pinning…") : pin.pinned ? "Unpin" : "Pin";
+  const toggle = pinButton(pin, what, key);
+  return pin.pinned ? [pinMark("📌 pinned", "Pinned: every relief step keeps it word for word"), toggle] : [toggle];
+}
+
+/** Pin, or Unpin once the transcript says pinned; disabled while the server answers. */
+export function pinButton(pin: PinState, what: string, key: string): HTMLButtonElement {
+  // Waiting, it says what was asked (the server's patch may come before its answer).
+  const label = pin.asking === "pin" ? "Pinning…" : pin.asking === "unpin" ? "Unpinning…" : pin.pinned ? "Unpin" : "Pin";
   const aria = pin.pinned ? `Unpin ${what}` : `Pin ${what}: every compaction keeps it word for word`;
-  const toggle = button(label, aria, pin.pinned ? "unpin" : "pin", {
+  return button(label, aria, pin.pinned ? "unpin" : "pin", {
     class: "pin-toggle",
     "data-entry": pin.entryId,
     "data-key": key,
-    disabled: pin.busy,
+    disabled: pin.asking !== undefined,
   });
-  if (!pin.pinned) return [toggle];
-  return [el("span", { class: "pin-mark", title: "Pinned: every relief step keeps it word for word" }, "📌 pinned"), toggle];
+}
+
+export function pinMark(text: string, title: string): HTMLElement {
+  return el("span", { class: "pin-mark", title }, text);
 }
 
 /** What a Pin or Unpin button's click asks of the extension (from its `data-*`). */

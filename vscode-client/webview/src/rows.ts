@@ -24,12 +24,14 @@ export interface ToolPart {
 }
 
 /** What a row's Pin button shows: the entry it pins, pinned or not as the server's
- * transcript says, and whether a pin or unpin of it is on its way. */
+ * transcript says, and the pin or unpin of it on its way (none: nothing asked). */
 export interface PinState {
   entryId: string;
   pinned: boolean;
-  busy: boolean;
+  asking?: PinAction;
 }
+
+export type PinAction = "pin" | "unpin";
 
 export type Part = { kind: "text"; text: string } | { kind: "thinking"; text: string } | ToolPart;
 

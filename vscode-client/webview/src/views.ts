@@ -143,7 +143,7 @@ class AssistantView implements RowView {
       view.body.textContent = part.text;
     } else if (view.kind === "tool" && part.kind === "tool") {
       const base = context.diffBaseFor(row);
-      const pin = part.pin === undefined ? "" : `${part.pin.entryId}/${part.pin.pinned}/${part.pin.busy}`;
+      const pin = part.pin === undefined ? "" : `${part.pin.entryId}/${part.pin.pinned}/${part.pin.asking ?? ""}`;
       const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${base ?? ""}\u0000${part.label ?? ""}\u0000${part.progress ?? ""}\u0000${pin}`;
       if (key !== view.key) {
         const open = (view.card as HTMLDetailsElement).open;
@@ -188,7 +188,7 @@ class AssistantView implements RowView {
   /** The reply's Pin, beside its name: redrawn only when the pin changes. */
   private updatePin(row: AssistantRow): void {
     const pin = row.pin;
-    const key = pin === undefined ? "" : `${pin.entryId}/${pin.pinned}/${pin.busy}`;
+    const key = pin === undefined ? "" : `${pin.entryId}/${pin.pinned}/${pin.asking ?? ""}`;
     if (key === this.pinKey) return;
     this.pinKey = key;
     this.head.replaceChildren(this.who, ...(pin === undefined ? [] : pinControls(pin, "this reply", row.key)));

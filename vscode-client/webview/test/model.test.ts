@@ -334,9 +334,9 @@ describe("pins", () => {
     };
     const running = tool("r:u:1/0.2", "bash", "running"); // no result stored yet: nothing to pin
     t.loadTail(page([user("1", "hi"), reply("1", "done", [read, textPart("r:u:1/0.1", "ok"), running, tool("r:u:1/0.3", "task", "done", { subagents: [child] })], { entryId: "e4" })], 1));
-    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: false, busy: false });
-    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: false, busy: false });
-    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: false, busy: false });
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: false });
+    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: false });
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: false });
     expect(card(t, "r:u:1", 2).pin).toBeUndefined();
     expect(card(t, "r:u:1", 3).children?.[0]?.parts[0]).not.toHaveProperty("pin"); // a subagent's result is not ours
     // A reply still streaming has no stored message: no pin.
@@ -348,22 +348,24 @@ describe("pins", () => {
     const t = new Timeline(() => 0);
     t.loadTail(page([user("1", "hi"), answered()], 1));
     t.settle();
-    t.pinRequested("e3", "r:u:1");
+    t.pinRequested("e3", "r:u:1", "pin");
     expect(t.dirty.has("r:u:1")).toBe(true);
-    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: false, busy: true }); // asked, not pinned
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: false, asking: "pin" }); // asked, not pinned
+    expect(t.pinPending("e3")).toBe(true);
     t.settle();
     expect(t.applyPatch(patch(2, { op: "update", item: "r:u:1", node: { kind: "tool", key: read.key, toolCallId: read.toolCallId, name: "read", args: "{}", status: "done", resultEntryId: "e3", pinned: true } }))).toBe("applied");
-    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: true, busy: true });
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: true, asking: "pin" });
     t.pinSettled("e3");
+    expect(t.pinPending("e3")).toBe(false);
     expect(t.dirty.has("r:u:1")).toBe(true);
-    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: true, busy: false });
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: true });
     // The message and the reply, the same way.
-    t.pinRequested("1", "u:1");
+    t.pinRequested("1", "u:1", "pin");
     t.applyPatch(patch(3, { op: "update", item: "u:1", node: pinnedHi }));
     t.pinSettled("1");
-    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: true, busy: false });
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: true });
     t.applyPatch(patch(4, { op: "update", item: "r:u:1", node: { kind: "reply", key: "r:u:1", state: "done", entryId: "e4", pinned: true } }));
-    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: true, busy: false });
+    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: true });
     expect(card(t, "r:u:1", 0).pin?.pinned).toBe(true); // the reply's patch leaves its card's pin
   });
 
@@ -371,17 +373,18 @@ describe("pins", () => {
     const t = new Timeline(() => 0);
     t.loadTail(page([pinnedHi, answered()], 1));
     expect(pinOf(rowAt(t, "u:1"))?.pinned).toBe(true);
-    t.pinRequested("1", "u:1");
+    t.pinRequested("1", "u:1", "unpin");
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: true, asking: "unpin" });
     t.applyPatch(patch(2, { op: "update", item: "u:1", node: user("1", "hi") }));
     t.pinSettled("1");
-    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: false, busy: false });
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: false });
     // Refused (a turn was running): no patch, only the answer.
     t.settle();
-    t.pinRequested("e4", "r:u:1");
+    t.pinRequested("e4", "r:u:1", "pin");
     t.settle();
     t.pinSettled("e4");
     expect(t.dirty.has("r:u:1")).toBe(true);
-    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: false, busy: false });
+    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: false });
     t.settle();
     t.pinSettled("e4"); // answered twice: nothing more to redraw
     expect(t.dirty.has("r:u:1")).toBe(false);
@@ -390,9 +393,9 @@ describe("pins", () => {
   it("another session forgets the pins on their way", () => {
     const t = new Timeline(() => 0);
     t.loadTail(page([user("1", "hi")], 1));
-    t.pinRequested("1", "u:1");
+    t.pinRequested("1", "u:1", "pin");
     t.reset();
     t.loadTail(page([user("1", "hi")], 1));
-    expect(pinOf(rowAt(t, "u:1"))?.busy).toBe(false);
+    expect(pinOf(rowAt(t, "u:1"))?.asking).toBeUndefined();
   });
 });

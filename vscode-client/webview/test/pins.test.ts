@@ -57,11 +57,18 @@ describe("Pin in the panel", () => {
 
   it("while the server answers, the button waits (disabled) and the row is not drawn pinned", () => {
     const t = timeline(items());
-    t.pinRequested("1", "u:1");
+    t.pinRequested("1", "u:1", "pin");
     const root = draw(t);
     const button = root.querySelector<HTMLButtonElement>('[data-key="u:1"] button.pin-toggle');
     expect([button?.textContent, button?.disabled]).toEqual(["Pinning…", true]);
     expect(root.querySelector('[data-key="u:1"] .pin-mark')).toBeNull();
+    // The server's patch came before its answer: pinned is drawn, the button still waits on the pin.
+    t.applyPatch({ sessionId: "s", seq: 2, ops: [{ op: "update", item: "u:1", node: { kind: "user", key: "u:1", entryId: "1", text: "hi", steer: false, pinned: true } }] });
+    const waiting = draw(t).querySelector<HTMLButtonElement>('[data-key="u:1"] button.pin-toggle');
+    expect([waiting?.textContent, waiting?.disabled]).toEqual(["Pinning…", true]);
+    t.pinSettled("1");
+    const settled = draw(t).querySelector<HTMLButtonElement>('[data-key="u:1"] button.pin-toggle');
+    expect([settled?.textContent, settled?.disabled]).toEqual(["Unpin", false]);
   });
 
   it("a redrawn reply view follows its pin (the card and the head)", () => {
