@@ -208,6 +208,8 @@ export const toPageSchema = tagged("type", {
   audit: { requestId: num, id: str, audit: record },
   /** The undo of `id` is over, done or declined (its patch, when done, came before this). */
   undoSettled: { id: str },
+  /** The pin or unpin of `entryId` is over, done or refused (a done one's patch came first). */
+  pinSettled: { entryId: str },
 });
 export type ToPage = Infer<typeof toPageSchema>;
 
@@ -238,6 +240,10 @@ export const fromPageSchema = tagged("type", {
   audit: { requestId: num, id: str },
   /** Undo the relief step `id` (the Compactions view's undo, with its "does not fit" choice). */
   undoRelief: { id: str },
+  /** `memento/pin {entryId}`: a message, a reply or a tool result kept through every relief step. */
+  pin: { entryId: str },
+  /** `memento/unpin {entryId}`. */
+  unpin: { entryId: str },
 });
 export type FromPage = Infer<typeof fromPageSchema>;
 

@@ -29,6 +29,8 @@ export const LSP = {
   sessionOpen: "memento/session/open",
   compact: "memento/compact",
   reliefAudit: names.RELIEF_AUDIT,
+  pin: names.PIN,
+  unpin: names.UNPIN,
   subagentAbort: "memento/subagent/abort",
   checkpointList: "memento/checkpoint/list",
   executeCommand: "workspace/executeCommand",
@@ -207,6 +209,15 @@ export class PanelBridge implements vscode.Disposable {
         } finally {
           // The page's Undo waits for this: a declined undo ("does not fit") leaves it as it was.
           this.send({ type: "undoSettled", id: message.id });
+        }
+        return;
+      case "pin":
+      case "unpin":
+        try {
+          // Pinned or not reaches the page as the transcript's patch; a refusal as `failed`.
+          await client.sendRequest(message.type === "pin" ? LSP.pin : LSP.unpin, { entryId: message.entryId });
+        } finally {
+          this.send({ type: "pinSettled", entryId: message.entryId });
         }
         return;
       case "openDiff":

@@ -207,6 +207,60 @@ test("the compaction's divider opens on its audit; Undo asks the extension, and 
   await body.locator("li", { hasText: "Undone by: e50" }).waitFor();
 });
 
+test("Pin on a message and a tool card posts its entry id; pinned shows only when the server's patch says so", async () => {
+  // A message sent while the turn runs and its answer, at the bottom (rows out of view are not in the page).
+  const Q = "r:u:p2";
+  const read = { kind: "tool", key: `${Q}/0.0`, toolCallId: "c9", name: "read", args: '{"path": "src/cfg.py"}', target: "src/cfg.py", status: "done", output: "X = 1", resultEntryId: "e9", subagents: [] };
+  await p.notices(S.patch(op.item(user("p2", "Keep the config parser pure")), op.item(reply(Q, "done", { entryId: "e10", parts: [read, { kind: "text", key: `${Q}/0.1`, text: "Read it." }] }))));
+  const row = page.locator('.row-user[data-key="u:p2"]');
+  const pin = row.getByRole("button", { name: /^Pin this message/ });
+  await pin.focus();
+  await pin.press("Enter");
+  assert.deepEqual(await p.waitForPost("pin"), { type: "pin", entryId: "p2" });
+  await row.locator("button.pin-toggle[disabled]", { hasText: "Pinning…" }).waitFor(); // drawn on the next frame
+  assert.equal(await row.locator(".pin-mark").count(), 0);
+  // Refused (the turn still runs): said in the banner, the row as it was, Pin offered again.
+  await p.send({ type: "pinSettled", entryId: "p2" });
+  await p.send({ type: "failed", op: "pin", message: "a turn is running; pin when it has finished" });
+  await page.locator("#banner", { hasText: "pin failed: a turn is running" }).waitFor();
+  await row.locator("button.pin-toggle:not([disabled])", { hasText: /^Pin$/ }).waitFor();
+  assert.equal(await row.locator(".pin-mark").count(), 0);
+  await page.locator("#banner [data-action=dismiss-status]").click();
+  // Again, and the server pins it: its patch draws the mark; the keyboard stays on the button.
+  await pin.focus();
+  await pin.press("Enter");
+  await page.waitForFunction(() => window.__posted.filter((m) => m.type === "pin").length === 2);
+  await p.notices(S.patch(op.update("u:p2", { ...user("p2", "Keep the config parser pure"), pinned: true })));
+  await p.send({ type: "pinSettled", entryId: "p2" });
+  await row.locator(".pin-mark", { hasText: "📌 pinned" }).waitFor();
+  await row.locator("button.pin-toggle:not([disabled])", { hasText: /^Unpin$/ }).waitFor(); // answered
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-entry")), "p2");
+  // The reply has its own Pin (the stored message its text ends with).
+  assert.equal(await page.locator(`.row-assistant[data-key="${Q}"] .row-head button.pin-toggle`).getAttribute("data-entry"), "e10");
+  // A tool result, pinned from its card's actions.
+  const card = page.locator(".tool-card[data-call=c9]");
+  await card.locator("summary").click();
+  await card.getByRole("button", { name: /^Pin the result of read on src\/cfg\.py/ }).click();
+  assert.deepEqual(await p.waitForPost("pin", (m) => m.entryId === "e9"), { type: "pin", entryId: "e9" });
+  await p.notices(S.patch(op.update(Q, { ...read, subagents: undefined, pinned: true })));
+  await p.send({ type: "pinSettled", entryId: "e9" });
+  await card.locator("summary .pin-mark").waitFor();
+  assert.match(await card.locator("summary").getAttribute("aria-label"), /, pinned$/);
+  await shot("07c-pinned");
+  await card.getByRole("button", { name: "Unpin the result of read on src/cfg.py" }).click();
+  assert.deepEqual(await p.waitForPost("unpin"), { type: "unpin", entryId: "e9" });
+  // Nothing is drawn unpinned until the server says so.
+  assert.equal(await card.locator("summary .pin-mark").count(), 1);
+  await p.notices(S.patch(op.update(Q, { ...read, subagents: undefined })));
+  await p.send({ type: "pinSettled", entryId: "e9" });
+  await card.locator("summary .pin-mark").waitFor({ state: "detached" });
+  await card.getByRole("button", { name: /^Pin the result of read/ }).waitFor();
+  assert.equal(await row.locator(".pin-mark").count(), 1); // the message stays pinned
+  // Leave the conversation as the next tests expect it.
+  await p.notices(S.patch(op.remove(Q, Q), op.remove("u:p2", "u:p2")));
+  await row.waitFor({ state: "detached" });
+});
+
 test("the turn ends; an error shows where it happened with a retry", async () => {
   await p.notices({ kind: "turn", turnId: TURN, state: "error" },
     S.patch(op.update(R, reply(R, "error", { parts: undefined })), op.part(R, R, { kind: "error", key: "e:1", message: "provider said 500" })));

@@ -7,6 +7,7 @@ import { auditDocument } from "../../src/reliefAudit";
 import type { CheckpointItem } from "../../src/webviewProtocol";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
+import { pinButton, pinMark } from "./pins";
 import {
   EDIT_TOOLS,
   formatTokens,
@@ -27,13 +28,14 @@ const STATUS_TEXT: Record<ToolPart["status"], string> = {
   cancelled: "cancelled",
 };
 
-/** `diffBase`: the checkpoint an edit's Diff compares the file with (none: the file alone). */
-export function toolCard(part: ToolPart, diffBase: string | undefined): HTMLElement {
+/** `diffBase`: the checkpoint an edit's Diff compares the file with (none: the file alone);
+ * `rowKey`: the item whose row holds the card (its Pin waits on that row). */
+export function toolCard(part: ToolPart, diffBase: string | undefined, rowKey?: string): HTMLElement {
   const target = toolTarget(part.args);
   const isEdit = EDIT_TOOLS.has(part.name) && target !== undefined;
   const summary = el(
     "summary",
-    { "aria-label": `Tool ${part.label ?? part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}` },
+    { "aria-label": `Tool ${part.label ?? part.name}${target ? ` on ${target}` : ""}, ${STATUS_TEXT[part.status]}${part.pin?.pinned ? ", pinned" : ""}` },
     el("span", { class: "tool-name" }, part.label ?? part.name),
     target !== undefined ? el("span", { class: "tool-target", title: target }, target) : undefined,
     el(
@@ -41,6 +43,7 @@ export function toolCard(part: ToolPart, diffBase: string | undefined): HTMLElem
       { class: `tool-status status-${part.status}` },
       part.status === "running" && part.progress ? `${STATUS_TEXT.running} ${part.progress}` : STATUS_TEXT[part.status],
     ),
+    part.pin?.pinned ? pinMark("📌", "Pinned: every relief step keeps its result word for word") : undefined,
   );
   const body = el("div", { class: "tool-body" });
   if (part.args !== "") body.append(el("pre", { class: "tool-args" }, prettyArgs(part.args)));
@@ -57,6 +60,9 @@ export function toolCard(part: ToolPart, diffBase: string | undefined): HTMLElem
   }
   if (target !== undefined && part.name !== "bash") {
     actions.append(button("Open", `Open ${target}`, "open-file", { "data-path": target }));
+  }
+  if (part.pin !== undefined && rowKey !== undefined) {
+    actions.append(pinButton(part.pin, `the result of ${part.label ?? part.name}${target ? ` on ${target}` : ""}`, rowKey));
   }
   return el(
     "details",

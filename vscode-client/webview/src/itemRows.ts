@@ -4,7 +4,7 @@
  * Pure; nothing here reads session entries or guesses what a turn was.
  */
 import type { Item, Part as WirePart, ReplyItem, SubagentCard, ToolPart as WireTool } from "../../src/transcript";
-import { assistantRow, type AssistantRow, type AuditState, type ChildCard, type Part, type Row, type ToolPart } from "./rows";
+import { assistantRow, type AssistantRow, type AuditState, type ChildCard, type Part, type PinAction, type PinState, type Row, type ToolPart } from "./rows";
 
 /** What the page knows beside the transcript, which a row shows too. */
 export interface RowExtras {
@@ -17,13 +17,25 @@ export interface RowExtras {
   /** Relief dividers open on their audit (by item key), and the audits held (by audit id). */
   expanded?: ReadonlySet<string>;
   audits?: ReadonlyMap<string, AuditState>;
+  /** Entries a pin or unpin was asked for, not answered yet. */
+  pinning?: Pinning;
+}
+
+/** The pins and unpins on their way, by entry id. */
+export type Pinning = Pick<ReadonlyMap<string, { action: PinAction }>, "get">;
+
+/** The pin of `entryId` as the transcript says it (`pinned`), none without an entry. */
+export function pinOf(entryId: string | undefined, pinned: boolean | undefined, pinning: Pinning | undefined): PinState | undefined {
+  if (entryId === undefined) return undefined;
+  const asking = pinning?.get(entryId)?.action;
+  return asking === undefined ? { entryId, pinned: pinned === true } : { entryId, pinned: pinned === true, asking };
 }
 
 export function rowOf(item: Item, version: number, extras: RowExtras = {}): Row | undefined {
   const base = { key: item.key, version };
   switch (item.kind) {
     case "user":
-      return { ...base, kind: "user", text: item.text, steer: item.steer || undefined };
+      return { ...base, kind: "user", text: item.text, steer: item.steer || undefined, pin: pinOf(item.entryId, item.pinned, extras.pinning) };
     case "reply":
       return { ...replyRow(item, extras), version };
     case "relief":
@@ -49,20 +61,22 @@ export function rowOf(item: Item, version: number, extras: RowExtras = {}): Row 
 function replyRow(item: ReplyItem, extras: RowExtras): AssistantRow {
   const row = assistantRow(item.key);
   row.state = item.state;
-  for (const part of item.parts) addPart(row, part, extras.progress);
+  for (const part of item.parts) addPart(row, part, extras);
   if (item.context !== undefined) row.context = { tokens: item.context.tokens, stable: item.context.stablePrefixTokens };
   if (item.state === "error") row.retryText = extras.prompt;
+  const pin = pinOf(item.entryId, item.pinned, extras.pinning);
+  if (pin !== undefined) row.pin = pin;
   return row;
 }
 
-function addPart(row: AssistantRow, part: WirePart, progress: ReadonlyMap<string, string> | undefined): void {
+function addPart(row: AssistantRow, part: WirePart, extras: RowExtras): void {
   switch (part.kind) {
     case "text":
     case "thinking":
       row.parts.push({ kind: part.kind, text: part.text });
       return;
     case "tool":
-      row.parts.push(toolOf(part, progress));
+      row.parts.push(toolOf(part, extras));
       return;
     case "ttsr":
       row.marks.push({ rules: part.rules, attempt: part.attempt, reminder: part.reminder, at: row.parts.length });
@@ -73,14 +87,18 @@ function addPart(row: AssistantRow, part: WirePart, progress: ReadonlyMap<string
   }
 }
 
-function toolOf(part: WireTool, progress: ReadonlyMap<string, string> | undefined): ToolPart {
+/** `extras` for the session's own cards; none for a subagent's (its results are not entries
+ * of this session: nothing there to pin). */
+function toolOf(part: WireTool, extras: RowExtras | undefined): ToolPart {
   const tool: ToolPart = { kind: "tool", id: part.toolCallId, name: part.name, args: part.args, status: part.status };
   if (part.server !== undefined) tool.label = `${part.server} › ${part.serverTool ?? part.name}`;
   if (part.output !== undefined) tool.output = part.output;
   if (part.outputTruncated === true) tool.outputTruncated = true;
-  const done = progress?.get(part.toolCallId);
+  const done = extras?.progress?.get(part.toolCallId);
   if (done !== undefined && part.status === "running") tool.progress = done;
   if (part.subagents.length > 0) tool.children = part.subagents.map(cardOf);
+  const pin = extras === undefined ? undefined : pinOf(part.resultEntryId, part.pinned, extras.pinning);
+  if (pin !== undefined) tool.pin = pin;
   return tool;
 }
 

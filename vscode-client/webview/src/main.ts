@@ -11,6 +11,7 @@ import { PAGE } from "./early";
 import { el, relativeTime } from "./dom";
 import { meterLevel, meterText, renderContextView } from "./contextView";
 import { LazyHighlighter, loadHighlighter, warmLanguages } from "./highlight";
+import { pinIntent } from "./pins";
 import { prepareMarkdown, warmUp } from "./markdown";
 import { TimelineList } from "./list";
 import { retryText, Timeline } from "./model";
@@ -50,6 +51,8 @@ let historyShown = false;
 let highlighterRequested = false;
 /** Audits asked of the extension, by request id (a refusal names only the request). */
 const auditRequests = new Map<number, string>();
+/** The entry whose Pin button had the keyboard when clicked: it gets it back when redrawn. */
+let pinFocus: string | undefined;
 
 /** The last prompt sent (a refused one is offered again). */
 let lastPrompt: string | undefined;
@@ -123,6 +126,13 @@ function flush(): void {
   list.setRows(model.rows, model.structural, model.dirty);
   if (focused !== undefined && (document.activeElement === null || document.activeElement === document.body)) {
     ui.timeline.querySelector<HTMLElement>(`[data-action="toggle-audit"][data-key="${CSS.escape(focused)}"]`)?.focus();
+  }
+  if (pinFocus !== undefined) {
+    // Once answered, the button is enabled again: it gets the keyboard back, once.
+    if (document.activeElement === null || document.activeElement === document.body) {
+      ui.timeline.querySelector<HTMLButtonElement>(`.pin-toggle[data-entry="${CSS.escape(pinFocus)}"]:not(:disabled)`)?.focus();
+    }
+    if (!model.pinPending(pinFocus)) pinFocus = undefined;
   }
   if (checkpointsMoved) list.refreshAll();
   model.settle();
@@ -202,6 +212,9 @@ function receive(message: ToPage): "reload" | "checkpoints" | undefined {
       return undefined;
     case "undoSettled":
       model.undoSettled(message.id);
+      return undefined;
+    case "pinSettled":
+      model.pinSettled(message.entryId);
       return undefined;
     case "failed":
       if (message.op === "audit" && message.requestId !== undefined) {
@@ -364,6 +377,16 @@ document.addEventListener("click", (event) => {
         target.textContent = "Undoing…";
       }
       return post({ type: "undoRelief", id: data["audit"] ?? "" });
+    case "pin":
+    case "unpin": {
+      // The button waits for the answer; the row shows pinned when the server's patch says so.
+      const intent = pinIntent(data["action"], data);
+      if (intent === undefined) break;
+      model.pinRequested(intent.entryId, data["key"] ?? "", intent.type);
+      pinFocus = document.activeElement === target ? intent.entryId : undefined;
+      post(intent);
+      break;
+    }
     case "abort-subagent":
       if (target instanceof HTMLButtonElement) {
         target.disabled = true;

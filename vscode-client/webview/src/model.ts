@@ -7,7 +7,7 @@ import type { Item, Patch, TranscriptPage } from "../../src/transcript";
 import type { CheckpointItem, Notice } from "../../src/webviewProtocol";
 import { rowOf } from "./itemRows";
 import type { ReliefAudit } from "../../src/protocol";
-import { assistantRow, type AssistantRow, type AuditState, type Row } from "./rows";
+import { assistantRow, type AssistantRow, type AuditState, type PinAction, type Row } from "./rows";
 import { Transcript, TranscriptError } from "./transcript";
 
 export interface Banner {
@@ -67,6 +67,9 @@ export class Timeline {
   /** Relief dividers open on their audit (item keys), and the audits asked or served (ids). */
   private readonly expanded = new Set<string>();
   private readonly audits = new Map<string, AuditState>();
+  /** Pins and unpins asked, not answered yet, by entry id: what was asked, and the item whose
+   * row shows it. */
+  private readonly pinning = new Map<string, { action: PinAction; key: string }>();
   /** A prompt the server refused: said under the timeline until the next item comes. */
   private refused: AssistantRow | undefined;
   /** A reset or an op that did not fit: patches wait for the page read again. */
@@ -91,6 +94,7 @@ export class Timeline {
     this.progress.clear();
     this.expanded.clear();
     this.audits.clear();
+    this.pinning.clear();
     this.restructure = true;
     this.contextVersion += 1;
   }
@@ -292,6 +296,26 @@ export class Timeline {
     for (const item of this.transcript.items) if (item.kind === "relief" && item.audit === id) this.changed.add(item.key);
   }
 
+  /** A pin or unpin of `entryId` (shown on the item `key`'s row) was asked: its button waits.
+   * Pinned or not stays the transcript's word (the server's patch). */
+  pinRequested(entryId: string, key: string, action: PinAction): void {
+    this.pinning.set(entryId, { action, key });
+    this.changed.add(key);
+  }
+
+  /** A pin or unpin of `entryId` is on its way. */
+  pinPending(entryId: string): boolean {
+    return this.pinning.has(entryId);
+  }
+
+  /** The pin or unpin of `entryId` is over, done (its patch came first) or refused. */
+  pinSettled(entryId: string): void {
+    const asked = this.pinning.get(entryId);
+    if (asked === undefined) return;
+    this.pinning.delete(entryId);
+    this.changed.add(asked.key);
+  }
+
   /** The view took note of every change. */
   settle(): void {
     this.sync();
@@ -341,7 +365,7 @@ export class Timeline {
   private draw(item: Item, prompt: string | undefined): Row | undefined {
     const version = (this.versions.get(item.key) ?? -1) + 1;
     const row = rowOf(item, version, {
-      prompt, progress: this.progress, resolved: this.resolved, expanded: this.expanded, audits: this.audits,
+      prompt, progress: this.progress, resolved: this.resolved, expanded: this.expanded, audits: this.audits, pinning: this.pinning,
     });
     if (row === undefined) return undefined;
     this.versions.set(item.key, version);

@@ -19,7 +19,19 @@ export interface ToolPart {
   outputTruncated?: boolean;
   /** A `task` call's subagents, nested under its card. */
   children?: ChildCard[];
+  /** Its result's pin (absent until the result is stored, and on a subagent's cards). */
+  pin?: PinState;
 }
+
+/** What a row's Pin button shows: the entry it pins, pinned or not as the server's
+ * transcript says, and the pin or unpin of it on its way (none: nothing asked). */
+export interface PinState {
+  entryId: string;
+  pinned: boolean;
+  asking?: PinAction;
+}
+
+export type PinAction = "pin" | "unpin";
 
 export type Part = { kind: "text"; text: string } | { kind: "thinking"; text: string } | ToolPart;
 
@@ -41,6 +53,7 @@ export interface UserRow extends RowBase {
   kind: "user";
   text: string;
   steer?: boolean;
+  pin?: PinState;
 }
 
 export interface AssistantRow extends RowBase {
@@ -53,6 +66,8 @@ export interface AssistantRow extends RowBase {
   retryText?: string;
   /** The context the turn's last model request carried (for the context chart). */
   context?: { tokens: number; stable: number };
+  /** The reply's pin: the stored message its text ends with (absent until stored). */
+  pin?: PinState;
 }
 
 export interface AdvisorRow extends RowBase {

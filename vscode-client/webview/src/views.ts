@@ -8,6 +8,7 @@ import type { CheckpointItem } from "../../src/webviewProtocol";
 import { ChildList } from "./childViews";
 import { advisorCard, compactionDivider, noteRow, restoreControl, toolCard, ttsrMark } from "./cards";
 import { button, el } from "./dom";
+import { pinControls } from "./pins";
 import type { LazyHighlighter } from "./highlight";
 import { IncrementalMarkdown, renderSettled } from "./markdown";
 import type { AssistantRow, Part, Row } from "./rows";
@@ -51,7 +52,12 @@ function plainContent(row: Row): Node[] {
   switch (row.kind) {
     case "user":
       return [
-        el("div", { class: "who", "aria-hidden": "true" }, row.steer ? "You (steering)" : "You"),
+        el(
+          "div",
+          { class: "row-head" },
+          el("span", { class: "who", "aria-hidden": "true" }, row.steer ? "You (steering)" : "You"),
+          ...(row.pin === undefined ? [] : pinControls(row.pin, "this message", row.key)),
+        ),
         el("div", { class: "user-text" }, row.text),
       ];
     case "advisor":
@@ -74,6 +80,9 @@ class AssistantView implements RowView {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
   private readonly footer: HTMLElement;
+  private readonly head: HTMLElement;
+  private readonly who: HTMLElement;
+  private pinKey = "";
   private parts: PartView[] = [];
   private footerKey = "";
   private marksKey = "";
@@ -83,7 +92,9 @@ class AssistantView implements RowView {
     this.element = el("article", { class: "row row-assistant" });
     this.body = el("div", { class: "assistant-body" });
     this.footer = el("div", { class: "row-footer" });
-    this.element.append(el("div", { class: "who", "aria-hidden": "true" }, "Memento"), this.body, this.footer);
+    this.who = el("span", { class: "who", "aria-hidden": "true" }, "Memento");
+    this.head = el("div", { class: "row-head" }, this.who);
+    this.element.append(this.head, this.body, this.footer);
   }
 
   update(row: Row, context: RowContext): void {
@@ -100,6 +111,7 @@ class AssistantView implements RowView {
     const last = row.parts.length - 1;
     row.parts.forEach((part, index) => this.updatePart(index, part, streaming && index === last, context, row));
     this.placeMarks(row);
+    this.updatePin(row);
     this.updateFooter(row, context);
     this.version = row.version;
   }
@@ -131,10 +143,11 @@ class AssistantView implements RowView {
       view.body.textContent = part.text;
     } else if (view.kind === "tool" && part.kind === "tool") {
       const base = context.diffBaseFor(row);
-      const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${base ?? ""}\u0000${part.label ?? ""}\u0000${part.progress ?? ""}`;
+      const pin = part.pin === undefined ? "" : `${part.pin.entryId}/${part.pin.pinned}/${part.pin.asking ?? ""}`;
+      const key = `${part.status}\u0000${part.args.length}\u0000${part.output?.length ?? -1}\u0000${base ?? ""}\u0000${part.label ?? ""}\u0000${part.progress ?? ""}\u0000${pin}`;
       if (key !== view.key) {
         const open = (view.card as HTMLDetailsElement).open;
-        const card = toolCard(part, base);
+        const card = toolCard(part, base, row.key);
         (card as HTMLDetailsElement).open = open;
         view.card.replaceWith(card);
         view.card = card;
@@ -170,6 +183,15 @@ class AssistantView implements RowView {
       const before = this.parts[mark.at]?.element ?? null;
       this.body.insertBefore(ttsrMark(mark), before);
     }
+  }
+
+  /** The reply's Pin, beside its name: redrawn only when the pin changes. */
+  private updatePin(row: AssistantRow): void {
+    const pin = row.pin;
+    const key = pin === undefined ? "" : `${pin.entryId}/${pin.pinned}/${pin.asking ?? ""}`;
+    if (key === this.pinKey) return;
+    this.pinKey = key;
+    this.head.replaceChildren(this.who, ...(pin === undefined ? [] : pinControls(pin, "this reply", row.key)));
   }
 
   private updateFooter(row: AssistantRow, context: RowContext): void {

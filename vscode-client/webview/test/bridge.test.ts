@@ -170,3 +170,39 @@ describe("PanelBridge: the page's requests", () => {
     expect(warnings[0]).toMatch(/message.id: expected a string/);
   });
 });
+
+describe("PanelBridge: pins", () => {
+  it("Pin and Unpin go to memento/pin and memento/unpin with the entry id; the page hears when each is over", async () => {
+    const { client, bridge, posted } = setup();
+    client.answers["memento/pin"] = () => ({ pin: { kind: "entry", target: "e3", what: "read result", entryId: "e3" }, pins: [] });
+    client.answers["memento/unpin"] = () => ({ unpinned: true, pins: [] });
+    await bridge.receive({ type: "pin", entryId: "e3" });
+    await bridge.receive({ type: "unpin", entryId: "u1" });
+    expect(client.requests).toEqual([
+      { method: "memento/pin", param: { entryId: "e3" } },
+      { method: "memento/unpin", param: { entryId: "u1" } },
+    ]);
+    expect(posted).toEqual([{ type: "pinSettled", entryId: "e3" }, { type: "pinSettled", entryId: "u1" }]);
+    for (const message of posted) expect(parseToPage(message)).toEqual(message);
+  });
+
+  it("a refused pin: the button stops waiting, and the page is told why", async () => {
+    const { client, bridge, posted } = setup();
+    client.answers["memento/pin"] = () => {
+      throw new Error("a turn is running; pin when it has finished");
+    };
+    await bridge.receive({ type: "pin", entryId: "e3" });
+    expect(posted).toEqual([
+      { type: "pinSettled", entryId: "e3" },
+      { type: "failed", requestId: undefined, op: "pin", message: "a turn is running; pin when it has finished" },
+    ]);
+  });
+
+  it("a pin without its entry id is refused before the server", async () => {
+    const { client, bridge, posted, warnings } = setup();
+    await bridge.receive({ type: "pin" });
+    expect(client.requests).toEqual([]);
+    expect(posted).toEqual([]);
+    expect(warnings[0]).toMatch(/entryId/);
+  });
+});

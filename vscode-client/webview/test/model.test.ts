@@ -313,3 +313,89 @@ describe("a relief divider's audit", () => {
     expect(divider(t).auditState).toMatchObject({ state: "ready", audit: { undoneBy: "e12" } });
   });
 });
+
+describe("pins", () => {
+  const pinOf = (row: Row | undefined) => (row?.kind === "user" || row?.kind === "assistant" ? row.pin : undefined);
+  const rowAt = (t: Timeline, key: string) => t.rows.find((r) => r.key === key);
+  const card = (t: Timeline, key: string, index: number) => {
+    const part = assistant(t, key).parts[index];
+    if (part?.kind !== "tool") throw new Error("no tool card");
+    return part;
+  };
+  const read = tool("r:u:1/0.0", "read", "done", { resultEntryId: "e3" });
+  const pinnedHi: Item = { kind: "user", key: "u:1", entryId: "1", text: "hi", steer: false, pinned: true };
+  const answered = () => reply("1", "done", [read, textPart("r:u:1/0.1", "It reads well.")], { entryId: "e4" });
+
+  it("carries the entry ids the transcript gives, not pinned until the server says so", () => {
+    const t = new Timeline(() => 0);
+    const child: SubagentCard = {
+      kind: "subagent", key: "k", id: "w1", agent: "worker", state: "completed", prompt: "p",
+      items: [reply("c", "done", [tool("c/0", "read", "done", { resultEntryId: "c9" })])],
+    };
+    const running = tool("r:u:1/0.2", "bash", "running"); // no result stored yet: nothing to pin
+    t.loadTail(page([user("1", "hi"), reply("1", "done", [read, textPart("r:u:1/0.1", "ok"), running, tool("r:u:1/0.3", "task", "done", { subagents: [child] })], { entryId: "e4" })], 1));
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: false });
+    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: false });
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: false });
+    expect(card(t, "r:u:1", 2).pin).toBeUndefined();
+    expect(card(t, "r:u:1", 3).children?.[0]?.parts[0]).not.toHaveProperty("pin"); // a subagent's result is not ours
+    // A reply still streaming has no stored message: no pin.
+    t.applyPatch(patch(2, append(user("2", "more")), append(reply("2", "streaming"))));
+    expect(pinOf(rowAt(t, "r:u:2"))).toBeUndefined();
+  });
+
+  it("a pin asked makes the button wait; the server's patch draws it pinned; the answer ends the wait", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([user("1", "hi"), answered()], 1));
+    t.settle();
+    t.pinRequested("e3", "r:u:1", "pin");
+    expect(t.dirty.has("r:u:1")).toBe(true);
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: false, asking: "pin" }); // asked, not pinned
+    expect(t.pinPending("e3")).toBe(true);
+    t.settle();
+    expect(t.applyPatch(patch(2, { op: "update", item: "r:u:1", node: { kind: "tool", key: read.key, toolCallId: read.toolCallId, name: "read", args: "{}", status: "done", resultEntryId: "e3", pinned: true } }))).toBe("applied");
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: true, asking: "pin" });
+    t.pinSettled("e3");
+    expect(t.pinPending("e3")).toBe(false);
+    expect(t.dirty.has("r:u:1")).toBe(true);
+    expect(card(t, "r:u:1", 0).pin).toEqual({ entryId: "e3", pinned: true });
+    // The message and the reply, the same way.
+    t.pinRequested("1", "u:1", "pin");
+    t.applyPatch(patch(3, { op: "update", item: "u:1", node: pinnedHi }));
+    t.pinSettled("1");
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: true });
+    t.applyPatch(patch(4, { op: "update", item: "r:u:1", node: { kind: "reply", key: "r:u:1", state: "done", entryId: "e4", pinned: true } }));
+    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: true });
+    expect(card(t, "r:u:1", 0).pin?.pinned).toBe(true); // the reply's patch leaves its card's pin
+  });
+
+  it("unpin: the patch without `pinned` draws it unpinned; a refused pin leaves the row as it was", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([pinnedHi, answered()], 1));
+    expect(pinOf(rowAt(t, "u:1"))?.pinned).toBe(true);
+    t.pinRequested("1", "u:1", "unpin");
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: true, asking: "unpin" });
+    t.applyPatch(patch(2, { op: "update", item: "u:1", node: user("1", "hi") }));
+    t.pinSettled("1");
+    expect(pinOf(rowAt(t, "u:1"))).toEqual({ entryId: "1", pinned: false });
+    // Refused (a turn was running): no patch, only the answer.
+    t.settle();
+    t.pinRequested("e4", "r:u:1", "pin");
+    t.settle();
+    t.pinSettled("e4");
+    expect(t.dirty.has("r:u:1")).toBe(true);
+    expect(pinOf(rowAt(t, "r:u:1"))).toEqual({ entryId: "e4", pinned: false });
+    t.settle();
+    t.pinSettled("e4"); // answered twice: nothing more to redraw
+    expect(t.dirty.has("r:u:1")).toBe(false);
+  });
+
+  it("another session forgets the pins on their way", () => {
+    const t = new Timeline(() => 0);
+    t.loadTail(page([user("1", "hi")], 1));
+    t.pinRequested("1", "u:1", "pin");
+    t.reset();
+    t.loadTail(page([user("1", "hi")], 1));
+    expect(pinOf(rowAt(t, "u:1"))?.asking).toBeUndefined();
+  });
+});
