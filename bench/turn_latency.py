@@ -115,6 +115,11 @@ class Run:
     deltas: int = 0
 
 
+def _carries_text(ops: list[dict[str, Any]]) -> bool:
+    """A patch that brings reply text to the editor (what `memento/stream` deltas were)."""
+    return any(op["op"] == "text" or (op["op"] == "append" and op["node"]["kind"] == "text") for op in ops)
+
+
 class Editor:
     """Requests over one RawClient; a reader task resolves each by id and watches the turn."""
 
@@ -138,7 +143,7 @@ class Editor:
                 future = self.waiting.pop(message.get("id", -1), None)
                 if future is not None:
                     future.set_result(message)
-            elif method == "memento/stream":
+            elif method == "memento/transcript/patch" and _carries_text(message["params"]["ops"]):
                 self.deltas += 1
                 if not self.first_delta.is_set():
                     self.first_delta_at = time.perf_counter()

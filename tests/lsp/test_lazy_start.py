@@ -37,6 +37,21 @@ def _turn_end(client: RawClient) -> dict[str, Any] | None:
     )
 
 
+def _streamed_text(client: RawClient) -> str:
+    """The reply's text as the transcript's patches carried it: text parts as appended, then
+    the text appended to them."""
+    pieces: list[str] = []
+    for message in client.inbox:
+        if message.get("method") != "memento/transcript/patch":
+            continue
+        for op in message["params"]["ops"]:
+            if op["op"] == "append" and op["node"]["kind"] == "text":
+                pieces.append(op["node"]["text"])
+            elif op["op"] == "text":
+                pieces.append(op["text"])
+    return "".join(pieces)
+
+
 @pytest.mark.asyncio
 async def test_the_first_context_answer_is_the_one_a_settled_server_gives(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
@@ -79,8 +94,7 @@ async def test_a_prompt_sent_with_initialize_runs_its_turn_on_a_long_session(
     finally:
         await client.close()
     assert end["state"] == "finished", end
-    streamed = "".join(m["params"]["delta"] for m in client.inbox if m.get("method") == "memento/stream")
-    assert streamed == "the reply, in pieces"
+    assert _streamed_text(client) == "the reply, in pieces"
     body = model_server.requests[0].body
     texts = [m["content"] for m in body["messages"] if m["role"] == "user"]
     assert len(texts) == 3_001 and texts[-1] == "one more"
