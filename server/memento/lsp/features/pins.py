@@ -10,7 +10,8 @@ Pinning appends an entry, so it waits for a running turn to end like a compactio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memento.lsp import protocol as p
 from memento.lsp.feature import LanguageFeature
@@ -18,6 +19,9 @@ from memento.lsp.feature import LanguageFeature
 if TYPE_CHECKING:
     from memento.governance.pinning import Pins
     from memento.lsp.pin_messages import PinItem
+    from memento.session.pins import PinKind
+
+_T = TypeVar("_T")
 
 
 class PinsFeature(LanguageFeature):
@@ -38,43 +42,37 @@ class PinsFeature(LanguageFeature):
         return [PinItem.model_validate(i.model_dump()) for i in engine.list()]
 
     async def pin(self, params: Any) -> dict[str, Any]:
-        from memento.lsp.pin_messages import PinItem, PinParams, PinResult
-        from memento.session.pins import PinError
+        from memento.lsp.pin_messages import PinItem, PinResult
 
-        args = p.parse(PinParams, params)
-        engine = self._engine()
-        session = self.app.session
-        if session.busy:
-            raise p.request_failed("a turn is running; pin when it has finished")
-        async with session.turn_lock:
-            try:
-                if args.entry_id is not None:
-                    made = engine.pin("entry", args.entry_id)
-                else:
-                    made = engine.pin("file", args.file or "")
-            except PinError as exc:
-                raise p.invalid_params(str(exc)) from None
+        engine, made = await self._change(params, "pin", lambda e: e.pin)
         pin = PinItem.model_validate(made.model_dump())
         return PinResult(pin=pin, pins=self._listed(engine)).wire()
 
     async def unpin(self, params: Any) -> dict[str, Any]:
-        from memento.lsp.pin_messages import PinParams, UnpinResult
+        from memento.lsp.pin_messages import UnpinResult
+
+        engine, done = await self._change(params, "unpin", lambda e: e.unpin)
+        return UnpinResult(unpinned=done, pins=self._listed(engine)).wire()
+
+    async def _change(
+        self, params: Any, verb: str, change: Callable[[Pins], Callable[[PinKind, str], _T]]
+    ) -> tuple[Pins, _T]:
+        """Pin or unpin what `params` names (an entry or a file), once no turn is running."""
+        from memento.lsp.pin_messages import PinParams
         from memento.session.pins import PinError
 
         args = p.parse(PinParams, params)
         engine = self._engine()
         session = self.app.session
         if session.busy:
-            raise p.request_failed("a turn is running; unpin when it has finished")
+            raise p.request_failed(f"a turn is running; {verb} when it has finished")
+        kind: PinKind = "entry" if args.entry_id is not None else "file"
+        target = args.entry_id if args.entry_id is not None else args.file or ""
         async with session.turn_lock:
             try:
-                if args.entry_id is not None:
-                    done = engine.unpin("entry", args.entry_id)
-                else:
-                    done = engine.unpin("file", args.file or "")
+                return engine, change(engine)(kind, target)
             except PinError as exc:
                 raise p.invalid_params(str(exc)) from None
-        return UnpinResult(unpinned=done, pins=self._listed(engine)).wire()
 
     def pins(self, params: Any) -> dict[str, Any]:
         from memento.lsp.pin_messages import PinCandidate, PinsParams, PinsResult
