@@ -73,6 +73,11 @@ function M.select(items, opts)
   end)
 end
 
+--- A yes-or-cancel question, awaited: true when `yes` was chosen.
+function M.confirm(question, yes)
+  return M.select({ yes, 'Cancel' }, { prompt = question, kind = 'memento.confirm' }) == yes
+end
+
 --- vim.ui.input, awaited.
 function M.input(opts)
   return M.await(function(done)

@@ -270,6 +270,13 @@ function M.ask(client, method, params, what)
   return result
 end
 
+--- Inside async.run: `ask` of the server `client_id` names (a chat's), else of the current
+--- buffer's (started if need be).
+function M.ask_here(method, params, what, client_id)
+  local client = client_id and vim.lsp.get_client_by_id(client_id) or M.need()
+  return M.ask(client, method, params, what)
+end
+
 --- `workspace/executeCommand` with its single argument object.
 function M.execute(client, command, argument, what)
   return M.ask(client, 'workspace/executeCommand', { command = command, arguments = { argument or vim.empty_dict() } }, what)

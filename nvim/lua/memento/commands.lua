@@ -1,7 +1,6 @@
 -- The :Memento* commands (plugin/memento.lua defines them; :help memento-commands).
 local async = require('memento.async')
 local client_mod = require('memento.client')
-local format = require('memento.format')
 
 local M = {}
 
@@ -13,16 +12,9 @@ local function memento()
   return plugin
 end
 
---- `client_id`: the server to ask (the chat's); else the current buffer's.
-local function ask(method, params, what, client_id)
-  local client = client_id and vim.lsp.get_client_by_id(client_id) or client_mod.need()
-  return client_mod.ask(client, method, params, what)
-end
-
-local function choose(question, yes)
-  local answer = async.select({ yes, 'Cancel' }, { prompt = question, kind = 'memento.confirm' })
-  return answer == yes
-end
+local ask, choose = client_mod.ask_here, async.confirm
+local relief = require('memento.relief')
+local mcp = require('memento.mcp')
 
 M.list = {
   MementoChat = {
@@ -94,7 +86,7 @@ M.list = {
       async.run(function()
         local instructions = vim.trim(args.args)
         local result = ask('memento/compact', instructions ~= '' and { instructions = instructions } or nil, 'cannot compact')
-        vim.notify(M.compact_report(result))
+        vim.notify(relief.compact_report(result))
       end)
     end,
   },
@@ -104,7 +96,7 @@ M.list = {
     run = function(args)
       memento()
       async.run(function()
-        M.pin(vim.trim(args.args))
+        relief.pin(vim.trim(args.args))
       end)
     end,
   },
@@ -112,7 +104,7 @@ M.list = {
     run = function()
       memento()
       async.run(function()
-        M.unpin()
+        relief.unpin()
       end)
     end,
   },
@@ -121,7 +113,7 @@ M.list = {
       memento()
       async.run(function()
         local listed = ask('memento/pins', nil, 'cannot list the pins')
-        vim.notify(M.pins_report(listed.pins))
+        vim.notify(relief.pins_report(listed.pins))
       end)
     end,
   },
@@ -131,9 +123,9 @@ M.list = {
       memento()
       async.run(function()
         if args.fargs[1] then
-          M.audit(args.fargs[1])
+          relief.audit(args.fargs[1])
         else
-          M.compactions()
+          relief.compactions()
         end
       end)
     end,
@@ -143,7 +135,7 @@ M.list = {
     run = function(args)
       memento()
       async.run(function()
-        M.undo_compaction(args.fargs[1], args.fargs[2])
+        relief.undo_compaction(args.fargs[1], args.fargs[2])
       end)
     end,
   },
@@ -210,7 +202,7 @@ M.list = {
     nargs = '*',
     complete = function(lead, line)
       if line:match('^%S+%s+%S+%s') then
-        return M.mcp_names(lead)
+        return mcp.names(lead)
       end
       return vim.tbl_filter(function(word)
         return vim.startswith(word, lead)
@@ -219,7 +211,7 @@ M.list = {
     run = function(args)
       memento()
       async.run(function()
-        M.mcp(args.fargs[1], args.fargs[2])
+        mcp.run(args.fargs[1], args.fargs[2])
       end)
     end,
   },
@@ -235,84 +227,6 @@ M.list = {
     end,
   },
 }
-
-local function pin_label(pin)
-  return pin.kind == 'file' and (pin.target .. ': ' .. pin.what) or pin.what
-end
-
---- :MementoPin [file]: a file, or a message or tool result picked from the latest ones.
-function M.pin(file)
-  local params
-  if file ~= '' then
-    params = { file = file }
-  else
-    local listed = ask('memento/pins', { candidates = true }, 'cannot list what to pin')
-    local candidates = listed.candidates or {}
-    if #candidates == 0 then
-      vim.notify('Memento: nothing to pin yet.')
-      return
-    end
-    local chosen = async.select(candidates, {
-      prompt = 'Pin (kept word for word through every compaction)',
-      format_item = function(item)
-        return item.what
-      end,
-    })
-    if not chosen then
-      return
-    end
-    params = { entryId = chosen.entryId }
-  end
-  M.pin_with(params)
-end
-
-function M.pin_with(params, client_id)
-  local result = ask('memento/pin', params, 'cannot pin', client_id)
-  vim.notify('Memento: pinned ' .. (result.pin.kind == 'file' and result.pin.target or result.pin.what) .. '.')
-end
-
---- Pin a message or a tool result by its entry (the chat's pin key).
-function M.pin_entry(entry_id, client_id)
-  M.pin_with({ entryId = entry_id }, client_id)
-end
-
---- :MementoUnpin: pick one of the pins in force.
-function M.unpin()
-  local listed = ask('memento/pins', nil, 'cannot list the pins')
-  if #(listed.pins or {}) == 0 then
-    vim.notify('Memento: nothing is pinned.')
-    return
-  end
-  local chosen = async.select(listed.pins, { prompt = 'Unpin', format_item = pin_label })
-  if not chosen then
-    return
-  end
-  local params = chosen.kind == 'file' and { file = chosen.target } or { entryId = chosen.target }
-  ask('memento/unpin', params, 'cannot unpin')
-  vim.notify('Memento: unpinned ' .. pin_label(chosen) .. '.')
-end
-
---- What :MementoPins says.
-function M.pins_report(pins)
-  if #(pins or {}) == 0 then
-    return 'Memento: nothing is pinned.'
-  end
-  local lines = { 'Memento: pinned —' }
-  for _, pin in ipairs(pins) do
-    table.insert(lines, '  ' .. pin_label(pin))
-  end
-  return table.concat(lines, '\n')
-end
-
---- What :MementoCompact says: the server's figures, or its reason for compacting nothing.
-function M.compact_report(result)
-  local change = ('%s → %s tokens'):format(format.tokens(result.tokensBefore), format.tokens(result.tokensAfter))
-  if result.compacted then
-    return ('Memento: context compacted, %s.'):format(change)
-  end
-  local why = ('Memento: %s.'):format(result.why or 'nothing was compacted')
-  return result.tokensAfter ~= result.tokensBefore and ('%s Context %s.'):format(why, change) or why
-end
 
 --- /omfg: a complaint becomes a candidate rule; you read it and save it, or not.
 function M.omfg(complaint)
@@ -378,58 +292,6 @@ function M.trust(revoke)
   return result
 end
 
---- :MementoMcp [restart|trust|untrust NAME]: the MCP servers (state, source, tools, prompts);
---- trusting a repository's server shows its definition first.
-function M.mcp(verb, name)
-  local views = require('memento.views')
-  if verb == nil then
-    local result = ask('memento/mcp/list', { start = true }, 'cannot list the MCP servers')
-    M.last_mcp = result.servers
-    return views.show('memento://mcp', views.mcp_lines(result))
-  end
-  if name == nil then
-    async.fail(('Memento: :MementoMcp %s NAME'):format(verb))
-  end
-  local servers = ask('memento/mcp/list', { start = false }, 'cannot list the MCP servers').servers
-  local server
-  for _, item in ipairs(servers) do
-    if item.name == name then
-      server = item
-    end
-  end
-  if server == nil then
-    async.fail(('Memento: no MCP server %s'):format(name))
-  end
-  local result
-  if verb == 'restart' then
-    result = ask('memento/mcp/restart', { name = name }, 'cannot restart ' .. name)
-  elseif verb == 'trust' then
-    local question = ('Trust the MCP server %s defined in %s? It starts, receives what the agent sends it, and its tools '
-      .. 'are offered to the model. Its definition: %s'):format(name, server.path or server.source, server.definition:gsub('%s+', ' '))
-    if not choose(question, 'Trust and start') then
-      return
-    end
-    result = ask('memento/mcp/trust', { name = name, trusted = true, digest = server.digest }, 'cannot trust ' .. name)
-  elseif verb == 'untrust' then
-    result = ask('memento/mcp/trust', { name = name, trusted = false }, 'cannot untrust ' .. name)
-  else
-    async.fail(('Memento: :MementoMcp %s? (restart, trust or untrust)'):format(verb))
-  end
-  vim.notify(('Memento: MCP server %s is %s.'):format(result.name, result.state))
-  return result
-end
-
---- Server names for completion (from the last list; no request while typing).
-function M.mcp_names(lead)
-  local names = {}
-  for _, server in ipairs(M.last_mcp or {}) do
-    if vim.startswith(server.name, lead) then
-      table.insert(names, server.name)
-    end
-  end
-  return names
-end
-
 --- Stop every server, then start them again for the buffers open.
 function M.restart()
   local clients = client_mod.all()
@@ -467,86 +329,6 @@ function M.define()
     end
     vim.api.nvim_create_user_command(name, spec.run, { nargs = spec.nargs or 0, complete = complete, desc = 'Memento' })
   end
-end
-
---- The relief steps of the session; <CR> on one opens its audit.
-function M.compactions()
-  local views = require('memento.views')
-  local buf = views.show('memento://compactions', views.compactions_lines(ask('memento/compaction/list', nil, 'cannot list the compactions')))
-  vim.keymap.set('n', '<CR>', function()
-    local id = views.step_at(vim.api.nvim_buf_get_lines(buf, 0, -1, false), vim.api.nvim_win_get_cursor(0)[1])
-    if id then
-      async.run(function()
-        M.audit(id)
-      end)
-    end
-  end, { buffer = buf, nowait = true, silent = true, desc = 'Memento: open the audit of this step' })
-end
-
---- The audit of one relief step (memento/relief/audit), in a buffer of its own; `u` there
---- undoes the step (as :MementoUndoCompaction does) and draws the audit again.
-function M.audit(id, client_id)
-  local views = require('memento.views')
-  local lines = views.audit_lines(ask('memento/relief/audit', { id = id }, 'cannot open the audit', client_id))
-  local buf = views.show('memento://relief/' .. id, lines)
-  vim.keymap.set('n', 'u', function()
-    async.run(function()
-      if M.undo_compaction(id, nil, client_id) then
-        M.audit(id, client_id)
-      end
-    end)
-  end, { buffer = buf, nowait = true, silent = true, desc = 'Memento: undo this step' })
-end
-
-local function undo_figures(result)
-  return ('%s → %s tokens'):format(format.tokens(result.tokensBefore), format.tokens(result.tokensAfter))
-end
-
---- Undo a relief step (or an undo), or bring back one item of a prune or shake; when the
---- restored context would not fit, the server says why and what to leave out, and the user
---- may ask again with that left out. True when it was undone.
-function M.undo_compaction(id, entry_id, client_id)
-  if not id then
-    local listed = ask('memento/compaction/list', nil, 'cannot list the compactions', client_id).compactions or {}
-    local live = vim.tbl_filter(function(item)
-      return item.undoneBy == nil
-    end, listed)
-    if #live == 0 then
-      vim.notify('Memento: nothing to undo')
-      return false
-    end
-    local chosen = async.select(live, {
-      prompt = 'Undo which step?',
-      format_item = function(item)
-        return ('%s %s %s → %s tokens (%s)'):format(item.id, item.level, format.tokens(item.tokensBefore), format.tokens(item.tokensAfter or 0), item.reason or '')
-      end,
-    })
-    if not chosen then
-      return false
-    end
-    id = chosen.id
-  end
-  local params = { id = id, entryId = entry_id }
-  local result = ask('memento/relief/undo', params, 'cannot undo', client_id)
-  if not result.undone and result.droppable and #result.droppable > 0 then
-    local names = vim.tbl_map(function(d)
-      return ('%s %s (%s tokens)'):format(d.tool or d.role, d.file or '', format.thousands(d.tokens))
-    end, result.droppable)
-    vim.notify('Memento: ' .. result.why .. '\nTo leave out: ' .. table.concat(names, ', '), vim.log.levels.WARN)
-    if not choose('Leave them out and undo?', 'Leave them out and undo') then
-      return false
-    end
-    params.drop = vim.tbl_map(function(d)
-      return d.entryId
-    end, result.droppable)
-    result = ask('memento/relief/undo', params, 'cannot undo', client_id)
-  end
-  if result.undone then
-    vim.notify('Memento: undone, context ' .. undo_figures(result) .. '.')
-  else
-    vim.notify('Memento: ' .. (result.why or 'not undone'), vim.log.levels.WARN)
-  end
-  return result.undone == true
 end
 
 return M

@@ -30,7 +30,7 @@ function M.open()
     if not given(item.audit) then
       async.fail('Memento: this step was not stored (it failed, was skipped or is still running): no audit', vim.log.levels.WARN)
     end
-    require('memento.commands').audit(item.audit, chat.client_id)
+    require('memento.relief').audit(item.audit, chat.client_id)
   end)
 end
 
@@ -65,7 +65,7 @@ function M.pin()
     if not entry then
       async.fail('Memento: ' .. why, vim.log.levels.WARN)
     end
-    require('memento.commands').pin_entry(entry, chat.client_id)
+    require('memento.relief').pin_entry(entry, chat.client_id)
   end)
 end
 
