@@ -71,13 +71,13 @@ async def test_a_long_session_pages_through_its_index_and_goes_on(
             items, pages = await all_pages(editor, limit)
             assert items == expected
             assert pages == -(-len(expected) // limit)
-        assert index_path(path).exists()
 
         turn_id = await editor.prompt("and one more thing")
         assert (await editor.turn_end(turn_id, timeout=60))["state"] == "finished"  # after the whole read
         sent = model_server.requests[-1].body["messages"]
         assert sent[-1] == {"role": "user", "content": "and one more thing"}
         assert {"role": "user", "content": last_prompt} in sent  # the history went with it: read whole
+        assert index_path(path).exists()  # written as the whole read began
 
     after = path.read_bytes()  # noqa: ASYNC240 -- the server is gone
     assert after.startswith(before)
