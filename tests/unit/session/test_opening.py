@@ -71,11 +71,15 @@ def held(monkeypatch: pytest.MonkeyPatch) -> HeldReads:
 
 
 @pytest_asyncio.fixture
-async def session(model_server: ScriptedModelServer, workspace: Path, data_dir: Path) -> AsyncIterator[Session]:
+async def session(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> AsyncIterator[Session]:
     provider = ProviderConfig(
         kind="openai", base_url=model_server.openai_base_url, model="m", retry=RetrySettings(attempts=1)
     )
-    session = Session(workspace, MementoConfig(provider=provider), create_provider(provider), data_dir=data_dir)
+    session = Session(
+        workspace, MementoConfig(provider=provider), create_provider(provider), data_dir=data_dir
+    )
     yield session
     await session.aclose()
 
