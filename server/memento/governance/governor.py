@@ -39,7 +39,7 @@ from memento.core.provider import (
 from memento.governance.append_only import AppendOnlyContext, prefix_tokens
 from memento.governance.ask_first import AskFirst
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
-from memento.governance.meter import ContextMeter
+from memento.governance.meter import ContextMeter, TailFigures, tail_figures
 from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
 from memento.governance.pinning import Pins
 from memento.governance.relief import Relief, Skipped, Step
@@ -118,6 +118,9 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._pending_overflow = False
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
+        self._tail: tuple[str, TailFigures] | None = None
+        """(session id, figures) read from the newest stretch of a session being read whole:
+        what the meter shows until the whole path is counted."""
         self._budget_told: str | None = None
         session.subscribe(self._on_event)
 
@@ -164,10 +167,46 @@ class Governor(Hooks, phase=Phase.SHAPE):
             self.meter.forget()
             self._paused = False
             self._schedule_refresh()
+            self._read_tail(event.session_id)
         elif isinstance(event, events.SettingsChanged):
             self.check_budget()
         elif isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch", "session"):
             self.meter.invalidate()  # someone else moved the history: recount on next use
+
+    def _read_tail(self, session_id: str) -> None:
+        """A session shown before it is read whole: its meter figures from the newest stretch
+        (off the event loop: the estimator may tokenize a long reply), published when got."""
+        tail = self.session.opening_tail
+        if tail is None:
+            return  # read whole now (figures read from its tail stay until it is counted)
+        self._tail = None
+        estimator = self.estimator
+
+        async def read() -> None:
+            figures = await asyncio.to_thread(tail_figures, tail, estimator)
+            if figures is not None and self.session.session_id == session_id:
+                self._tail = (session_id, figures)
+                self.session.publish_context()
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (a script): the whole path is counted instead
+        self._spawn(read(), "governance-tail")
+
+    def _tail_figures(self, session: HookContext) -> TailFigures | None:
+        """The figures read from the tail, while they still describe the session and the whole
+        path is not counted yet."""
+        if self._tail is None:
+            return None
+        session_id, figures = self._tail
+        if session_id != session.session_id:
+            return None
+        if session.opening_tail is not None:
+            return figures
+        if session.leaf_id == figures.leaf and not self.meter.current:
+            return figures
+        return None
 
     def _schedule_refresh(self) -> bool:
         """Recount off the event loop (a whole session can take a while to tokenize), then
@@ -240,9 +279,10 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator
-        if self.meter.current or not self._schedule_refresh():
+        tail = self._tail_figures(session)
+        if tail is None and (self.meter.current or not self._schedule_refresh()):
             self.meter.update(session)
-        tokens = self.meter.tokens
+        tokens = tail.tokens if tail is not None else self.meter.tokens
         believed = session.context_window
         window = believed.tokens
         return events.ContextUsage(
@@ -251,8 +291,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
-            last_usage=self.meter.tally.last,
-            usage_by_provider=self.meter.tally.by_provider,
+            last_usage=tail.last_usage if tail is not None else self.meter.tally.last,
+            usage_by_provider=[] if tail is not None else self.meter.tally.by_provider,
             window_source=believed.source,
             window_origin=believed.origin,
         )

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
 from memento.core.entries import CompactionEntry, Entry
-from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
-from memento.governance.usage import UsageTally
+from memento.core.events import ProviderUsage
+from memento.governance.tokens import Estimator, IncrementalCounter, calculate_context_tokens, usage_anchor
+from memento.governance.usage import UsageTally, reported
 from memento.session.edits import is_record
 from memento.session.pins import is_pin_record, sent_path
 from memento.session.projection import entry_messages
@@ -53,6 +55,43 @@ def usage_is_stale(path: Sequence[Entry]) -> bool:
         if any(usage_anchor(m) is not None for m in entry_messages(entry)):
             return False
     return False
+
+
+@dataclass(frozen=True)
+class TailFigures:
+    """The meter's figures read from the newest stretch of a session's active path, before
+    the file is read whole: the newest reply's usage (the context as the provider counted
+    it) and the local estimate of what follows it."""
+
+    leaf: str
+    tokens: int
+    last_usage: ProviderUsage | None
+
+
+def tail_figures(tail: Sequence[Entry], estimator: Estimator) -> TailFigures | None:
+    """What the meter will read for a path ending with `tail` (root-most first), when the
+    newest usage that anchors it lies in `tail` and nothing after it rewrote the context (a
+    compaction, a prune or shake record, an undo, a pin: those need the whole path
+    counted); else None. The figures the whole count adds later: the provider totals and
+    the local estimate of the whole context, the floor under the usage figure (the usage
+    figure counts the system prompt and tools too, so it is the larger in a session the
+    provider counted)."""
+    if not tail:
+        return None
+    trailing = 0
+    last_usage: ProviderUsage | None = None
+    for entry in reversed(tail):
+        if _resets(entry):
+            return None
+        if last_usage is None:
+            last_usage = reported(entry)
+        messages = entry_messages(entry)
+        for k in range(len(messages) - 1, -1, -1):
+            usage = usage_anchor(messages[k])
+            if usage is not None:
+                return TailFigures(tail[-1].id, calculate_context_tokens(usage) + trailing, last_usage)
+            trailing += estimator.message_tokens(messages[k])
+    return None
 
 
 class ContextMeter:

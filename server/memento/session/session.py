@@ -298,6 +298,15 @@ class Session:
         return self._opening.leaf_id if self._opening is not None else None
 
     @property
+    def opening_tail(self) -> list[Entry] | None:
+        """The newest stretch of the active path (root-most first) of a session shown while
+        it is read whole; None when no session is being read."""
+        opening = self._opening
+        if opening is None or opening.history is None:
+            return None
+        return opening.history.newest
+
+    @property
     def busy(self) -> bool:
         """A turn runs or waits to run. What refuses to run beside a turn (a compaction, a
         rewind, a session switch) asks this, and must not wait for the lock instead: it would

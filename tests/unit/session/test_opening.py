@@ -15,14 +15,18 @@ import pytest_asyncio
 from testkit import ScriptedModelServer
 from testkit.sessions import workspace_session
 
-from memento.config import MementoConfig, ProviderConfig, RetrySettings
+from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
+from memento.core import events
+from memento.governance.mechanism import Governance
 from memento.providers.factory import create_provider
 from memento.session import session as session_module
+from memento.session.mechanism import InstallContext
 from memento.session.opening import QuickOpen
 from memento.session.session import Session
 from memento.session.store import SessionStore
-from memento.session.transcript.builder import TranscriptBuilder
+from memento.session.transcript.builder import TranscriptBuilder, build
 from memento.util.lock import FileLock
+from memento.util.tasks import TaskRegistry
 
 
 @dataclass
@@ -75,13 +79,57 @@ async def session(
     model_server: ScriptedModelServer, workspace: Path, data_dir: Path
 ) -> AsyncIterator[Session]:
     provider = ProviderConfig(
-        kind="openai", base_url=model_server.openai_base_url, model="m", retry=RetrySettings(attempts=1)
+        kind="openai",
+        base_url=model_server.openai_base_url,
+        model="m",
+        context_window=10**8,
+        retry=RetrySettings(attempts=1),
     )
-    session = Session(
-        workspace, MementoConfig(provider=provider), create_provider(provider), data_dir=data_dir
-    )
+    config = MementoConfig(provider=provider, compaction=CompactionSettings(estimator="chars4"))
+    session = Session(workspace, config, create_provider(provider), data_dir=data_dir)
     yield session
     await session.aclose()
+
+
+@pytest.mark.asyncio
+async def test_the_first_page_and_the_meter_show_before_the_whole_read(
+    session: Session, held: HeldReads, data_dir: Path
+) -> None:
+    path = workspace_session(data_dir, session.root, "long", 3000, counted=True)
+    with SessionStore.open(path) as store:
+        expected = [item.wire() for item in build(store.branch_path()).items]
+        last = store.branch_path()[-1].dump()["message"]["usage"]
+    tasks = TaskRegistry()
+    governor = Governance().install(InstallContext(session, tasks.spawn))
+    counted = asyncio.Event()
+    whole = asyncio.Event()
+
+    def hear(event: events.Event) -> None:
+        if isinstance(event, events.ContextUsage) and event.tokens:
+            counted.set()
+            if session.store is not None and governor.meter.current:
+                whole.set()
+
+    session.events.subscribe(hear)
+    try:
+        await session.open_session("long")
+        page = session.transcript.page(limit=100)
+        assert [item.wire() for item in page.items] == expected[-100:]
+        await asyncio.wait_for(counted.wait(), 30)
+        early = session.context_usage()
+        assert session.store is None  # still being read whole
+        assert early.tokens == last["totalTokens"] > 20_000  # the newest reply's usage, nothing after it
+        assert early.last_usage is not None and early.last_usage.input == last["input"]
+
+        held.release.set()
+        await session.loaded()
+        await asyncio.wait_for(whole.wait(), 60)  # read whole and counted whole
+        final = session.context_usage()
+        assert (final.tokens, final.last_usage) == (early.tokens, early.last_usage)
+        assert final.usage_by_provider and final.usage_by_provider[0].requests == 3000
+    finally:
+        await tasks.cancel_all()
+        await governor.aclose()
 
 
 @pytest.mark.asyncio
