@@ -280,7 +280,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
     def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator
         tail = self._tail_figures(session)
-        if tail is None and (self.meter.current or not self._schedule_refresh()):
+        refreshing = not self.meter.current and self._schedule_refresh()
+        if tail is None and not refreshing:
             self.meter.update(session)
         tokens = tail.tokens if tail is not None else self.meter.tokens
         believed = session.context_window
