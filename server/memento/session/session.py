@@ -382,7 +382,8 @@ class Session:
         self._readings[quick.path] = reading
         reading.add_done_callback(lambda _: self._readings.pop(quick.path, None))
         # Told now, so that nothing shows the previous session's figures meanwhile (the meter
-        # counts nothing until the file is read whole, when it is told again).
+        # reads what it can from `opening_tail` until the file is read whole, when it is told
+        # again).
         self.events.publish(events.SessionChanged(session_id=self.session_id))
 
     async def _finish_open(self, quick: QuickOpen) -> None:
