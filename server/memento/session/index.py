@@ -238,9 +238,20 @@ def _header_line(data: bytes, path: Path) -> tuple[int, LoadedFile]:
         return end + 1, head
 
 
+def _one_chain(ids: list[str], parents: list[str | None]) -> bool:
+    """Whether each entry's parent is the entry before it, the first has none in the file, and
+    no id repeats (checked in a few passes in C, not a walk of the whole path)."""
+    if not ids or parents[1:] != ids[:-1]:
+        return False
+    unique = set(ids)
+    return len(unique) == len(ids) and parents[0] not in unique
+
+
 def walk(ids: list[str], parents: list[str | None], leaf: int | None = None) -> list[int]:
     """Positions of the entries from the root to `leaf` (default: the last entry), as the
     store walks it: the last entry of a repeated id, a cycle ending the walk."""
+    if leaf is None and _one_chain(ids, parents):
+        return list(range(len(ids)))  # a session that never branched: every entry, in order
     positions = {entry_id: position for position, entry_id in enumerate(ids)}
     current = (len(ids) - 1 if ids else None) if leaf is None else leaf
     path: list[int] = []

@@ -313,3 +313,19 @@ def test_a_whole_read_stops_between_lines_once_given_up(tmp_path: Path) -> None:
     with pytest.raises(Cancelled):
         SessionStore.open(path, stop=stop)
     FileLock.acquire(path).release()
+
+
+@pytest.mark.parametrize(
+    ("ids", "parents"),
+    [
+        (["a", "b", "c"], [None, "a", "b"]),  # one chain
+        (["a", "b", "c"], ["gone", "a", "b"]),  # its first parent not in the file
+        (["a", "b", "a"], [None, "a", "b"]),  # a repeated id: the last one wins
+        (["a", "b", "c"], ["c", "a", "b"]),  # a cycle
+        (["a", "b", "c", "d"], [None, "a", "b", "b"]),  # a branch
+        ([], []),
+    ],
+)
+def test_the_active_path_of_a_chain_is_the_walk(ids: list[str], parents: list[str | None]) -> None:
+    walked = walk(ids, parents, len(ids) - 1) if ids else []
+    assert walk(ids, parents) == walked
