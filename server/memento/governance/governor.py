@@ -54,6 +54,7 @@ from memento.governance.tokens import (
 from memento.providers.factory import create_provider
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, Phase, RetryRequest, TurnInfo
+from memento.util.cancel import Cancelled, CancelToken
 from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
@@ -118,6 +119,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._pending_overflow = False
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
+        self._refresh_stop = CancelToken()
+        """Set when the running recount counts a path nobody shows any more."""
         self._tail: tuple[str, TailFigures] | None = None
         """(session id, figures) read from the newest stretch of a session being read whole:
         what the meter shows until the whole path is counted."""
@@ -166,6 +169,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
             self.context.reset()
             self.meter.forget()
             self._paused = False
+            self._refresh_stop.cancel()  # a recount of the session before stops between steps
             self._schedule_refresh()
             self._read_tail(event.session_id)
         elif isinstance(event, events.SettingsChanged):
@@ -212,23 +216,26 @@ class Governor(Hooks, phase=Phase.SHAPE):
         """Recount off the event loop (a whole session can take a while to tokenize), then
         publish the new figures; until then the meter shows what it has. False when there
         is no event loop to do it on (a script: count synchronously instead)."""
-        if self._refreshing is not None and not self._refreshing.done():
+        if self._refreshing is not None and not self._refreshing.done() and not self._refresh_stop.cancelled:
             return True
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return False
-        self._refreshing = self._spawn(self._refresh_and_publish(), "governance-recount")
+        self._refresh_stop = stop = CancelToken()
+        self._refreshing = self._spawn(self._refresh_and_publish(stop), "governance-recount")
         return True
 
-    async def _refresh_and_publish(self) -> None:
+    async def _refresh_and_publish(self, stop: CancelToken) -> None:
         try:
             if self.context.last is None and not self.meter.prefix_tokens:
                 # A session reopened at start: its system prompt and tools count before its
                 # first request too (else the meter reads its messages alone until then).
                 request = await self.session.build_request_off_loop()
                 await asyncio.to_thread(off_loop_work, lambda: self._count_prefix(request))
-            await self.meter.refresh(self.session)
+            await self.meter.refresh(self.session, stop)
+        except Cancelled:
+            return  # superseded: the recount that replaced it publishes
         except Exception:
             log.exception("recounting the context failed")
             return

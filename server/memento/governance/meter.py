@@ -28,6 +28,7 @@ from memento.session.edits import is_record
 from memento.session.pins import is_pin_record, sent_path
 from memento.session.projection import entry_messages
 from memento.session.relief_undo import is_undo
+from memento.util.cancel import CancelToken
 from memento.util.offloop import off_loop_work
 
 if TYPE_CHECKING:
@@ -165,22 +166,25 @@ class ContextMeter:
         local = counter.local_tokens + self.prefix_tokens
         return (local if stale else max(counter.estimate.tokens, local)), local
 
-    async def refresh(self, session: HookContext) -> None:
-        """A full recount, tokenizing off the event loop."""
+    async def refresh(self, session: HookContext, stop: CancelToken | None = None) -> None:
+        """A full recount, tokenizing off the event loop; `Cancelled` once `stop` is set (the
+        count stops between steps: another session was opened meanwhile)."""
         session_file = session.session_file
         path = session.branch_path()
         # The collector waits (off_loop_work): a recount of a long session allocates enough to
         # start full passes that would hold the event loop too.
-        counted = await asyncio.to_thread(off_loop_work, partial(self._recount, path))
+        counted = await asyncio.to_thread(off_loop_work, partial(self._recount, path, stop))
         if session.session_file == session_file and session.leaf_id == (path[-1].id if path else None):
             self._install(counted, session_file)
         else:
             self.invalidate()  # the path moved while we counted
 
-    def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None, UsageTally]:
+    def _recount(
+        self, path: Sequence[Entry], stop: CancelToken | None = None
+    ) -> tuple[IncrementalCounter, bool, str | None, UsageTally]:
         counter = IncrementalCounter(self.estimator)
-        counter.reset(sent_path(path))
-        return counter, usage_is_stale(path), path[-1].id if path else None, UsageTally.of(path)
+        counter.reset(sent_path(path), stop=stop)
+        return counter, usage_is_stale(path), path[-1].id if path else None, UsageTally.of(path, stop)
 
     def _install(
         self, counted: tuple[IncrementalCounter, bool, str | None, UsageTally], session_file: Path | None

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from memento.core.entries import CompactionEntry, Entry, MessageEntry
 from memento.core.events import ProviderUsage
 from memento.core.messages import STORED, AssistantMessage, Usage
+from memento.util.cancel import CancelToken, checked
 
 
 def _figures(provider: str, usage: Usage) -> ProviderUsage:
@@ -58,9 +59,9 @@ class UsageTally:
         """The newest reply's (or provider compaction's) figures."""
 
     @classmethod
-    def of(cls, path: Iterable[Entry]) -> UsageTally:
+    def of(cls, path: Iterable[Entry], stop: CancelToken | None = None) -> UsageTally:
         tally = cls()
-        for entry in path:
+        for entry in checked(path, stop):
             tally.add(entry)
         return tally
 

@@ -4,6 +4,10 @@ any more (a session read whole after the user opened another) stops using the CP
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Cancelled(Exception):
@@ -32,3 +36,14 @@ class CancelToken:
 CHECK_EVERY = 4096
 """Lines (or entries) between two looks at the flag: a look costs next to nothing, and this
 many cost a few milliseconds of work at most."""
+
+
+def checked(items: Iterable[T], stop: CancelToken | None) -> Iterator[T]:
+    """`items`, with `stop` looked at every `CHECK_EVERY` of them."""
+    if stop is None:
+        yield from items
+        return
+    for count, item in enumerate(items):
+        if not count % CHECK_EVERY:
+            stop.check()
+        yield item

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -17,7 +18,9 @@ from testkit.sessions import workspace_session
 
 from memento.config import CompactionSettings, MementoConfig, ProviderConfig, RetrySettings
 from memento.core import events
+from memento.core.entries import Entry
 from memento.governance.mechanism import Governance
+from memento.governance.meter import ContextMeter
 from memento.providers.factory import create_provider
 from memento.session import session as session_module
 from memento.session.mechanism import InstallContext
@@ -25,6 +28,7 @@ from memento.session.opening import QuickOpen
 from memento.session.session import Session
 from memento.session.store import SessionStore
 from memento.session.transcript.builder import TranscriptBuilder, build
+from memento.util.cancel import Cancelled, CancelToken
 from memento.util.lock import FileLock
 from memento.util.tasks import TaskRegistry
 
@@ -165,3 +169,52 @@ async def test_opening_the_session_being_read_again_keeps_its_read(
     await session.loaded()
     assert held.ended == {long_path.name: "read"}
     assert session.store is not None and session.store.path == long_path
+
+
+@pytest.mark.asyncio
+async def test_opening_another_session_stops_the_meter_counting_the_one_before(
+    session: Session, held: HeldReads, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace_session(data_dir, session.root, "long", 3000, counted=True)
+    workspace_session(data_dir, session.root, "short", 2, counted=True)
+    counting = threading.Event()
+    go_on = threading.Event()
+    ended = threading.Event()
+    outcomes: list[str] = []
+    real = ContextMeter._recount  # pyright: ignore[reportPrivateUsage]
+
+    def held_count(meter: ContextMeter, path: Sequence[Entry], stop: CancelToken | None = None) -> Any:
+        if len(path) < 6000:
+            return real(meter, path, stop)
+        counting.set()  # the long session's whole count, held here
+        assert go_on.wait(30)
+        try:
+            counted = real(meter, path, stop)
+        except Cancelled:
+            outcomes.append("Cancelled")
+            raise
+        finally:
+            ended.set()
+        outcomes.append("counted")
+        return counted
+
+    monkeypatch.setattr(ContextMeter, "_recount", held_count)
+    tasks = TaskRegistry()
+    governor = Governance().install(InstallContext(session, tasks.spawn))
+    try:
+        held.release.set()
+        await session.open_session("long")
+        await session.loaded()
+        assert await asyncio.to_thread(counting.wait, 30)
+        await session.open_session("short")
+        await session.loaded()
+        go_on.set()
+        assert await asyncio.to_thread(ended.wait, 30)
+        assert outcomes == ["Cancelled"]
+        recount = governor._refreshing  # pyright: ignore[reportPrivateUsage]
+        assert recount is not None
+        await recount  # the short session's own count
+        assert session.context_usage().usage_by_provider[0].requests == 2
+    finally:
+        await tasks.cancel_all()
+        await governor.aclose()
