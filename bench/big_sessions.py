@@ -7,9 +7,13 @@ the server answers `memento/context` meanwhile.
   every 20 ms: its latencies during the open, against the same requests on an idle server;
   then the same during the first turn on that session (scripted model);
 - first page: `memento/session/open` then the first `memento/transcript` page of that
-  session, with its index cold (rebuilt from the file) and warm, and when the file was read
-  whole in the background; against today's full read (the store's whole load and the whole
-  transcript built, what opening did before the index) measured in the same run.
+  session, with its index cold (rebuilt from the file) and warm, each timed from a quiet
+  server (the session before read whole and counted: its `memento/context` notification with
+  the providers' totals, which only the whole count gives); with the first right meter (the
+  first `memento/context` figure equal to the whole count's) and the whole read and count;
+  against today's full read (the store's whole load and the whole transcript built, what
+  opening did before the index) measured in the same run. The long session's replies carry
+  the usage a provider reports (the whole context so far), as real sessions do.
 
 Prints figures, asserts nothing. Run: `python bench/big_sessions.py [--sessions N] [--turns N]`."""
 
@@ -25,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +55,9 @@ class Client:
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.reader = asyncio.create_task(self._read())
         self.on_turn_end: Callable[[], object] = lambda: None
+        self.meters: list[tuple[float, dict[str, Any]]] = []
+        """`memento/context` notifications as they came: (when, params)."""
+        self._heard = asyncio.Event()
 
     async def _read(self) -> None:
         while True:
@@ -59,6 +67,20 @@ class Client:
                 future.set_result(message)
             elif message.get("method") == "memento/turn" and message["params"]["state"] != "started":
                 self.on_turn_end()
+            elif message.get("method") == "memento/context":
+                self.meters.append((time.perf_counter(), message["params"]))
+                self._heard.set()
+
+    async def counted_whole(self, since: int) -> tuple[float, dict[str, Any]]:
+        """The first `memento/context` notification after the `since`-th that carries the
+        providers' totals: the session is read whole and counted whole (the server quiet)."""
+        while True:
+            for when, params in self.meters[since:]:
+                if params.get("usage"):
+                    return when, params
+            since = len(self.meters)
+            self._heard.clear()
+            await asyncio.wait_for(self._heard.wait(), 600)
 
     async def request(self, method: str, params: Any = None) -> tuple[dict[str, Any], float]:
         msg_id = next(self.ids)
@@ -88,13 +110,39 @@ async def context_meanwhile(client: Client, until: asyncio.Future[Any]) -> list[
     return latencies
 
 
-async def first_page(client: Client, session_id: str) -> tuple[float, int]:
-    """Open `session_id`: seconds to its first transcript page, and the items on that page."""
+@dataclass
+class Opened:
+    """One open of a session, each figure from the request's start."""
+
+    answer: float
+    page: float
+    items: int
+    meter: float | None
+    """The first meter figure equal to the whole count's (None: none came before it)."""
+    whole: float
+    """Read whole and counted whole (the meter's notification with the providers' totals)."""
+
+
+async def quiet_open(client: Client, session_id: str) -> Opened:
+    """Open `session_id`, ask for its first transcript page at once, and wait until it is read
+    whole and counted whole, so that the next open starts on a quiet server."""
+    since = len(client.meters)
     started = time.perf_counter()
-    answer, _ = await client.request("memento/session/open", {"id": session_id})
+    answer, answered = await client.request("memento/session/open", {"id": session_id})
     assert "result" in answer, answer
     page, _ = await client.request("memento/transcript", {"limit": 100})
-    return time.perf_counter() - started, len(page["result"]["items"])
+    paged = time.perf_counter() - started
+    whole_at, final = await client.counted_whole(since)
+    right = next(
+        (when for when, params in client.meters[since:] if params["tokens"] == final["tokens"]), None
+    )
+    return Opened(
+        answered,
+        paged,
+        len(page["result"]["items"]),
+        None if right is None else right - started,
+        whole_at - started,
+    )
 
 
 def full_read(path: Path) -> float:
@@ -123,7 +171,7 @@ async def main() -> None:
         data = Path(tmp) / "data"
         for index in range(args.sessions):
             workspace_session(data, root, f"s{index:05d}", 10)
-        long_path = workspace_session(data, root, "long", args.turns)
+        long_path = workspace_session(data, root, "long", args.turns, counted=True)
         files = sorted(sessions_dir(data, root).glob("*.jsonl"))
 
         started = time.perf_counter()
@@ -158,12 +206,12 @@ async def main() -> None:
         after = await context_meanwhile(client, after_end)
         _, page = await client.request("memento/transcript", {"limit": 50})
 
-        opens: dict[str, tuple[float, int]] = {}
+        opens: dict[str, Opened] = {}
         for label in ("cold", "warm"):
-            await first_page(client, "s00000")
+            await quiet_open(client, "s00000")  # the long one's read and count, if any, given up
             if label == "cold":
                 index_path(long_path).unlink()
-            opens[label] = await first_page(client, "long")
+            opens[label] = await quiet_open(client, "long")
 
         model.enqueue(Reply(Text("a short answer")))
         turned: asyncio.Future[Any] = loop.create_future()
@@ -190,11 +238,16 @@ async def main() -> None:
     print(f"memento/transcript (50) after open : {ms(page)}")
     print(f"first prompt → finished after open : {ms(first_prompt)}")
     print(f"memento/context, during that turn  : {spread(during_prompt)}")
-    for label, (shown, items) in opens.items():
-        print(f"open → first page ({items} items), {label} index: {ms(shown)}")
+    for label, shown in opens.items():
+        meter = ms(shown.meter) if shown.meter is not None else "   (none before the whole count)"
+        print(f"{label} index, from a quiet server:")
+        print(f"  memento/session/open answered      : {ms(shown.answer)}")
+        print(f"  → first page ({shown.items} items)           : {ms(shown.page)}")
+        print(f"  → first right meter                : {meter}")
+        print(f"  → read whole and counted whole     : {ms(shown.whole)}")
     print(f"today's full read (store + transcript): {ms(old_open)}")
     print(
-        f"full read / first page (warm, cold) : {old_open / opens['warm'][0]:6.1f}x {old_open / opens['cold'][0]:6.1f}x"
+        f"full read / first page (warm, cold) : {old_open / opens['warm'].page:6.1f}x {old_open / opens['cold'].page:6.1f}x"
     )
     print(
         f"load average (1, 5, 15 min)        : {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"

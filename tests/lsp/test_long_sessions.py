@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from testkit import Reply, ScriptedModelServer, Text
+from testkit.sessions import workspace_session
 
 from memento.core.entries import MessageEntry
 from memento.core.messages import UserMessage
@@ -71,13 +72,13 @@ async def test_a_long_session_pages_through_its_index_and_goes_on(
             items, pages = await all_pages(editor, limit)
             assert items == expected
             assert pages == -(-len(expected) // limit)
-        assert index_path(path).exists()
 
         turn_id = await editor.prompt("and one more thing")
         assert (await editor.turn_end(turn_id, timeout=60))["state"] == "finished"  # after the whole read
         sent = model_server.requests[-1].body["messages"]
         assert sent[-1] == {"role": "user", "content": "and one more thing"}
         assert {"role": "user", "content": last_prompt} in sent  # the history went with it: read whole
+        assert index_path(path).exists()  # written as the whole read began
 
     after = path.read_bytes()  # noqa: ASYNC240 -- the server is gone
     assert after.startswith(before)
@@ -120,3 +121,26 @@ async def test_switching_away_while_a_session_is_read_and_back(
         listed = (await editor.request("memento/session/list"))["sessions"]
         assert [s["id"] for s in listed if s.get("current")] == [long_id]
         assert len(listed) == 2
+
+
+@pytest.mark.asyncio
+async def test_the_meter_of_a_long_session_shows_one_figure_from_its_tail_to_its_whole_count(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    root = workspace.resolve()  # noqa: ASYNC240 -- before the server starts
+    path = workspace_session(data_dir, root, "long", 3000, counted=True)
+    last = json.loads(path.read_bytes().splitlines()[-1])["message"]["usage"]  # noqa: ASYNC240
+    options = provider_options(model_server.openai_base_url) | {
+        "session": {"resume": "new"},
+        "compaction": {"estimator": "chars4"},
+    }
+    async with running_editor(workspace, data_dir, options=options) as editor:
+        await editor.request("memento/session/open", {"id": "long"})
+        whole = await editor.until(
+            lambda: next((c for c in editor.contexts if c.get("usage")), None), timeout=60
+        )
+        assert whole["tokens"] == last["totalTokens"]
+        assert whole["lastUsage"]["input"] == last["input"]
+        assert whole["usage"][0]["requests"] == 3000
+        # Every figure that came with a usage (the tail's first, then the whole count's) is the one.
+        assert {c["tokens"] for c in editor.contexts if c.get("lastUsage")} == {whole["tokens"]}

@@ -39,7 +39,7 @@ from memento.core.provider import (
 from memento.governance.append_only import AppendOnlyContext, prefix_tokens
 from memento.governance.ask_first import AskFirst
 from memento.governance.budget import budget_problem, why_nothing_compacted, window_settings
-from memento.governance.meter import ContextMeter
+from memento.governance.meter import ContextMeter, TailFigures, tail_figures
 from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
 from memento.governance.pinning import Pins
 from memento.governance.relief import Relief, Skipped, Step
@@ -54,6 +54,7 @@ from memento.governance.tokens import (
 from memento.providers.factory import create_provider
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, Phase, RetryRequest, TurnInfo
+from memento.util.cancel import Cancelled, CancelToken
 from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
@@ -118,6 +119,11 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._pending_overflow = False
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
+        self._refresh_stop = CancelToken()
+        """Set when the running recount counts a path nobody shows any more."""
+        self._tail: tuple[str, TailFigures] | None = None
+        """(session id, figures) read from the newest stretch of a session being read whole:
+        what the meter shows until the whole path is counted."""
         self._budget_told: str | None = None
         session.subscribe(self._on_event)
 
@@ -163,33 +169,73 @@ class Governor(Hooks, phase=Phase.SHAPE):
             self.context.reset()
             self.meter.forget()
             self._paused = False
+            self._refresh_stop.cancel()  # a recount of the session before stops between steps
             self._schedule_refresh()
+            self._read_tail(event.session_id)
         elif isinstance(event, events.SettingsChanged):
             self.check_budget()
         elif isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch", "session"):
             self.meter.invalidate()  # someone else moved the history: recount on next use
 
+    def _read_tail(self, session_id: str) -> None:
+        """A session shown before it is read whole: its meter figures from the newest stretch
+        (off the event loop: the estimator may tokenize a long reply), published when got."""
+        tail = self.session.opening_tail
+        if tail is None:
+            return  # read whole now (figures read from its tail stay until it is counted)
+        self._tail = None
+        estimator = self.estimator
+
+        async def read() -> None:
+            figures = await asyncio.to_thread(tail_figures, tail, estimator)
+            if figures is not None and self.session.session_id == session_id:
+                self._tail = (session_id, figures)
+                self.session.publish_context()
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (a script): the whole path is counted instead
+        self._spawn(read(), "governance-tail")
+
+    def _tail_figures(self, session: HookContext) -> TailFigures | None:
+        """The figures read from the tail, while they still describe the session and the whole
+        path is not counted yet."""
+        if self._tail is None:
+            return None
+        session_id, figures = self._tail
+        if session_id != session.session_id:
+            return None
+        if session.opening_tail is not None:
+            return figures
+        if session.leaf_id == figures.leaf and not self.meter.current:
+            return figures
+        return None
+
     def _schedule_refresh(self) -> bool:
         """Recount off the event loop (a whole session can take a while to tokenize), then
         publish the new figures; until then the meter shows what it has. False when there
         is no event loop to do it on (a script: count synchronously instead)."""
-        if self._refreshing is not None and not self._refreshing.done():
+        if self._refreshing is not None and not self._refreshing.done() and not self._refresh_stop.cancelled:
             return True
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return False
-        self._refreshing = self._spawn(self._refresh_and_publish(), "governance-recount")
+        self._refresh_stop = stop = CancelToken()
+        self._refreshing = self._spawn(self._refresh_and_publish(stop), "governance-recount")
         return True
 
-    async def _refresh_and_publish(self) -> None:
+    async def _refresh_and_publish(self, stop: CancelToken) -> None:
         try:
             if self.context.last is None and not self.meter.prefix_tokens:
                 # A session reopened at start: its system prompt and tools count before its
                 # first request too (else the meter reads its messages alone until then).
                 request = await self.session.build_request_off_loop()
                 await asyncio.to_thread(off_loop_work, lambda: self._count_prefix(request))
-            await self.meter.refresh(self.session)
+            await self.meter.refresh(self.session, stop)
+        except Cancelled:
+            return  # superseded: the recount that replaced it publishes
         except Exception:
             log.exception("recounting the context failed")
             return
@@ -240,9 +286,11 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator
-        if self.meter.current or not self._schedule_refresh():
+        tail = self._tail_figures(session)
+        refreshing = not self.meter.current and self._schedule_refresh()
+        if tail is None and not refreshing:
             self.meter.update(session)
-        tokens = self.meter.tokens
+        tokens = tail.tokens if tail is not None else self.meter.tokens
         believed = session.context_window
         window = believed.tokens
         return events.ContextUsage(
@@ -251,8 +299,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
             percent=round(100 * tokens / window, 1) if window else 0.0,
             stable_prefix_tokens=self.context.last.stable_tokens if self.context.last else 0,
             threshold_tokens=threshold_tokens(window, self.settings) if self.settings.enabled else None,
-            last_usage=self.meter.tally.last,
-            usage_by_provider=self.meter.tally.by_provider,
+            last_usage=tail.last_usage if tail is not None else self.meter.tally.last,
+            usage_by_provider=[] if tail is not None else self.meter.tally.by_provider,
             window_source=believed.source,
             window_origin=believed.origin,
         )

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
 from memento.core.entries import CompactionEntry, Entry
-from memento.governance.tokens import Estimator, IncrementalCounter, usage_anchor
-from memento.governance.usage import UsageTally
+from memento.core.events import ProviderUsage
+from memento.governance.tokens import Estimator, IncrementalCounter, calculate_context_tokens, usage_anchor
+from memento.governance.usage import UsageTally, reported
 from memento.session.edits import is_record
 from memento.session.pins import is_pin_record, sent_path
 from memento.session.projection import entry_messages
 from memento.session.relief_undo import is_undo
+from memento.util.cancel import CancelToken
 from memento.util.offloop import off_loop_work
 
 if TYPE_CHECKING:
@@ -53,6 +56,43 @@ def usage_is_stale(path: Sequence[Entry]) -> bool:
         if any(usage_anchor(m) is not None for m in entry_messages(entry)):
             return False
     return False
+
+
+@dataclass(frozen=True)
+class TailFigures:
+    """The meter's figures read from the newest stretch of a session's active path, before
+    the file is read whole: the newest reply's usage (the context as the provider counted
+    it) and the local estimate of what follows it."""
+
+    leaf: str
+    tokens: int
+    last_usage: ProviderUsage | None
+
+
+def tail_figures(tail: Sequence[Entry], estimator: Estimator) -> TailFigures | None:
+    """What the meter will read for a path ending with `tail` (root-most first), when the
+    newest usage that anchors it lies in `tail` and nothing after it rewrote the context (a
+    compaction, a prune or shake record, an undo, a pin: those need the whole path
+    counted); else None. The figures the whole count adds later: the provider totals and
+    the local estimate of the whole context, the floor under the usage figure (the usage
+    figure counts the system prompt and tools too, so it is the larger in a session the
+    provider counted)."""
+    if not tail:
+        return None
+    trailing = 0
+    last_usage: ProviderUsage | None = None
+    for entry in reversed(tail):
+        if _resets(entry):
+            return None
+        if last_usage is None:
+            last_usage = reported(entry)
+        messages = entry_messages(entry)
+        for k in range(len(messages) - 1, -1, -1):
+            usage = usage_anchor(messages[k])
+            if usage is not None:
+                return TailFigures(tail[-1].id, calculate_context_tokens(usage) + trailing, last_usage)
+            trailing += estimator.message_tokens(messages[k])
+    return None
 
 
 class ContextMeter:
@@ -126,22 +166,25 @@ class ContextMeter:
         local = counter.local_tokens + self.prefix_tokens
         return (local if stale else max(counter.estimate.tokens, local)), local
 
-    async def refresh(self, session: HookContext) -> None:
-        """A full recount, tokenizing off the event loop."""
+    async def refresh(self, session: HookContext, stop: CancelToken | None = None) -> None:
+        """A full recount, tokenizing off the event loop; `Cancelled` once `stop` is set (the
+        count stops between steps: another session was opened meanwhile)."""
         session_file = session.session_file
         path = session.branch_path()
         # The collector waits (off_loop_work): a recount of a long session allocates enough to
         # start full passes that would hold the event loop too.
-        counted = await asyncio.to_thread(off_loop_work, partial(self._recount, path))
+        counted = await asyncio.to_thread(off_loop_work, partial(self._recount, path, stop))
         if session.session_file == session_file and session.leaf_id == (path[-1].id if path else None):
             self._install(counted, session_file)
         else:
             self.invalidate()  # the path moved while we counted
 
-    def _recount(self, path: Sequence[Entry]) -> tuple[IncrementalCounter, bool, str | None, UsageTally]:
+    def _recount(
+        self, path: Sequence[Entry], stop: CancelToken | None = None
+    ) -> tuple[IncrementalCounter, bool, str | None, UsageTally]:
         counter = IncrementalCounter(self.estimator)
-        counter.reset(sent_path(path))
-        return counter, usage_is_stale(path), path[-1].id if path else None, UsageTally.of(path)
+        counter.reset(sent_path(path), stop=stop)
+        return counter, usage_is_stale(path), path[-1].id if path else None, UsageTally.of(path, stop)
 
     def _install(
         self, counted: tuple[IncrementalCounter, bool, str | None, UsageTally], session_file: Path | None

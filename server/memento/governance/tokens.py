@@ -31,6 +31,7 @@ from memento.core.entries import CompactionEntry, Entry
 from memento.core.messages import STORED, AssistantMessage, Message, Usage
 from memento.session.projection import Projection, entry_messages
 from memento.util import jsonish
+from memento.util.cancel import CancelToken, checked
 from memento.util.js import js_stringify, utf16_len
 
 IMAGE_CHARS = 4800
@@ -388,19 +389,26 @@ class IncrementalCounter:
         self._usage_index: int | None = None
         self._count = 0
 
-    def reset(self, path: Sequence[Entry], projection: Projection | None = None) -> None:
-        """Recount from a root→leaf path (pi 1.6's stale-usage rule applies)."""
+    def reset(
+        self, path: Sequence[Entry], projection: Projection | None = None, stop: CancelToken | None = None
+    ) -> None:
+        """Recount from a root→leaf path (pi 1.6's stale-usage rule applies); `Cancelled`
+        between steps once `stop` is set (a recount nobody waits for any more)."""
         from memento.session.projection import project
 
         projection = projection or project(path)
+        if stop is not None:
+            stop.check()
         estimate = estimate_projected_context_tokens(projection, path, self.estimator)
+        if stop is not None:
+            stop.check()
         self._usage, self._trailing, self._usage_index = (
             estimate.usage_tokens,
             estimate.trailing_tokens,
             estimate.last_usage_index,
         )
         self._count = len(projection.messages)
-        self._local = sum(self.estimator.message_tokens(m) for m in projection.messages)
+        self._local = sum(self.estimator.message_tokens(m) for m in checked(projection.messages, stop))
 
     def add_message(self, message: Message) -> int:
         tokens = self.estimator.message_tokens(message)

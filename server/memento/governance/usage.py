@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from memento.core.entries import CompactionEntry, Entry, MessageEntry
 from memento.core.events import ProviderUsage
 from memento.core.messages import STORED, AssistantMessage, Usage
+from memento.util.cancel import CancelToken, checked
 
 
 def _figures(provider: str, usage: Usage) -> ProviderUsage:
@@ -31,13 +32,14 @@ def _figures(provider: str, usage: Usage) -> ProviderUsage:
     )
 
 
-def reported(entry: Entry) -> ProviderUsage | None:
-    """The provider-reported usage an entry records (a reply, a provider's compaction)."""
+def _reported(entry: Entry) -> tuple[str, Usage] | None:
+    """The provider and the usage it reported that an entry records (a reply, a provider's
+    compaction)."""
     if isinstance(entry, MessageEntry) and isinstance(message := entry.message, AssistantMessage):
         usage = message.usage
         if usage.estimated or not (usage.input or usage.output or usage.cache_read or usage.cache_write):
             return None
-        return _figures(message.provider or "unknown", usage)
+        return message.provider or "unknown", usage
     if isinstance(entry, CompactionEntry) and entry.details:
         raw, provider = entry.details.get("remoteUsage"), entry.details.get("provider")
         try:
@@ -45,45 +47,63 @@ def reported(entry: Entry) -> ProviderUsage | None:
         except ValidationError:
             usage = None
         if usage is not None and isinstance(provider, str):
-            return _figures(provider, usage)
+            return provider, usage
     return None
 
 
+def reported(entry: Entry) -> ProviderUsage | None:
+    """The provider-reported usage an entry records (a reply, a provider's compaction)."""
+    found = _reported(entry)
+    return _figures(*found) if found is not None else None
+
+
 class UsageTally:
-    """Provider usage over a path, kept current one appended entry at a time."""
+    """Provider usage over a path, kept current one appended entry at a time (plain sums:
+    a whole count of a long session adds up a hundred thousand replies)."""
 
     def __init__(self) -> None:
-        self._by_provider: dict[str, ProviderUsage] = {}
-        self.last: ProviderUsage | None = None
-        """The newest reply's (or provider compaction's) figures."""
+        self._totals: dict[str, list[int]] = {}
+        """Provider → input, output, cache read, cache write, requests."""
+        self._last: tuple[str, Usage] | None = None
 
     @classmethod
-    def of(cls, path: Iterable[Entry]) -> UsageTally:
+    def of(cls, path: Iterable[Entry], stop: CancelToken | None = None) -> UsageTally:
         tally = cls()
-        for entry in path:
+        for entry in checked(path, stop):
             tally.add(entry)
         return tally
 
+    @property
+    def last(self) -> ProviderUsage | None:
+        """The newest reply's (or provider compaction's) figures."""
+        return _figures(*self._last) if self._last is not None else None
+
     def add(self, entry: Entry) -> None:
-        figures = reported(entry)
-        if figures is None:
+        found = _reported(entry)
+        if found is None:
             return
-        self.last = figures
-        total = self._by_provider.get(figures.provider)
-        self._by_provider[figures.provider] = (
-            figures
-            if total is None
-            else total.model_copy(
-                update={
-                    "input": total.input + figures.input,
-                    "output": total.output + figures.output,
-                    "cache_read": total.cache_read + figures.cache_read,
-                    "cache_write": total.cache_write + figures.cache_write,
-                    "requests": total.requests + 1,
-                }
-            )
-        )
+        self._last = found
+        provider, usage = found
+        total = self._totals.get(provider)
+        if total is None:
+            self._totals[provider] = [usage.input, usage.output, usage.cache_read, usage.cache_write, 1]
+        else:
+            total[0] += usage.input
+            total[1] += usage.output
+            total[2] += usage.cache_read
+            total[3] += usage.cache_write
+            total[4] += 1
 
     @property
     def by_provider(self) -> list[ProviderUsage]:
-        return sorted(self._by_provider.values(), key=lambda u: u.provider)
+        return [
+            ProviderUsage(
+                provider=provider,
+                input=total[0],
+                output=total[1],
+                cache_read=total[2],
+                cache_write=total[3],
+                requests=total[4],
+            )
+            for provider, total in sorted(self._totals.items())
+        ]

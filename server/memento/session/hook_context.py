@@ -137,6 +137,13 @@ class HookContext:
         store = self._session.store
         return store.leaf_id if store is not None else None
 
+    @property
+    def opening_tail(self) -> list[Entry] | None:
+        """While a stored session is shown but still being read whole (`branch_path` is
+        empty until then): the newest stretch of its active path, root-most first, read
+        through the file's index. None when no session is being read."""
+        return self._session.opening_tail
+
     def branch_path(self, leaf_id: str | None = None) -> list[Entry]:
         """The active path, root first; or the path that ends at `leaf_id`."""
         store = self._session.store

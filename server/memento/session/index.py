@@ -153,13 +153,19 @@ def _kind(kind: str, value: dict[str, Any]) -> str:
     return USER if message is not None and message.get("role") == "user" else MESSAGE
 
 
-def _scan(data: bytes, base: int, out: _Scan) -> int:
-    """Index the complete lines of `data` (which starts at file offset `base`); returns how
-    many bytes of it were complete lines. A line that starts as pi writes it is read from its
-    leading keys in place; any other is decoded (`_line`)."""
-    pos = 0
+def _scan(data: bytes, pos: int, base: int, out: _Scan) -> int:
+    """Index the complete lines of `data` from `pos` (`data` starts at file offset `base`);
+    returns where the last complete line ends in `data`. A line that starts as pi writes it
+    is read from its leading keys in place; any other is decoded (`_line`)."""
     find, lead_at = data.find, _LEAD.match
-    starts, ends, ids, parents, kinds = out.starts, out.ends, out.ids, out.parents, out.kinds
+    # Bound once: this loop runs once a line, 200,000 times for a long session.
+    start, end_at, id_of, parent_of, kind_of = (
+        out.starts.append,
+        out.ends.append,
+        out.ids.append,
+        out.parents.append,
+        out.kinds.append,
+    )
     while (end := find(b"\n", pos)) != -1:
         lead = lead_at(data, pos, end)
         if lead is None or lead.group(1) == b"compaction":
@@ -167,15 +173,15 @@ def _scan(data: bytes, base: int, out: _Scan) -> int:
             if line.strip():
                 _line(line, base + pos, base + end, out)
         else:
-            kind, entry_id, parent = lead.group(1, 2, 3)
-            starts.append(base + pos)
-            ends.append(base + end)
-            ids.append(entry_id.decode("utf-8", "replace"))
-            parents.append(None if parent == b"null" else parent[1:-1].decode("utf-8", "replace"))
+            kind, entry_id, parent = lead.groups()
+            start(base + pos)
+            end_at(base + end)
+            id_of(entry_id.decode("utf-8", "replace"))
+            parent_of(None if parent == b"null" else parent[1:-1].decode("utf-8", "replace"))
             if kind != b"message":
-                kinds.append(OTHER)
+                kind_of(OTHER)
             else:
-                kinds.append(USER if find(_USER_ROLE, lead.end(), end) != -1 else MESSAGE)
+                kind_of(USER if find(_USER_ROLE, lead.end(), end) != -1 else MESSAGE)
         pos = end + 1
     return pos
 
@@ -217,7 +223,7 @@ def build_index(path: Path) -> SessionIndex | None:
     if head.header.version != SESSION_VERSION or head.migrated_from is not None:
         return None
     scan = _Scan([], [], [], [], [], {})
-    size = header_end + _scan(data[header_end:], header_end, scan)
+    size = _scan(data, header_end, 0, scan)
     head, tail = _digest(data[: min(size, _PROBE)]), _digest(data[max(0, size - _PROBE) : size])
     return _finish(scan, stat, header_end, size, head, tail)
 
@@ -238,9 +244,20 @@ def _header_line(data: bytes, path: Path) -> tuple[int, LoadedFile]:
         return end + 1, head
 
 
+def _one_chain(ids: list[str], parents: list[str | None]) -> bool:
+    """Whether each entry's parent is the entry before it, the first has none in the file, and
+    no id repeats (checked in a few passes in C, not a walk of the whole path)."""
+    if not ids or parents[1:] != ids[:-1]:
+        return False
+    unique = set(ids)
+    return len(unique) == len(ids) and parents[0] not in unique
+
+
 def walk(ids: list[str], parents: list[str | None], leaf: int | None = None) -> list[int]:
     """Positions of the entries from the root to `leaf` (default: the last entry), as the
     store walks it: the last entry of a repeated id, a cycle ending the walk."""
+    if leaf is None and _one_chain(ids, parents):
+        return list(range(len(ids)))  # a session that never branched: every entry, in order
     positions = {entry_id: position for position, entry_id in enumerate(ids)}
     current = (len(ids) - 1 if ids else None) if leaf is None else leaf
     path: list[int] = []
@@ -424,7 +441,7 @@ def _extend(path: Path, old: SessionIndex) -> SessionIndex | None:
         added = f.read()
         scan = _Scan(list(old.starts), list(old.ends), list(old.ids), list(old.parents), list(old.kinds), {})
         scan.kept, scan.other_lines = dict(old.kept), old.other_lines
-        size = old.size + _scan(added, old.size, scan)
+        size = old.size + _scan(added, 0, old.size, scan)
         head, tail = _probe_head(f, size), _probe_tail(f, size)
     return _finish(scan, stat, old.header_end, size, head, tail, _extended_path(old, scan))
 

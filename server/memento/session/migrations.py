@@ -36,6 +36,7 @@ from memento.core.entries import (
     parse_entry,
 )
 from memento.core.messages import STORED
+from memento.util.cancel import CHECK_EVERY, CancelToken
 from memento.util.jsonish import as_object
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def _decode(line: bytes) -> Any:
         return _BAD
 
 
-def _split(data: bytes, out: LoadedFile) -> list[tuple[int, bytes]]:
+def _split(data: bytes, out: LoadedFile, stop: CancelToken | None = None) -> list[tuple[int, bytes]]:
     """Numbered non-blank lines; an unfinished last line goes to `out.torn`."""
     lines: list[tuple[int, bytes]] = []
     pos = 0
@@ -90,6 +91,8 @@ def _split(data: bytes, out: LoadedFile) -> list[tuple[int, bytes]]:
     out.complete_size = len(data)
     while pos < len(data):
         number += 1
+        if stop is not None and not number % CHECK_EVERY:
+            stop.check()
         end = data.find(b"\n", pos)
         if end == -1:
             tail = data[pos:]
@@ -226,10 +229,29 @@ def entry_of_line(line: bytes) -> Entry | None:
     return _to_entry(value, 0, LoadedFile(header=SessionHeader(id=""), entries=[]))
 
 
-def load_bytes(data: bytes, path: Path) -> LoadedFile:
-    """Parse a whole session file; raises `SessionCorrupt` when the header is unusable."""
+def _values(
+    lines: list[tuple[int, bytes]], out: LoadedFile, stop: CancelToken | None
+) -> list[tuple[int, bytes, dict[str, Any] | None]]:
+    """Entry dicts first, in file order with the lines that are not entries (None), because
+    migration works across all entries before any is validated."""
+    items: list[tuple[int, bytes, dict[str, Any] | None]] = []
+    for number, line in lines:
+        if stop is not None and not number % CHECK_EVERY:
+            stop.check()
+        value = as_object(_decode(line))
+        if value is None or value.get("type") in ("session", "title"):
+            out.warnings.append(f"line {number}: malformed line skipped (kept in the file)")
+            items.append((number, line, None))
+        else:
+            items.append((number, line, value))
+    return items
+
+
+def load_bytes(data: bytes, path: Path, stop: CancelToken | None = None) -> LoadedFile:
+    """Parse a whole session file; raises `SessionCorrupt` when the header is unusable, and
+    `Cancelled` (between lines) once `stop` is set."""
     out = LoadedFile(header=SessionHeader(id=""), entries=[])
-    lines = _split(data, out)
+    lines = _split(data, out, stop)
     header, start = _read_header(lines, path, out)
     if out.prefix:
         _fold_title(_decode(out.prefix[0]), header, out)
@@ -237,16 +259,7 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
     if version > SESSION_VERSION:
         out.warnings.append(f"written by a newer format (version {version}); unknown fields are kept")
 
-    # Entry dicts first, in file order with the lines that are not entries, because
-    # migration works across all entries before any is validated.
-    items: list[tuple[int, bytes, dict[str, Any] | None]] = []
-    for number, line in lines[start:]:
-        value = as_object(_decode(line))
-        if value is None or value.get("type") in ("session", "title"):
-            out.warnings.append(f"line {number}: malformed line skipped (kept in the file)")
-            items.append((number, line, None))
-        else:
-            items.append((number, line, value))
+    items = _values(lines[start:], out, stop)
     del lines
 
     out.migrated_from = migrate(header, [v for _, _, v in items if v is not None])
@@ -256,6 +269,8 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
         raise SessionCorrupt(f"session {path}: invalid session header: {exc}") from exc
 
     for index, (number, line, value) in enumerate(items):
+        if stop is not None and not index % CHECK_EVERY:
+            stop.check()
         # Each line's dict is dropped once read: freeing them all at the end would hold the
         # interpreter for a long moment with a long session (and the editor waiting).
         items[index] = _DONE

@@ -2,25 +2,35 @@
 
 `open_quick` (in a worker thread, well under a second for 200,000 entries) locks the file,
 brings its index up to date (`index.py`) and reads through it only the newest stretch of the
-active path, for the transcript's first page. `finish` (then, in a worker thread too) reads
-the file whole, as the store always has, for everything else (the context, the model's
-requests, rewinds). A file the index cannot serve (an older format, an index that does not
-match its lines) is read whole at once (`QuickOpen.store` is then set).
+active path, for the transcript's first page. `finish` (then, in a worker thread too) saves
+the index when it changed and reads the file whole, as the store always has, for everything
+else (the context, the model's requests, rewinds); an open given up (`QuickOpen.cancel`: the
+user asked for another session) stops it between lines. A file the index cannot serve (an
+older format, an index that does not match its lines) is read whole at once
+(`QuickOpen.store` is then set).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memento.core.entries import SessionHeader
-from memento.session.index import IndexedReader, IndexMismatch, drop_index, load_index
+from memento.session.index import (
+    IndexedReader,
+    IndexMismatch,
+    SessionIndex,
+    drop_index,
+    load_index,
+    save_index,
+)
 from memento.session.migrations import SessionCorrupt
 from memento.session.store import SessionStore
 from memento.session.transcript.builder import TranscriptBuilder, build
 from memento.session.transcript.paged import IndexedHistory
 from memento.session.transcript.projector import child_loader
+from memento.util.cancel import CancelToken
 from memento.util.lock import FileLock
 
 log = logging.getLogger(__name__)
@@ -39,6 +49,16 @@ class QuickOpen:
     """Held for `finish` (None once the store holds it)."""
     store: SessionStore | None = None
     """The file read whole already (it could not be read through an index)."""
+    unsaved: SessionIndex | None = None
+    """The index, built or extended for this open and not written yet (`finish` writes it:
+    the first page need not wait for that)."""
+    stop: CancelToken = field(default_factory=CancelToken)
+    """Set when the open is given up: `finish` stops reading."""
+
+    def cancel(self) -> None:
+        """Give the open up: a `finish` running stops between lines (`Cancelled`), and
+        releases the file."""
+        self.stop.cancel()
 
     @property
     def leaf_id(self) -> str | None:
@@ -81,7 +101,7 @@ def open_quick(path: Path) -> QuickOpen:
 
 
 def _through_index(path: Path, lock: FileLock) -> QuickOpen | None:
-    index, how = load_index(path)
+    index, how = load_index(path, save=False)
     if index is None:
         return None
     reader = IndexedReader(path, index)
@@ -99,18 +119,22 @@ def _through_index(path: Path, lock: FileLock) -> QuickOpen | None:
     except BaseException:
         reader.close()
         raise
-    return QuickOpen(path, header, transcript, history, lock)
+    return QuickOpen(path, header, transcript, history, lock, unsaved=index if how != "fresh" else None)
 
 
 def finish(quick: QuickOpen) -> tuple[SessionStore, TranscriptBuilder | None]:
     """The store, the file read whole under the lock `open_quick` took; with the transcript
     built whole when the quick one does not end where the store's branch does (a last line
-    the index did not take: written without its newline)."""
+    the index did not take: written without its newline). Raises `Cancelled` once the open
+    is given up (the lock released)."""
     if quick.store is not None:
         return quick.store, None
     lock, quick.lock = quick.lock, None
     assert lock is not None
-    store = SessionStore.open(quick.path, lock=lock)
+    if quick.unsaved is not None:
+        save_index(quick.path, quick.unsaved)
+        quick.unsaved = None
+    store = SessionStore.open(quick.path, lock=lock, stop=quick.stop)
     try:
         if store.leaf_id == quick.leaf_id:
             return store, None

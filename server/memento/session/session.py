@@ -53,6 +53,7 @@ from memento.session.transcript.builder import TranscriptBuilder
 from memento.session.transcript.projector import TranscriptProjector
 from memento.session.turn import TurnRunner
 from memento.session.window import WindowBelief
+from memento.util.cancel import Cancelled
 from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
 
@@ -111,7 +112,7 @@ class Session:
         """A session shown already and still being read whole (`open_quick`, `finish`)."""
         self._finishing: asyncio.Task[None] | None = None
         self._readings: dict[Path, asyncio.Task[None]] = {}
-        """Files read whole in the background now (a reading given up goes on till done)."""
+        """Files read whole in the background now (a reading given up stops soon after)."""
         self._turn_lock = asyncio.Lock()
         self._switching = asyncio.Lock()
         self._runner: TurnRunner | None = None
@@ -297,6 +298,15 @@ class Session:
         return self._opening.leaf_id if self._opening is not None else None
 
     @property
+    def opening_tail(self) -> list[Entry] | None:
+        """The newest stretch of the active path (root-most first) of a session shown while
+        it is read whole; None when no session is being read."""
+        opening = self._opening
+        if opening is None or opening.history is None:
+            return None
+        return opening.history.newest
+
+    @property
     def busy(self) -> bool:
         """A turn runs or waits to run. What refuses to run beside a turn (a compaction, a
         rewind, a session switch) asks this, and must not wait for the lock instead: it would
@@ -372,12 +382,15 @@ class Session:
         self._readings[quick.path] = reading
         reading.add_done_callback(lambda _: self._readings.pop(quick.path, None))
         # Told now, so that nothing shows the previous session's figures meanwhile (the meter
-        # counts nothing until the file is read whole, when it is told again).
+        # reads what it can from `opening_tail` until the file is read whole, when it is told
+        # again).
         self.events.publish(events.SessionChanged(session_id=self.session_id))
 
     async def _finish_open(self, quick: QuickOpen) -> None:
         try:
             store, transcript = await asyncio.to_thread(_finish, quick)
+        except Cancelled:
+            return  # another session was asked for: the read stopped, the file let go
         except Exception as exc:  # noqa: BLE001 -- said to the user; the session starts anew
             if self._opening is quick:
                 self._opening = None
@@ -395,7 +408,10 @@ class Session:
         self._use_loaded(store, transcript)
 
     def _abandon_opening(self) -> None:
-        """Give up showing the session being read (its reading closes what it opened)."""
+        """Give up showing the session being read: its reading stops (between lines) and
+        lets the file go."""
+        if self._opening is not None:
+            self._opening.cancel()
         self._opening = None
 
     async def loaded(self) -> None:

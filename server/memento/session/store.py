@@ -33,6 +33,7 @@ from memento.session.listing import SessionInfo, list_sessions
 from memento.session.migrations import LoadedFile, RawLine, SessionCorrupt, load_bytes, read_session
 from memento.session.paths import encode_workspace, new_session_path, sessions_dir
 from memento.session.upgrade import MigrationFailed, keep_original
+from memento.util.cancel import CancelToken
 from memento.util.fsio import fsync_dir
 from memento.util.lock import FileLock, SessionLocked
 
@@ -130,11 +131,14 @@ class SessionStore:
         return store
 
     @classmethod
-    def open(cls, path: Path, *, fsync: bool = False, lock: FileLock | None = None) -> SessionStore:
+    def open(
+        cls, path: Path, *, fsync: bool = False, lock: FileLock | None = None, stop: CancelToken | None = None
+    ) -> SessionStore:
         """Load, migrate and lock an existing session for writing (`lock`: taken already, by
         the caller, whose it is no longer: the store releases it, on failure too).
 
-        Raises `SessionLocked`, `SessionCorrupt`, `MigrationFailed` or `FileNotFoundError`.
+        Raises `SessionLocked`, `SessionCorrupt`, `MigrationFailed` or `FileNotFoundError`;
+        `Cancelled` while it reads the file once `stop` is set (the lock released).
         A torn last line is appended to `<file>.torn` and cut off, so later appends make a
         valid file. An older-version file is rewritten as version 3 (`_migrate`).
         """
@@ -147,7 +151,7 @@ class SessionStore:
         try:
             # Read under the lock: the previous writer may have been mid-append.
             data = path.read_bytes()
-            loaded = load_bytes(data, path)
+            loaded = load_bytes(data, path, stop)
             store = cls(path, loaded, lock, fsync=fsync)
             store.branch_path()  # walked here, off the caller's event loop, not on first use
             if loaded.migrated_from is None:

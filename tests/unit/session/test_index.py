@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit.sessions import write_session
 
 from memento.core.entries import (
     MessageEntry,
@@ -27,10 +28,13 @@ from memento.session.index import (
     walk,
 )
 from memento.session.listing import find_session
+from memento.session.migrations import load_bytes
 from memento.session.opening import finish, open_quick
 from memento.session.store import SessionStore
 from memento.session.transcript.builder import build
 from memento.session.transcript.paged import IndexedHistory
+from memento.util.cancel import Cancelled, CancelToken
+from memento.util.lock import FileLock
 from tests.unit.session.random_sessions import Writer, random_session
 
 
@@ -278,3 +282,50 @@ def test_the_stored_form_gives_back_the_index_whatever_the_ids(tmp_path: Path) -
     unusual = index.model_copy(update={"ids": odd, "parents": parents, "path": walk(odd, parents)})
     assert decode_index(encode_index(unusual)) == unusual
     assert decode_index(encode_index(index)[:-40]) is None
+
+
+def test_an_open_given_up_stops_reading_and_lets_the_file_go(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", session_id="long", cwd="/w", turns=3000)
+    before = path.read_bytes()
+    quick = open_quick(path)
+    assert not index_path(path).exists()  # the first page does not wait for the index's write
+    quick.cancel()
+    with pytest.raises(Cancelled):
+        finish(quick)
+    quick.close()
+    assert index_path(path).exists()  # written before the read that was given up
+    FileLock.acquire(path).release()  # let go: another open can take it
+    assert path.read_bytes() == before
+    again = open_quick(path)
+    store, _ = finish(again)
+    with store:
+        assert store.leaf_id == again.leaf_id == "a0000bb7"
+    again.close()
+
+
+def test_a_whole_read_stops_between_lines_once_given_up(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", session_id="long", cwd="/w", turns=3000)
+    stop = CancelToken()
+    assert len(load_bytes(path.read_bytes(), path, stop).entries) == 6000
+    stop.cancel()
+    with pytest.raises(Cancelled):
+        load_bytes(path.read_bytes(), path, stop)
+    with pytest.raises(Cancelled):
+        SessionStore.open(path, stop=stop)
+    FileLock.acquire(path).release()
+
+
+@pytest.mark.parametrize(
+    ("ids", "parents"),
+    [
+        (["a", "b", "c"], [None, "a", "b"]),  # one chain
+        (["a", "b", "c"], ["gone", "a", "b"]),  # its first parent not in the file
+        (["a", "b", "a"], [None, "a", "b"]),  # a repeated id: the last one wins
+        (["a", "b", "c"], ["c", "a", "b"]),  # a cycle
+        (["a", "b", "c", "d"], [None, "a", "b", "b"]),  # a branch
+        ([], []),
+    ],
+)
+def test_the_active_path_of_a_chain_is_the_walk(ids: list[str], parents: list[str | None]) -> None:
+    walked = walk(ids, parents, len(ids) - 1) if ids else []
+    assert walk(ids, parents) == walked

@@ -41,6 +41,9 @@ class IndexedHistory:
         self.turns = max(1, turns)
         self.start = len(positions)
         """Where on the path the built part begins (0: all of it is built)."""
+        self.newest: list[Entry] = []
+        """The entries of the newest stretch (`tail`), root-most first: what the context
+        meter reads before the file is read whole."""
 
     @property
     def complete(self) -> bool:
@@ -56,7 +59,10 @@ class IndexedHistory:
     def tail(self) -> TranscriptBuilder:
         """The newest stretch, as the builder a projector keeps current from here on."""
         start = self._boundary(len(self.positions))
-        builder = self._build(start, len(self.positions))
+        self.newest = [self._entry(k) for k in range(start, len(self.positions))]
+        builder = TranscriptBuilder(prefix=self.prefix, children=self.children)
+        for entry in self.newest:
+            builder.add(entry)
         self.start = start
         return builder
 
