@@ -14,7 +14,9 @@ from pydantic.alias_generators import to_camel
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
 
 class RetrySettings(Settings):

@@ -30,7 +30,7 @@ MAX_DEFINITION_BYTES = 64_000
 Origin = Literal["builtin", "user", "project"]
 
 
-class AgentDefinition(BaseModel):
+class AgentDefinition(BaseModel, defer_build=True):
     name: str = Field(min_length=1, max_length=48)
     description: str = ""
     tools: list[str] = Field(default_factory=lambda: sorted(READ_ONLY_TOOLS))

@@ -26,7 +26,7 @@ def default_user_dir(settings: TtsrSettings) -> Path | None:
     return user_config_dir() / "rules"
 
 
-class RuleInfo(BaseModel):
+class RuleInfo(BaseModel, defer_build=True):
     name: str
     path: str
     bucket: Bucket

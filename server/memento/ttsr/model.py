@@ -25,7 +25,7 @@ SOURCE_PRIORITY: dict[str, int] = {
 """First wins on equal names (omp §7.1): a project rule shadows everything else."""
 
 
-class Problem(BaseModel):
+class Problem(BaseModel, defer_build=True):
     path: str
     line: int = 0
     """0-based line in the rule file."""
@@ -33,7 +33,7 @@ class Problem(BaseModel):
     severity: Severity = "error"
 
 
-class Rule(BaseModel):
+class Rule(BaseModel, defer_build=True):
     name: str
     path: str
     """The rule file, or `builtin:NAME.md` for bundled rules."""

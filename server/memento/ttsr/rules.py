@@ -32,7 +32,9 @@ BUILTIN_DIR = Path(__file__).parent / "builtin"
 class RuleFrontmatter(BaseModel):
     """The frontmatter fields of a rule file (SPEC §5); anything else is reported and ignored."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
 
     name: str | None = None
     description: str | None = None

@@ -20,7 +20,9 @@ DISCARDED_CHARS = 2000
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     def data(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
