@@ -20,30 +20,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memento.advisor.engine import AdvisorEngine
 from memento.advisor.mechanism import Advisor
-from memento.checkpoints.engine import CheckpointEngine
-from memento.checkpoints.git import GitError, run_git, shadow_env
 from memento.checkpoints.mechanism import Checkpoints
-from memento.config import user_config_dir
-from memento.governance.governor import Governor
 from memento.governance.mechanism import Governance
-from memento.mcp.engine import McpEngine
 from memento.mcp.mechanism import Mcp
-from memento.memory.engine import MemoryEngine
 from memento.memory.mechanism import Memory
 from memento.session.mechanism import Handle, InstallContext
 from memento.session.mentions import WorkspaceContext
-from memento.session.session import Session
-from memento.subagents.engine import SubagentEngine
-from memento.subagents.mechanism import Subagents
-from memento.subagents.worktree import GitFailed, Shadow
-from memento.ttsr.attach import RuleAttachments
-from memento.ttsr.coordinator import TtsrHooks
-from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.mechanism import Ttsr
 from memento.util.tasks import Spawn
+
+if TYPE_CHECKING:
+    from memento.advisor.engine import AdvisorEngine
+    from memento.checkpoints.engine import CheckpointEngine
+    from memento.governance.governor import Governor
+    from memento.mcp.engine import McpEngine
+    from memento.memory.engine import MemoryEngine
+    from memento.session.session import Session
+    from memento.subagents.engine import SubagentEngine
+    from memento.subagents.mechanism import Subagents
+    from memento.ttsr.attach import RuleAttachments
+    from memento.ttsr.coordinator import TtsrHooks
+    from memento.ttsr.engine import TtsrEngine
 
 
 @dataclass
@@ -106,7 +106,13 @@ def _subagents(
     session: Session, spawn: Spawn, checkpoints: CheckpointEngine, memory: MemoryEngine
 ) -> Subagents:
     """The `task` tool. Its children get governance of their own and the parent's TTSR rules
-    (read from the parent's workspace); their worktrees come from the checkpoint snapshot."""
+    (read from the parent's workspace); their worktrees come from the checkpoint snapshot.
+    Imported here, not at the top: a session that offers no `task` tool never loads them."""
+    from memento.checkpoints.git import GitError, run_git, shadow_env
+    from memento.config import user_config_dir
+    from memento.subagents.mechanism import Subagents
+    from memento.subagents.worktree import GitFailed, Shadow
+
     parent_root = session.root
 
     def install_child(child: Session) -> Mechanisms:

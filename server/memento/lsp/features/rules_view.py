@@ -20,8 +20,6 @@ from memento.ttsr.attach import RuleAttachments, workspace_path
 from memento.ttsr.coordinator import TtsrHooks
 from memento.ttsr.engine import TtsrEngine, lint
 from memento.ttsr.model import Problem
-from memento.ttsr.omfg import OmfgError, surfaces_of, validate, write_rule
-from memento.ttsr.omfg_run import generate
 from memento.ttsr.rules import affects_rules, build_rule, is_rule_file, rule_folders
 from memento.ttsr.templates import display_path
 from memento.util.lines import without_bom
@@ -183,6 +181,9 @@ class RulesView:
             attachments.set_active_document(None)
 
     async def omfg(self, params: Any) -> dict[str, Any]:
+        # /omfg (and its regex translation) loads with its first use, not with the rules.
+        from memento.ttsr.omfg_run import generate
+
         args = p.parse(p.OmfgParams, params)
         if args.write:
             return await self._save(args)
@@ -199,6 +200,8 @@ class RulesView:
         ).wire()
 
     async def _save(self, args: p.OmfgParams) -> dict[str, Any]:
+        from memento.ttsr.omfg import OmfgError, surfaces_of, validate, write_rule
+
         if args.rule is None:
             raise JsonRpcInvalidParams("write needs the confirmed rule: {rule: {name, content}, write: true}")
         candidate = args.rule
