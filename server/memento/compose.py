@@ -69,14 +69,17 @@ class Mechanisms:
             await handle.aclose()
 
 
-def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = True) -> Mechanisms:
+def install_mechanisms(
+    session: Session, spawn: Spawn, *, load_rules: bool = True, warm_up: bool = True
+) -> Mechanisms:
     """Install every mechanism on `session`; their background work (rule loading, tokenizer
     warm-up, advisor turns, worktree clean-up) runs through `spawn` (the front end's task
     registry). The language server loads the rules itself (`load_rules=False`) because it
-    publishes their lint with the load."""
+    publishes their lint with the load, and warms the tokenizer up itself (`warm_up=False`)
+    once its first answers are out."""
     session.add_hooks(WorkspaceContext())  # the editor's @-mentions, first of what augments a request
     ctx = InstallContext(session, spawn)
-    governor = Governance().install(ctx)
+    governor = Governance(warm_up=warm_up).install(ctx)
     advisor = Advisor().install(ctx)
     checkpoints = Checkpoints().install(ctx)
     memory = Memory().install(ctx)
