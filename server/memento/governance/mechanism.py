@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memento.governance.governor import Governor, RequestMeter
-from memento.governance.recall import RecallOffer
 from memento.session.mechanism import InstallContext
 
 
@@ -23,6 +22,8 @@ class Governance:
         ctx.session.add_hooks(RequestMeter(governor))
         config = ctx.session.config
         if config.compaction.enabled and config.provider.tool_mode() != "json":
+            from memento.governance.recall import RecallOffer
+
             RecallOffer(ctx.session)
         governor.check_budget()
         if self.warm_up:

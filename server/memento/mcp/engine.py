@@ -25,7 +25,6 @@ from memento.mcp.server import Server
 from memento.mcp.store import ResultStore
 from memento.mcp.trust import McpTrust
 from memento.mcp.variables import Unresolved, resolve
-from memento.mcp.views import PromptView, ServerView, prompt_view, server_view
 from memento.security.secrets import remember
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, Phase, TurnInfo
@@ -36,6 +35,7 @@ if TYPE_CHECKING:  # the SDK loads on first use (a second of imports), not with 
     import mcp_types as mt
 
     from memento.mcp.connection import Connection
+    from memento.mcp.views import PromptView, ServerView
 
 log = logging.getLogger(__name__)
 
@@ -275,6 +275,8 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
 
     # -- prompts as slash commands ------------------------------------------------------
     def prompt_commands(self) -> list[PromptView]:
+        from memento.mcp.views import prompt_view  # the views load with the first listing
+
         out: list[PromptView] = []
         for server in self.servers.values():
             if server.connection is not None and server.startable:
@@ -330,6 +332,8 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
         return [self._view(server) for server in self.servers.values()]
 
     def _view(self, server: Server) -> ServerView:
+        from memento.mcp.views import server_view
+
         return server_view(server, self.settings)
 
     def _named(self, name: str) -> Server:
