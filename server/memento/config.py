@@ -14,9 +14,9 @@ from pydantic.alias_generators import to_camel
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
-    )
+    # Built at import, not deferred: the engine validates every section at start, and a
+    # deferred parent built first makes each nested section build its schema twice.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
 class RetrySettings(Settings):
