@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from memento.config import McpSettings
 from memento.core import events
 from memento.core.messages import ToolCall
-from memento.mcp.definitions import Definition, find
 from memento.mcp.errors import NotRunning
 from memento.mcp.names import PREFIX, RESOURCE_TOOL, model_name
 from memento.mcp.policy import policy
@@ -24,7 +23,6 @@ from memento.mcp.prompts import prompt_arguments
 from memento.mcp.server import Server
 from memento.mcp.store import ResultStore
 from memento.mcp.trust import McpTrust
-from memento.mcp.variables import Unresolved, resolve
 from memento.security.secrets import remember
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, Phase, TurnInfo
@@ -35,6 +33,7 @@ if TYPE_CHECKING:  # the SDK loads on first use (a second of imports), not with 
     import mcp_types as mt
 
     from memento.mcp.connection import Connection
+    from memento.mcp.definitions import Definition
     from memento.mcp.views import PromptView, ServerView
 
 log = logging.getLogger(__name__)
@@ -67,6 +66,9 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
     # -- definitions --------------------------------------------------------------------
     async def refresh(self) -> None:
         """Read every source again and reconcile the running servers with it."""
+        # The definitions' readers load with the first refresh (the first turn), not at install.
+        from memento.mcp.definitions import find
+
         async with self._refresh_lock:
             settings, root = self.settings, self.session.root
             found = await asyncio.to_thread(find, root, settings, self.home)
@@ -83,6 +85,8 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
             self.sync_tools()
 
     def _server(self, definition: Definition, root: Path, settings: McpSettings) -> Server:
+        from memento.mcp.variables import Unresolved, resolve
+
         server = Server(definition, trusted=self.trust_store.is_trusted(root, definition))
         try:
             server.launch = resolve(definition, root, home=self.home, inputs=settings.inputs)
