@@ -64,7 +64,7 @@ class IndexMismatch(Exception):
 class SessionIndex(BaseModel):
     """The stored index. `starts[i]`/`ends[i]`: entry i's line (without its newline)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     format: str = FORMAT
     version: int = VERSION
@@ -300,7 +300,7 @@ class _Stored(BaseModel):
     """The index as written: the number arrays packed (little-endian int64, base64), as they
     are most of it and read many times faster so than as JSON numbers."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     format: str
     version: int

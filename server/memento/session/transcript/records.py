@@ -20,9 +20,7 @@ DISCARDED_CHARS = 2000
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     def data(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
