@@ -20,30 +20,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memento.advisor.engine import AdvisorEngine
 from memento.advisor.mechanism import Advisor
-from memento.checkpoints.engine import CheckpointEngine
-from memento.checkpoints.git import GitError, run_git, shadow_env
 from memento.checkpoints.mechanism import Checkpoints
-from memento.config import user_config_dir
-from memento.governance.governor import Governor
 from memento.governance.mechanism import Governance
-from memento.mcp.engine import McpEngine
 from memento.mcp.mechanism import Mcp
-from memento.memory.engine import MemoryEngine
 from memento.memory.mechanism import Memory
 from memento.session.mechanism import Handle, InstallContext
 from memento.session.mentions import WorkspaceContext
-from memento.session.session import Session
-from memento.subagents.engine import SubagentEngine
-from memento.subagents.mechanism import Subagents
-from memento.subagents.worktree import GitFailed, Shadow
-from memento.ttsr.attach import RuleAttachments
-from memento.ttsr.coordinator import TtsrHooks
-from memento.ttsr.engine import TtsrEngine
 from memento.ttsr.mechanism import Ttsr
 from memento.util.tasks import Spawn
+
+if TYPE_CHECKING:
+    from memento.advisor.engine import AdvisorEngine
+    from memento.checkpoints.engine import CheckpointEngine
+    from memento.governance.governor import Governor
+    from memento.mcp.engine import McpEngine
+    from memento.memory.engine import MemoryEngine
+    from memento.session.session import Session
+    from memento.subagents.engine import SubagentEngine
+    from memento.subagents.mechanism import Subagents
+    from memento.ttsr.attach import RuleAttachments
+    from memento.ttsr.coordinator import TtsrHooks
+    from memento.ttsr.engine import TtsrEngine
 
 
 @dataclass
@@ -69,14 +69,17 @@ class Mechanisms:
             await handle.aclose()
 
 
-def install_mechanisms(session: Session, spawn: Spawn, *, load_rules: bool = True) -> Mechanisms:
+def install_mechanisms(
+    session: Session, spawn: Spawn, *, load_rules: bool = True, warm_up: bool = True
+) -> Mechanisms:
     """Install every mechanism on `session`; their background work (rule loading, tokenizer
     warm-up, advisor turns, worktree clean-up) runs through `spawn` (the front end's task
     registry). The language server loads the rules itself (`load_rules=False`) because it
-    publishes their lint with the load."""
+    publishes their lint with the load, and warms the tokenizer up itself (`warm_up=False`)
+    once its first answers are out."""
     session.add_hooks(WorkspaceContext())  # the editor's @-mentions, first of what augments a request
     ctx = InstallContext(session, spawn)
-    governor = Governance().install(ctx)
+    governor = Governance(warm_up=warm_up).install(ctx)
     advisor = Advisor().install(ctx)
     checkpoints = Checkpoints().install(ctx)
     memory = Memory().install(ctx)
@@ -106,7 +109,13 @@ def _subagents(
     session: Session, spawn: Spawn, checkpoints: CheckpointEngine, memory: MemoryEngine
 ) -> Subagents:
     """The `task` tool. Its children get governance of their own and the parent's TTSR rules
-    (read from the parent's workspace); their worktrees come from the checkpoint snapshot."""
+    (read from the parent's workspace); their worktrees come from the checkpoint snapshot.
+    Imported here, not at the top: a session that offers no `task` tool never loads them."""
+    from memento.checkpoints.git import GitError, run_git, shadow_env
+    from memento.config import user_config_dir
+    from memento.subagents.mechanism import Subagents
+    from memento.subagents.worktree import GitFailed, Shadow
+
     parent_root = session.root
 
     def install_child(child: Session) -> Mechanisms:

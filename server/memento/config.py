@@ -14,6 +14,8 @@ from pydantic.alias_generators import to_camel
 
 
 class Settings(BaseModel):
+    # Built at import, not deferred: the engine validates every section at start, and a
+    # deferred parent built first makes each nested section build its schema twice.
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 

@@ -51,7 +51,7 @@ ADVISE_SPEC = ToolSpec(
 
 
 class AdviseArgs(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
     note: str = Field(min_length=1)
     severity: Severity = "nit"

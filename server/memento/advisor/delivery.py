@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-from xml.sax.saxutils import escape
 
 from memento.advisor.guard import Severity
 
@@ -52,11 +51,15 @@ def resolve_channel(severity: Severity, state: DeliveryState) -> Channel:
 
 
 def _attr(value: str) -> str:
+    from xml.sax.saxutils import escape  # with the first note: it brings urllib along
+
     return escape(value, {'"': "&quot;"})
 
 
 def advisory_text(note: str, severity: Severity | None = None, advisor: str | None = None) -> str:
     """One note as the agent reads it; the default advisor carries no `advisor` attribute."""
+    from xml.sax.saxutils import escape
+
     attrs = ""
     if advisor:
         attrs += f' advisor="{_attr(advisor)}"'

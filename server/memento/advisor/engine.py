@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from memento.advisor.advise import Advice, AdviseTool, investigation_tools
-from memento.advisor.agent import ADVISOR_SYSTEM_PROMPT, AdvisorAgent
 from memento.advisor.board import LiveNote, NoteBoard
 from memento.advisor.guard import EmissionGuard
 from memento.advisor.router import Router, read_text
-from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks, StatusKind
 from memento.advisor.watchdog import default_user_dir, load_guidance
 from memento.config import ProviderConfig
 from memento.core import events
@@ -33,6 +31,8 @@ from memento.session.tools.workspace import display_path, resolve_in_workspace
 from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
+    from memento.advisor.agent import AdvisorAgent
+    from memento.advisor.runtime import AdvisorRuntime, StatusKind
     from memento.session.hook_context import HookContext
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,10 @@ class AdvisorEngine(Hooks, phase=Phase.AUGMENT):
         if not enabled:
             self._stop()
             return False
+        # The agent and its runtime load when the advisor first starts (it is off by default).
+        from memento.advisor.agent import ADVISOR_SYSTEM_PROMPT, AdvisorAgent
+        from memento.advisor.runtime import AdvisorRuntime, RuntimeHooks
+
         settings = self._provider_settings()
         try:
             provider = create_provider(settings)

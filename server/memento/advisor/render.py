@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-from xml.sax.saxutils import escape
 
 from memento.advisor.delivery import ADVISORY_OPEN
 from memento.core.messages import (
@@ -152,6 +151,8 @@ def _block(message: Message, include_thinking: bool) -> _Block | None:
             body = _clip(message.text(), MAX_RESULT_CHARS)
             return _Block("agent", f"← `{message.tool_name}`{status}\n{_fence(body)}")
         case CustomMessage():
+            from xml.sax.saxutils import escape  # with the first card: it brings urllib along
+
             kind = escape(message.custom_type, {'"': "&quot;"})
             text = escape(content_text(message.content))
             return _Block("user", f'<primary-context kind="{kind}">\n{text}\n</primary-context>')

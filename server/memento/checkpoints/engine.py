@@ -49,7 +49,7 @@ class CheckpointError(Exception):
 
 
 class CheckpointInfo(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
     id: str
     label: str

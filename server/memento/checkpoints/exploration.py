@@ -61,11 +61,11 @@ class ExplorationState:
                 self.active, self.completed = None, True
 
 
-class _GoalArgs(BaseModel):
+class _GoalArgs(BaseModel, defer_build=True):
     goal: str = Field(min_length=1)
 
 
-class _ReportArgs(BaseModel):
+class _ReportArgs(BaseModel, defer_build=True):
     report: str
 
 

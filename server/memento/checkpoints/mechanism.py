@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from memento.checkpoints.engine import CheckpointEngine
-from memento.checkpoints.exploration import ExplorationHooks
 from memento.session.mechanism import InstallContext
 
 
@@ -14,5 +13,7 @@ class Checkpoints:
         engine = CheckpointEngine(session)
         session.add_hooks(engine)
         if session.config.checkpoints.exploration_tools:
+            from memento.checkpoints.exploration import ExplorationHooks  # off by default
+
             session.add_hooks(ExplorationHooks(session))
         return engine

@@ -27,7 +27,9 @@ CheckpointKind = Literal["auto", "manual", "rewind", "exploration"]
 
 
 class JournalRecord(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     kind: Literal["checkpoint", "change"]
     at: str = ""

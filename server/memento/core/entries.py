@@ -14,7 +14,7 @@ from collections.abc import Container
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
 from memento.core.messages import STORED, Content, Message, Wire
 from memento.util.jsonish import field
@@ -203,7 +203,7 @@ Entry = Annotated[
     Discriminator(_entry_tag),
 ]
 
-_ENTRY = TypeAdapter[Entry](Entry)
+_ENTRY = TypeAdapter[Entry](Entry, config=ConfigDict(defer_build=True))  # built at the first entry read
 
 
 def parse_entry(data: dict[str, Any]) -> Entry:

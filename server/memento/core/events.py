@@ -21,12 +21,12 @@ StreamKind = Literal["text", "thinking", "tool"]
 TurnEndState = Literal["finished", "aborted", "error"]
 
 
-class TurnStarted(BaseModel):
+class TurnStarted(BaseModel, defer_build=True):
     kind: Literal["turn_started"] = "turn_started"
     turn_id: str
 
 
-class Delta(BaseModel):
+class Delta(BaseModel, defer_build=True):
     kind: Literal["delta"] = "delta"
     turn_id: str
     stream: StreamKind
@@ -35,7 +35,7 @@ class Delta(BaseModel):
     tool_name: str | None = None
 
 
-class ToolCallStarted(BaseModel):
+class ToolCallStarted(BaseModel, defer_build=True):
     kind: Literal["tool_call_started"] = "tool_call_started"
     turn_id: str
     tool_call_id: str
@@ -46,7 +46,7 @@ class ToolCallStarted(BaseModel):
     """The tool's own name on that server."""
 
 
-class ToolCallFinished(BaseModel):
+class ToolCallFinished(BaseModel, defer_build=True):
     kind: Literal["tool_call_finished"] = "tool_call_finished"
     turn_id: str
     tool_call_id: str
@@ -58,7 +58,7 @@ class ToolCallFinished(BaseModel):
     server_tool: str | None = None
 
 
-class ToolProgress(BaseModel):
+class ToolProgress(BaseModel, defer_build=True):
     """A running tool said how far it got (an MCP server's `notifications/progress`)."""
 
     kind: Literal["tool_progress"] = "tool_progress"
@@ -69,7 +69,7 @@ class ToolProgress(BaseModel):
     message: str | None = None
 
 
-class McpServersChanged(BaseModel):
+class McpServersChanged(BaseModel, defer_build=True):
     """An MCP server changed state or listing (`memento/mcp/list` answers differently now);
     `message`, when set, is for the user (a crash and its restart, a failed start)."""
 
@@ -77,7 +77,7 @@ class McpServersChanged(BaseModel):
     message: str = ""
 
 
-class TurnRetrying(BaseModel):
+class TurnRetrying(BaseModel, defer_build=True):
     """The turn asks the model again: a hook (TTSR: `rules`) dropped the reply, or the
     provider will resend a failed request in `retry_in_ms` (429, overload)."""
 
@@ -89,14 +89,14 @@ class TurnRetrying(BaseModel):
     retry_in_ms: int | None = None
 
 
-class TurnFinished(BaseModel):
+class TurnFinished(BaseModel, defer_build=True):
     kind: Literal["turn_finished"] = "turn_finished"
     turn_id: str
     state: TurnEndState
     error: str | None = None
 
 
-class ProviderUsage(BaseModel):
+class ProviderUsage(BaseModel, defer_build=True):
     """Tokens a provider reported: for one request, or all of its requests on the active path."""
 
     provider: str
@@ -117,7 +117,7 @@ class ProviderUsage(BaseModel):
         return round(100 * self.cache_read / self.prompt, 1) if self.prompt else 0.0
 
 
-class ContextUsage(BaseModel):
+class ContextUsage(BaseModel, defer_build=True):
     kind: Literal["context_usage"] = "context_usage"
     tokens: int
     context_window: int
@@ -135,7 +135,7 @@ class ContextUsage(BaseModel):
     """The same in words: "settings", "server /props n_ctx", "learned from overflow"…"""
 
 
-class Error(BaseModel):
+class Error(BaseModel, defer_build=True):
     """A problem the user should see that is not tied to a turn's end."""
 
     kind: Literal["error"] = "error"
@@ -143,12 +143,12 @@ class Error(BaseModel):
     turn_id: str | None = None
 
 
-class SessionChanged(BaseModel):
+class SessionChanged(BaseModel, defer_build=True):
     kind: Literal["session_changed"] = "session_changed"
     session_id: str
 
 
-class SettingsChanged(BaseModel):
+class SettingsChanged(BaseModel, defer_build=True):
     """The session runs on new settings (the editor's configuration changed)."""
 
     kind: Literal["settings_changed"] = "settings_changed"
@@ -158,12 +158,12 @@ SessionMode = Literal["act", "ask"]
 """`act`: the agent may change the workspace; `ask`: it only reads (no mutating tool offered)."""
 
 
-class ModeChanged(BaseModel):
+class ModeChanged(BaseModel, defer_build=True):
     kind: Literal["mode_changed"] = "mode_changed"
     mode: SessionMode
 
 
-class HistoryRewritten(BaseModel):
+class HistoryRewritten(BaseModel, defer_build=True):
     """The model context changed other than by appending (compaction, prune, shake, rewind,
     branch, session switch): whoever mirrors the transcript must replay it."""
 
@@ -178,21 +178,21 @@ SummaryAuthor = Literal["model", "structured", "provider"]
 session's provider itself (its own compaction)."""
 
 
-class CompactionStarted(BaseModel):
+class CompactionStarted(BaseModel, defer_build=True):
     kind: Literal["compaction_started"] = "compaction_started"
     level: CompactionLevel
     reason: CompactionReason
     tokens_before: int
 
 
-class CompactionProgress(BaseModel):
+class CompactionProgress(BaseModel, defer_build=True):
     kind: Literal["compaction_progress"] = "compaction_progress"
     level: CompactionLevel
     message: str
     percent: int | None = None
 
 
-class CompactionFinished(BaseModel):
+class CompactionFinished(BaseModel, defer_build=True):
     kind: Literal["compaction_finished"] = "compaction_finished"
     level: CompactionLevel
     reason: CompactionReason
@@ -203,7 +203,7 @@ class CompactionFinished(BaseModel):
     """The provider that wrote the summary itself (`summarizer` "provider")."""
 
 
-class CompactionFailed(BaseModel):
+class CompactionFailed(BaseModel, defer_build=True):
     kind: Literal["compaction_failed"] = "compaction_failed"
     level: CompactionLevel
     reason: CompactionReason
@@ -211,7 +211,7 @@ class CompactionFailed(BaseModel):
     error: str
 
 
-class CompactionSkipped(BaseModel):
+class CompactionSkipped(BaseModel, defer_build=True):
     """A relief step that would not have made the context smaller: nothing was recorded."""
 
     kind: Literal["compaction_skipped"] = "compaction_skipped"
@@ -222,21 +222,21 @@ class CompactionSkipped(BaseModel):
     """Why it was not applied, with the figures."""
 
 
-class TtsrTriggered(BaseModel):
+class TtsrTriggered(BaseModel, defer_build=True):
     kind: Literal["ttsr_triggered"] = "ttsr_triggered"
     turn_id: str
     rules: list[str]
     interrupted: bool
 
 
-class RulesChanged(BaseModel):
+class RulesChanged(BaseModel, defer_build=True):
     """Rule files were (re)loaded; carries lint problems per rule file."""
 
     kind: Literal["rules_changed"] = "rules_changed"
     problems: dict[str, list[dict[str, Any]]] = Field(default_factory=dict[str, list[dict[str, Any]]])
 
 
-class AdvisorNote(BaseModel):
+class AdvisorNote(BaseModel, defer_build=True):
     kind: Literal["advisor_note"] = "advisor_note"
     note_id: str
     note: str
@@ -248,12 +248,12 @@ class AdvisorNote(BaseModel):
     turn_id: str | None = None
 
 
-class AdvisorNotesCleared(BaseModel):
+class AdvisorNotesCleared(BaseModel, defer_build=True):
     kind: Literal["advisor_notes_cleared"] = "advisor_notes_cleared"
     note_ids: list[str]
 
 
-class AdvisorStatus(BaseModel):
+class AdvisorStatus(BaseModel, defer_build=True):
     """The advisor failed, dropped a batch, halted or was toggled: tell the user once."""
 
     kind: Literal["advisor_status"] = "advisor_status"
@@ -261,13 +261,13 @@ class AdvisorStatus(BaseModel):
     message: str
 
 
-class CheckpointCreated(BaseModel):
+class CheckpointCreated(BaseModel, defer_build=True):
     kind: Literal["checkpoint_created"] = "checkpoint_created"
     checkpoint_id: str
     label: str
 
 
-class FilesRestore(BaseModel):
+class FilesRestore(BaseModel, defer_build=True):
     """A rewind puts workspace files back: `started` before the first is written, `finished`
     after the last (also when it stopped midway). Whoever follows a file's text takes the
     change for the agent's, not the user's (the advisor clears its notes on those lines)."""
@@ -277,7 +277,7 @@ class FilesRestore(BaseModel):
     paths: list[str]
 
 
-class Rewound(BaseModel):
+class Rewound(BaseModel, defer_build=True):
     kind: Literal["rewound"] = "rewound"
     checkpoint_id: str
     restored: list[str]

@@ -29,7 +29,11 @@ class Wire(BaseModel):
     """
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow", serialize_by_alias=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        serialize_by_alias=True,
+        defer_build=True,
     )
 
     def model_post_init(self, context: Any, /) -> None:

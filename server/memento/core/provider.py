@@ -21,7 +21,7 @@ ToolCalling = Literal["native", "json"]
 (for small local models that cannot do native tool calls)."""
 
 
-class ToolSpec(BaseModel):
+class ToolSpec(BaseModel, defer_build=True):
     name: str
     description: str
     parameters: dict[str, Any]
@@ -33,7 +33,7 @@ class ToolSpec(BaseModel):
     runs): a tool with one is offered in ask mode too, as that."""
 
 
-class ModelRequest(BaseModel):
+class ModelRequest(BaseModel, defer_build=True):
     system: str = ""
     messages: list[Message] = Field(default_factory=list[Message])
     tools: list[ToolSpec] = Field(default_factory=list[ToolSpec])
@@ -52,7 +52,7 @@ class ModelRequest(BaseModel):
     explicit prompt caching (Anthropic) put their cache breakpoint there."""
 
 
-class ProviderCapabilities(BaseModel):
+class ProviderCapabilities(BaseModel, defer_build=True):
     tool_calling: ToolCalling = "native"
     prompt_cache: bool = False
     remote_compaction: bool = False
@@ -60,35 +60,35 @@ class ProviderCapabilities(BaseModel):
     on (`provider.compaction.remote`)."""
 
 
-class TextDelta(BaseModel):
+class TextDelta(BaseModel, defer_build=True):
     kind: Literal["text"] = "text"
     text: str
 
 
-class ThinkingDelta(BaseModel):
+class ThinkingDelta(BaseModel, defer_build=True):
     kind: Literal["thinking"] = "thinking"
     text: str
     signature: str | None = None
 
 
-class ToolCallStarted(BaseModel):
+class ToolCallStarted(BaseModel, defer_build=True):
     kind: Literal["tool_call_started"] = "tool_call_started"
     id: str
     name: str
 
 
-class ToolCallDelta(BaseModel):
+class ToolCallDelta(BaseModel, defer_build=True):
     kind: Literal["tool_call_delta"] = "tool_call_delta"
     id: str
     arguments_delta: str
 
 
-class UsageReport(BaseModel):
+class UsageReport(BaseModel, defer_build=True):
     kind: Literal["usage"] = "usage"
     usage: Usage
 
 
-class StreamDone(BaseModel):
+class StreamDone(BaseModel, defer_build=True):
     kind: Literal["done"] = "done"
     stop_reason: StopReason
 
@@ -134,7 +134,7 @@ def announce_retry(notice: RetryNotice) -> None:
         listener(notice)
 
 
-class RemoteCompaction(BaseModel):
+class RemoteCompaction(BaseModel, defer_build=True):
     """A conversation compacted by its provider: `items` stand for it in later requests to
     that provider; `summary` is the readable text the provider gave, if any."""
 

@@ -31,7 +31,11 @@ class Node(BaseModel):
     """Base of everything in the transcript: camelCase on the wire, unknown fields refused."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", serialize_by_alias=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        serialize_by_alias=True,
+        defer_build=True,
     )
 
     def wire(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ server's own API; `overflow`: named by a refusal; `default`: nothing better was 
 DEFAULT_ORIGIN = "catalog default"
 
 
-class ContextWindow(BaseModel):
+class ContextWindow(BaseModel, defer_build=True):
     tokens: int
     source: WindowSource
     origin: str

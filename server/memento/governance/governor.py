@@ -21,6 +21,8 @@ import asyncio
 import logging
 import math
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from memento.config import CompactionSettings, ProviderConfig
 from memento.core import events
@@ -42,8 +44,6 @@ from memento.governance.budget import budget_problem, why_nothing_compacted, win
 from memento.governance.meter import ContextMeter, TailFigures, tail_figures
 from memento.governance.overflow import is_context_overflow, is_recoverable_length, window_named
 from memento.governance.pinning import Pins
-from memento.governance.relief import Relief, Skipped, Step
-from memento.governance.summarizer import ModelSummarizer
 from memento.governance.tokens import (
     Estimator,
     TiktokenEstimator,
@@ -57,6 +57,10 @@ from memento.session.hooks import Hooks, Phase, RetryRequest, TurnInfo
 from memento.util.cancel import Cancelled, CancelToken
 from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
+
+if TYPE_CHECKING:
+    from memento.governance.relief import Relief, Skipped, Step
+    from memento.governance.summarizer import ModelSummarizer
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +92,8 @@ class ManualCompaction:
 
 
 def _applied(step: Step | Skipped | None) -> bool:
+    from memento.governance.relief import Step
+
     return isinstance(step, Step)
 
 
@@ -110,7 +116,6 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._estimator_kind = session.config.compaction.estimator
         self.meter = ContextMeter(make_estimator(session.config.compaction))
         self.context = AppendOnlyContext(self._message_tokens, self._text_tokens)
-        self.relief = Relief(session, self.meter)
         self.pins = Pins(session, self.meter)
         self.ask_first = AskFirst(session)
         self._lock = asyncio.Lock()
@@ -126,6 +131,14 @@ class Governor(Hooks, phase=Phase.SHAPE):
         what the meter shows until the whole path is counted."""
         self._budget_told: str | None = None
         session.subscribe(self._on_event)
+
+    @cached_property
+    def relief(self) -> Relief:
+        """The relief steps (prune, shake, compact, and their undo), loaded at their first use:
+        the first requests of a start never need them."""
+        from memento.governance.relief import Relief
+
+        return Relief(self.session, self.meter)
 
     def check_budget(self) -> None:
         """Tell the user (once per configuration) when compaction can never free space."""
@@ -261,6 +274,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def summarizer(self) -> ModelSummarizer:
         """The configured summary model, else the session's own."""
+        from memento.governance.summarizer import ModelSummarizer
+
         config = self.settings.summary_provider
         if config is None:
             return ModelSummarizer(self.session.provider)
@@ -339,6 +354,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
             return await self._ladder(reason)
 
     async def _ladder(self, reason: CompactionReason) -> bool:
+        from memento.governance.relief import Step
+
         window = self.window
         threshold = threshold_tokens(window, self.settings)
         target = math.floor(RECOVERY_BAND * threshold)
@@ -368,6 +385,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
         """Manual compaction (`memento/compact`): summarize now; `aggressive` then clears every
         stale result and heavy block that can be cleared. The figures are the meter's, as
         the `memento/compaction` notifications and the history give them."""
+        from memento.governance.relief import Step
+
         async with self._lock:
             before = await self._measure()
             step = await self.relief.compact("manual", self.summarizer(), instructions)

@@ -11,6 +11,7 @@ that Python matches exactly what JavaScript matches.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Final
 
 from memento.core.messages import Message
@@ -88,16 +89,23 @@ def js_regex(source: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.IGNORECASE | re.ASCII)
 
 
-_OVERFLOW = tuple(js_regex(p) for p in OVERFLOW_PATTERNS)
-_NON_OVERFLOW = tuple(js_regex(p) for p in NON_OVERFLOW_PATTERNS)
-_CEREBRAS = js_regex(CEREBRAS_BODYLESS_OVERFLOW)
+@cache
+def _overflow_patterns() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], re.Pattern[str]]:
+    """The overflow, non-overflow and Cerebras patterns, compiled at the first error read
+    rather than with the governor (a start never needs them)."""
+    overflow = tuple(js_regex(p) for p in OVERFLOW_PATTERNS)
+    non_overflow = tuple(js_regex(p) for p in NON_OVERFLOW_PATTERNS)
+    return overflow, non_overflow, js_regex(CEREBRAS_BODYLESS_OVERFLOW)
 
 
 def is_overflow_error_text(text: str, provider: str = "") -> bool:
     """Does a provider's error text say the context was too large?"""
-    if not text or any(p.search(text) for p in _NON_OVERFLOW):
+    if not text:
         return False
-    return any(p.search(text) for p in _OVERFLOW) or (provider == "cerebras" and bool(_CEREBRAS.search(text)))
+    overflow, non_overflow, cerebras = _overflow_patterns()
+    if any(p.search(text) for p in non_overflow):
+        return False
+    return any(p.search(text) for p in overflow) or (provider == "cerebras" and bool(cerebras.search(text)))
 
 
 WINDOW_NAMED: Final = (
@@ -114,13 +122,19 @@ WINDOW_NAMED: Final = (
     r"too large for model with (\d+) maximum context length",  # Mistral
 )
 """How refusals name the window (Memento's addition to pi: pi only tells an overflow apart)."""
-_WINDOW_NAMED = tuple(re.compile(p, re.IGNORECASE) for p in WINDOW_NAMED)
+
+
+@cache
+def _window_named_patterns() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, re.IGNORECASE) for p in WINDOW_NAMED)
 
 
 def window_named(text: str) -> int | None:
     """The context window a refusal names (the smallest, if it names several), else None."""
     sizes = [
-        int(match.group(1).replace(",", "")) for pattern in _WINDOW_NAMED for match in pattern.finditer(text)
+        int(match.group(1).replace(",", ""))
+        for pattern in _window_named_patterns()
+        for match in pattern.finditer(text)
     ]
     sizes = [n for n in sizes if n > 0]
     return min(sizes) if sizes else None

@@ -35,7 +35,7 @@ PREVIEW_CHARS = 80
 class PinInfo(BaseModel):
     """A pin in force, as a front end lists it."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
     kind: PinKind
     target: str
@@ -45,7 +45,7 @@ class PinInfo(BaseModel):
     """The entry kept now (a file pin: its latest read; None before the file was read)."""
 
 
-class Candidate(BaseModel):
+class Candidate(BaseModel, defer_build=True):
     """An entry a front end can offer to pin (`/pin` without arguments)."""
 
     entry_id: str

@@ -74,7 +74,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-class RecallArgs(BaseModel):
+class RecallArgs(BaseModel, defer_build=True):
     ref: str = Field(min_length=1, max_length=200)
     offset: int = Field(default=0, ge=0)
 

@@ -130,7 +130,9 @@ class MementoApp:
         self._session.events.subscribe(self.on_event)
         self.patches = PatchSender(lambda params: self.server.protocol.notify(p.TRANSCRIPT_PATCH, params))
         self._session.transcript.subscribe(self.patches.hear)
-        self._mechanisms = install_mechanisms(self._session, self.tasks.spawn, load_rules=False)
+        self._mechanisms = install_mechanisms(
+            self._session, self.tasks.spawn, load_rules=False, warm_up=False
+        )
         self._session.watch_window(self.tasks.spawn)
         for feature in self.features:
             feature.started()

@@ -116,9 +116,14 @@ MODEL_PREPARE = "memento/model/prepare"
 if not TYPE_CHECKING:  # hidden from the type checker, so that a name `messages` lacks is an error
 
     def __getattr__(name: str) -> Any:
-        """A message model or `parse`: loaded with `memento.lsp.messages` the first time one is used."""
+        """A message model or `parse`: loaded with `memento.lsp.messages` the first time one is
+        used; the `memento/context` shapes (the first answers) with `context_messages` alone."""
         if name.startswith("__"):
             raise AttributeError(name)
+        from memento.lsp import context_messages
+
+        if name in context_messages.__all__:
+            return getattr(context_messages, name)
         from memento.lsp import messages
 
         try:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from memento.config import McpSettings
 from memento.core import events
 from memento.core.messages import ToolCall
-from memento.mcp.definitions import Definition, find
 from memento.mcp.errors import NotRunning
 from memento.mcp.names import PREFIX, RESOURCE_TOOL, model_name
 from memento.mcp.policy import policy
@@ -24,8 +23,6 @@ from memento.mcp.prompts import prompt_arguments
 from memento.mcp.server import Server
 from memento.mcp.store import ResultStore
 from memento.mcp.trust import McpTrust
-from memento.mcp.variables import Unresolved, resolve
-from memento.mcp.views import PromptView, ServerView, prompt_view, server_view
 from memento.security.secrets import remember
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, Phase, TurnInfo
@@ -36,6 +33,8 @@ if TYPE_CHECKING:  # the SDK loads on first use (a second of imports), not with 
     import mcp_types as mt
 
     from memento.mcp.connection import Connection
+    from memento.mcp.definitions import Definition
+    from memento.mcp.views import PromptView, ServerView
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +66,9 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
     # -- definitions --------------------------------------------------------------------
     async def refresh(self) -> None:
         """Read every source again and reconcile the running servers with it."""
+        # The definitions' readers load with the first refresh (the first turn), not at install.
+        from memento.mcp.definitions import find
+
         async with self._refresh_lock:
             settings, root = self.settings, self.session.root
             found = await asyncio.to_thread(find, root, settings, self.home)
@@ -83,6 +85,8 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
             self.sync_tools()
 
     def _server(self, definition: Definition, root: Path, settings: McpSettings) -> Server:
+        from memento.mcp.variables import Unresolved, resolve
+
         server = Server(definition, trusted=self.trust_store.is_trusted(root, definition))
         try:
             server.launch = resolve(definition, root, home=self.home, inputs=settings.inputs)
@@ -275,6 +279,8 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
 
     # -- prompts as slash commands ------------------------------------------------------
     def prompt_commands(self) -> list[PromptView]:
+        from memento.mcp.views import prompt_view  # the views load with the first listing
+
         out: list[PromptView] = []
         for server in self.servers.values():
             if server.connection is not None and server.startable:
@@ -330,6 +336,8 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
         return [self._view(server) for server in self.servers.values()]
 
     def _view(self, server: Server) -> ServerView:
+        from memento.mcp.views import server_view
+
         return server_view(server, self.settings)
 
     def _named(self, name: str) -> Server:

@@ -7,9 +7,13 @@ file in the repository grants no permission)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memento.config import McpPolicy, McpSettings
-from memento.mcp.definitions import Definition
 from memento.util.jsonish import as_object
+
+if TYPE_CHECKING:
+    from memento.mcp.definitions import Definition
 
 POLICIES: tuple[McpPolicy, ...] = ("allow", "ask", "deny")
 

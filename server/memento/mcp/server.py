@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memento.mcp.definitions import Definition
-from memento.mcp.variables import Launch
-
 if TYPE_CHECKING:
     from memento.mcp.connection import Connection
+    from memento.mcp.definitions import Definition
+    from memento.mcp.variables import Launch
 
 Status = str
 """A connection's state, or why there is none: `untrusted`, `disabled`, `shadowed`, `invalid`."""

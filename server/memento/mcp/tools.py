@@ -87,7 +87,7 @@ class McpTool:
         return cut(output, self._engine.settings.max_result_chars, self._engine.results)
 
 
-class ResourceArgs(BaseModel):
+class ResourceArgs(BaseModel, defer_build=True):
     action: Literal["list", "read"] = "read"
     server: str | None = None
     uri: str | None = Field(default=None, min_length=1)

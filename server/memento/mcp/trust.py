@@ -10,12 +10,14 @@ import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memento.config import user_data_dir
-from memento.mcp.definitions import Definition
 from memento.util.fsio import write_atomic
 from memento.util.jsonish import as_object, get
+
+if TYPE_CHECKING:
+    from memento.mcp.definitions import Definition
 
 log = logging.getLogger(__name__)
 

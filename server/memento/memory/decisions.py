@@ -35,7 +35,7 @@ _SEGMENTS = ("because", "files", "snapshot", "alternatives")
 DEFAULT_TAG = "general"
 
 
-class Decision(BaseModel):
+class Decision(BaseModel, defer_build=True):
     at: str = Field(default_factory=lambda: datetime.now().strftime("%Y-%m-%d %H:%M"))
     tag: str = DEFAULT_TAG
     decision: str

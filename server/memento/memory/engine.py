@@ -39,8 +39,6 @@ from memento.memory.facts import (
     tool_path,
 )
 from memento.memory.notes import Notes, read_notes, set_stopped
-from memento.memory.record import record_decision
-from memento.memory.tool import LogDecisionTool
 from memento.memory.wakeup import RECALL_TYPE, WAKEUP_TYPE, build_digest, recall, recall_text
 from memento.session.hook_context import HookContext
 from memento.session.hooks import Hooks, Phase, TurnInfo
@@ -100,6 +98,8 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
         if offered is None:
             offered = session.config.provider.tool_mode() != "json"
         if self.settings.enabled and offered:
+            from memento.memory.tool import LogDecisionTool
+
             tool = LogDecisionTool(self.log_decision)
             session.add_tool(tool)
 
@@ -243,6 +243,8 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
 
     # -- the log_decision tool ----------------------------------------------------------
     async def log_decision(self, decision: Decision) -> str:
+        from memento.memory.record import record_decision  # with the first decision (snapshots)
+
         path = self.session.branch_path()
         facts: SessionFacts = await asyncio.to_thread(
             off_loop_work, lambda: session_facts(self.session.root, path)

@@ -24,7 +24,7 @@ _NAME = re.compile(r"^(\d+)\.json$")
 
 
 class SnapshotFile(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
     path: str
     blob: str | None
@@ -32,7 +32,7 @@ class SnapshotFile(BaseModel):
 
 
 class Snapshot(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
     id: str
     created_at: str

@@ -60,7 +60,7 @@ def _as_list(value: Any) -> list[str]:
     raise ValueError("expected a list of strings")
 
 
-class LogDecisionArgs(BaseModel):
+class LogDecisionArgs(BaseModel, defer_build=True):
     decision: str = Field(min_length=1)
     because: str = Field(min_length=1)
     so: str = Field(min_length=1)

@@ -50,7 +50,9 @@ def fingerprint(text: str) -> str:
 class ContextEdit(BaseModel):
     """One replacement: a whole tool result, or a span of one text of a message."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     entry_id: str
     kind: Literal["toolResult", "block"]

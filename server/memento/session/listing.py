@@ -40,7 +40,7 @@ _USER = re.compile(rb'"role"\s*:\s*"user"')
 _SESSION_INFO = re.compile(rb'"type"\s*:\s*"session_info"')
 
 
-class SessionInfo(BaseModel):
+class SessionInfo(BaseModel, defer_build=True):
     id: str
     path: str
     title: str | None

@@ -53,7 +53,7 @@ PinKind = Literal["entry", "file"]
 class Pin(BaseModel):
     """One pin in force: an entry of the session, or a workspace-relative file path."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, defer_build=True)
 
     kind: PinKind
     target: str
@@ -62,7 +62,9 @@ class Pin(BaseModel):
 class PinRecord(BaseModel):
     """What a `memento-pin` entry's `data` holds."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     action: Literal["pin", "unpin"]
     kind: PinKind

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from memento.core.entries import (
     BranchSummaryEntry,
@@ -41,7 +41,7 @@ from memento.core.messages import (
 from memento.util.js import iso_to_ms
 from memento.util.jsonish import as_object
 
-_MESSAGE: Final = TypeAdapter[Message](Message)
+_MESSAGE: Final = TypeAdapter[Message](Message, config=ConfigDict(defer_build=True))
 
 
 class _BeforeRoot:

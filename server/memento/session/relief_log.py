@@ -24,7 +24,7 @@ from memento.util.jsonish import JsonObject, as_array, as_object
 ReliefLevel = Literal["prune", "shake", "compact"]
 
 
-class ReliefRecord(BaseModel):
+class ReliefRecord(BaseModel, defer_build=True):
     id: str
     """The entry that records the step."""
     at: str

@@ -15,7 +15,6 @@ import logging
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from memento.subagents.outputs import safe_name
@@ -30,7 +29,7 @@ MAX_DEFINITION_BYTES = 64_000
 Origin = Literal["builtin", "user", "project"]
 
 
-class AgentDefinition(BaseModel):
+class AgentDefinition(BaseModel, defer_build=True):
     name: str = Field(min_length=1, max_length=48)
     description: str = ""
     tools: list[str] = Field(default_factory=lambda: sorted(READ_ONLY_TOOLS))
@@ -76,6 +75,8 @@ BUILTINS: dict[str, AgentDefinition] = {
 
 def parse_definition(text: str, origin: Origin, fallback_name: str) -> AgentDefinition:
     """`ValueError` with the reason when the file is not a usable definition."""
+    import yaml  # with the first definition read (the first `task` call), not with the tool
+
     meta: object = {}
     body = text
     lines = text.replace("\r\n", "\n").lstrip("\ufeff").split("\n")

@@ -15,8 +15,7 @@ from pydantic import BaseModel, Field
 from memento.config import TtsrSettings, user_config_dir
 from memento.ttsr.buckets import Bucket, Buckets, bucket_rules, system_prompt_addendum, why_dropped
 from memento.ttsr.matcher import TtsrMatcher
-from memento.ttsr.model import Problem, Rule
-from memento.ttsr.rules import Discovery, build_rule, discover, source_of
+from memento.ttsr.model import Discovery, Problem, Rule
 from memento.ttsr.templates import display_path
 
 
@@ -26,7 +25,7 @@ def default_user_dir(settings: TtsrSettings) -> Path | None:
     return user_config_dir() / "rules"
 
 
-class RuleInfo(BaseModel):
+class RuleInfo(BaseModel, defer_build=True):
     name: str
     path: str
     bucket: Bucket
@@ -47,7 +46,10 @@ class Loaded:
 
 
 def load(root: Path, settings: TtsrSettings, user_dir: Path | None) -> Loaded:
-    """Discover, compile and bucket every rule (blocking)."""
+    """Discover, compile and bucket every rule (blocking). The rule readers (frontmatter,
+    formats, instruction files) load with the first load, in its worker thread."""
+    from memento.ttsr.rules import discover
+
     found = discover(root, user_dir)
     disabled = {name.strip() for name in settings.disabled_rules}
     watching = [
@@ -76,6 +78,8 @@ def lint(
     root: Path, path: Path, text: str, settings: TtsrSettings, user_dir: Path | None = None
 ) -> list[Problem]:
     """Problems of one rule file's text (an editor buffer): blocking, run it in a thread."""
+    from memento.ttsr.rules import build_rule, source_of
+
     rule, problems = build_rule(str(path), text, source=source_of(path, root, user_dir))
     if rule is not None:
         matcher = TtsrMatcher([rule] if rule.has_conditions else [], settings, root)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, cast
-
-import yaml
+from typing import TYPE_CHECKING, Any, cast
 
 from memento.ttsr.model import Problem, Severity
 from memento.util.jsonish import as_object
+
+if TYPE_CHECKING:
+    import yaml  # loaded by the first file that has frontmatter (the rules load, off the loop)
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:(.*)$")
 _ALIASES = {"ttsr_trigger": "condition", "ttsrTrigger": "condition", "cond": "condition"}
@@ -63,6 +64,8 @@ def parse(text: str, path: str, *, yaml_severity: Severity = "error") -> Frontma
         return result
     result.present = True
     source = "\n".join(block)
+    import yaml
+
     try:
         _from_yaml(source, result)
     except yaml.YAMLError as exc:
@@ -95,6 +98,8 @@ def _add(result: Frontmatter, key: str, value: Any, key_line: int, item_lines: l
 
 
 def _from_yaml(source: str, result: Frontmatter) -> None:
+    import yaml
+
     # The PyYAML stubs leave compose() untyped; it returns the root node, or None for an empty stream.
     node = cast("yaml.Node | None", yaml.compose(source, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]
     data = yaml.safe_load(source)
@@ -115,6 +120,8 @@ def _from_yaml(source: str, result: Frontmatter) -> None:
 
 
 def _line_by_line(block: list[str], result: Frontmatter) -> None:
+    import yaml
+
     """Each top-level key with its indented continuation, parsed as YAML alone."""
     index = 0
     while index < len(block):
@@ -138,6 +145,8 @@ def _line_by_line(block: list[str], result: Frontmatter) -> None:
 
 
 def _loose_scalar(inline: str) -> Any:
+    import yaml
+
     try:
         return yaml.safe_load(inline)
     except yaml.YAMLError:

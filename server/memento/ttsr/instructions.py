@@ -14,8 +14,10 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,8 @@ _SKIPPED = frozenset({"node_modules", "__pycache__"})
 
 
 def _ignore(root: Path) -> pathspec.GitIgnoreSpec:
+    import pathspec  # with the rules' discovery (a worker thread), not with the engine
+
     ignore = root / ".gitignore"
     try:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines() if ignore.is_file() else []

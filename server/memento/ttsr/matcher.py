@@ -18,17 +18,20 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import hyperscan
+from typing import TYPE_CHECKING
 
 from memento.config import TtsrSettings
 from memento.ttsr import ast
-from memento.ttsr.hsdb import HsStream, StreamDatabase, why_not
-from memento.ttsr.jsregex import RegexSyntaxError, Translated, matches_empty, translate
 from memento.ttsr.model import InterruptMode, Problem, Rule, StreamKind
 from memento.ttsr.scope import Scope, glob_matches, parse_scope
 from memento.ttsr.toolargs import PathScanner
-from memento.ttsr.window import SlowCondition, WindowSearch, search_all
+
+if TYPE_CHECKING:
+    # The compilers (hyperscan, the `regex` engine) load with the first rule compiled: an
+    # engine with no rules yet (the start, before the rules load) never needs them.
+    from memento.ttsr.hsdb import HsStream, StreamDatabase
+    from memento.ttsr.jsregex import Translated
+    from memento.ttsr.window import SlowCondition, WindowSearch
 
 log = logging.getLogger(__name__)
 KINDS: tuple[StreamKind, ...] = ("text", "thinking", "tool")
@@ -46,8 +49,8 @@ class MatchContext:
 class CompiledRule:
     rule: Rule
     scope: Scope
-    fast: list[tuple[int, Translated]] = field(default_factory=list[tuple[int, Translated]])
-    slow: list[SlowCondition] = field(default_factory=list[SlowCondition])
+    fast: list[tuple[int, Translated]] = field(default_factory=list[tuple[int, "Translated"]])
+    slow: list[SlowCondition] = field(default_factory=list["SlowCondition"])
     empty: bool = False
     ast: list[str] = field(default_factory=list[str])
     problems: list[Problem] = field(default_factory=list[Problem])
@@ -77,6 +80,10 @@ class CompiledRule:
 def compile_rule(rule: Rule, settings: TtsrSettings, next_id: Callable[[], int]) -> CompiledRule:
     """Compile one rule's conditions; what is wrong goes into `problems` at the file's lines."""
     scope = parse_scope(rule.scope)
+    from memento.ttsr.hsdb import why_not
+    from memento.ttsr.jsregex import RegexSyntaxError, matches_empty, translate
+    from memento.ttsr.window import SlowCondition
+
     compiled = CompiledRule(rule=rule, scope=scope)
     report = compiled.problems.append
     for token in scope.skipped:
@@ -172,6 +179,11 @@ class TtsrMatcher:
         self._empty[kind] = [c.name for c in active if c.empty]
         self._dbs[kind] = None
         if fast:
+            import hyperscan
+
+            from memento.ttsr.hsdb import StreamDatabase
+            from memento.ttsr.window import SlowCondition
+
             try:
                 self._dbs[kind] = StreamDatabase(fast)
             except hyperscan.error as exc:  # resource limits: keep every rule, on the slow path
@@ -233,6 +245,8 @@ class TtsrMatcher:
         slow = self._slow[ctx.kind]
         window = None
         if slow:
+            from memento.ttsr.window import WindowSearch
+
             timeout = self.settings.fallback_timeout_ms / 1000
             window = WindowSearch(slow, self.settings.fallback_window, timeout)
         paths = PathScanner(self.root) if ctx.kind == "tool" else None
@@ -312,10 +326,13 @@ class TtsrMatcher:
                 offset = max(0, len(data[: hit.end].decode("utf-8", errors="ignore")) - 1)
                 name = self._cond_rule[hit.condition]
                 offsets[name] = min(offsets.get(name, offset), offset)
-        for slow in self._slow[ctx.kind]:
-            if (start := search_all(slow.pattern, text, timeout)) is not None:
-                name = self._cond_rule[slow.condition]
-                offsets[name] = min(offsets.get(name, start), start)
+        if slow_conditions := self._slow[ctx.kind]:
+            from memento.ttsr.window import search_all
+
+            for slow in slow_conditions:
+                if (start := search_all(slow.pattern, text, timeout)) is not None:
+                    name = self._cond_rule[slow.condition]
+                    offsets[name] = min(offsets.get(name, start), start)
         if text:
             offsets.update({name: 0 for name in self._empty[ctx.kind]})
         found = [(self.rules[name], offset) for name, offset in offsets.items()]

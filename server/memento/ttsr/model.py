@@ -1,8 +1,10 @@
-"""The shapes the TTSR package hands around: a rule as read from its file, and a problem
-found in a rule file (reported as a diagnostic by the editor and on stderr by the CLI)."""
+"""The shapes the TTSR package hands around: a rule as read from its file, a problem found
+in a rule file (reported as a diagnostic by the editor and on stderr by the CLI), and what
+a discovery found (`rules.discover`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -25,7 +27,7 @@ SOURCE_PRIORITY: dict[str, int] = {
 """First wins on equal names (omp §7.1): a project rule shadows everything else."""
 
 
-class Problem(BaseModel):
+class Problem(BaseModel, defer_build=True):
     path: str
     line: int = 0
     """0-based line in the rule file."""
@@ -33,7 +35,7 @@ class Problem(BaseModel):
     severity: Severity = "error"
 
 
-class Rule(BaseModel):
+class Rule(BaseModel, defer_build=True):
     name: str
     path: str
     """The rule file, or `builtin:NAME.md` for bundled rules."""
@@ -69,3 +71,13 @@ class Rule(BaseModel):
     @property
     def has_conditions(self) -> bool:
         return bool(self.condition or self.ast_condition)
+
+
+@dataclass
+class Discovery:
+    rules: list[Rule] = field(default_factory=list[Rule])
+    """Every rule found, deduplicated by name (highest priority first)."""
+    shadowed: list[Rule] = field(default_factory=list[Rule])
+    problems: dict[str, list[Problem]] = field(default_factory=dict[str, list[Problem]])
+    """Rule file → its problems (files without problems are absent)."""
+    files: list[str] = field(default_factory=list[str])

@@ -11,7 +11,7 @@ tool defines them (`formats.py`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from memento.security.confine import Confinement, context_confinement
 from memento.ttsr import frontmatter
 from memento.ttsr.formats import read_format
 from memento.ttsr.instructions import NAMES, folder_glob, nested_instruction_files
-from memento.ttsr.model import InterruptMode, Problem, RepeatMode, Rule
+from memento.ttsr.model import Discovery, InterruptMode, Problem, RepeatMode, Rule
 from memento.ttsr.scope import looks_like_glob, split_top_level
 
 MAX_RULE_BYTES = 256 * 1024
@@ -32,7 +32,9 @@ BUILTIN_DIR = Path(__file__).parent / "builtin"
 class RuleFrontmatter(BaseModel):
     """The frontmatter fields of a rule file (SPEC §5); anything else is reported and ignored."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
 
     name: str | None = None
     description: str | None = None
@@ -157,16 +159,6 @@ def _stem(path: str) -> str:
 
 
 # -- discovery -----------------------------------------------------------------------------
-
-
-@dataclass
-class Discovery:
-    rules: list[Rule] = field(default_factory=list[Rule])
-    """Every rule found, deduplicated by name (highest priority first)."""
-    shadowed: list[Rule] = field(default_factory=list[Rule])
-    problems: dict[str, list[Problem]] = field(default_factory=dict[str, list[Problem]])
-    """Rule file → its problems (files without problems are absent)."""
-    files: list[str] = field(default_factory=list[str])
 
 
 @dataclass(frozen=True)

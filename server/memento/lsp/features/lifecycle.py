@@ -42,6 +42,10 @@ class LifecycleFeature(LanguageFeature):
 
     def initialized(self, params: types.InitializedParams) -> None:
         self.app.session.publish_context()
+        # The tokenizer (100 ms and more of CPU in a worker thread, holding the interpreter
+        # most of it) loads once the editor has its first figures, not while it waits for them.
+        if (governor := self.app.mechanisms.governor) is not None:
+            self.app.spawn(governor.warm_up(), "tokenizer-warm-up")
 
     # Sync on purpose: a pushed change is applied before the next message is handled, so a
     # prompt right after it (Neovim pushes right after `initialize`) runs on it. Each change

@@ -20,9 +20,6 @@ from memento.ttsr.attach import RuleAttachments, workspace_path
 from memento.ttsr.coordinator import TtsrHooks
 from memento.ttsr.engine import TtsrEngine, lint
 from memento.ttsr.model import Problem
-from memento.ttsr.omfg import OmfgError, surfaces_of, validate, write_rule
-from memento.ttsr.omfg_run import generate
-from memento.ttsr.rules import affects_rules, build_rule, is_rule_file, rule_folders
 from memento.ttsr.templates import display_path
 from memento.util.lines import without_bom
 
@@ -72,6 +69,8 @@ class RulesView:
         path = to_fs_path(uri) if uri.startswith("file:") else None
         if path is None:
             return None
+        from memento.ttsr.rules import is_rule_file
+
         resolved = Path(path)
         return resolved if is_rule_file(resolved, self.root, self.engine.user_dir) else None
 
@@ -121,6 +120,8 @@ class RulesView:
             await self._watch_files()
 
     async def _watch_files(self) -> None:
+        from memento.ttsr.rules import rule_folders
+
         caps = self.server.client_capabilities.workspace
         watched = caps.did_change_watched_files if caps is not None else None
         if watched is None or not watched.dynamic_registration:
@@ -153,6 +154,8 @@ class RulesView:
             )
 
     def files_changed(self, uris: list[str]) -> None:
+        from memento.ttsr.rules import affects_rules
+
         paths = [Path(path) for uri in uris if (path := to_fs_path(uri))]
         if any(affects_rules(path, self.root, self.engine.user_dir) for path in paths):
             self.app.spawn(self.reload(), "ttsr-reload-rules")
@@ -183,6 +186,9 @@ class RulesView:
             attachments.set_active_document(None)
 
     async def omfg(self, params: Any) -> dict[str, Any]:
+        # /omfg (and its regex translation) loads with its first use, not with the rules.
+        from memento.ttsr.omfg_run import generate
+
         args = p.parse(p.OmfgParams, params)
         if args.write:
             return await self._save(args)
@@ -199,6 +205,8 @@ class RulesView:
         ).wire()
 
     async def _save(self, args: p.OmfgParams) -> dict[str, Any]:
+        from memento.ttsr.omfg import OmfgError, surfaces_of, validate, write_rule
+
         if args.rule is None:
             raise JsonRpcInvalidParams("write needs the confirmed rule: {rule: {name, content}, write: true}")
         candidate = args.rule
@@ -209,6 +217,8 @@ class RulesView:
         except (OmfgError, OSError) as exc:
             raise p.request_failed(f"/omfg: {exc}") from None
         await self.reload()
+        from memento.ttsr.rules import build_rule
+
         rule, _ = build_rule(str(target), candidate.content)
         surfaces = surfaces_of(context_messages(self.app.session.branch_path()), self.root)
         validated = (

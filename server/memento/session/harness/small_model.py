@@ -23,15 +23,19 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memento.config import ToolSettings
-from memento.session.harness import fences, loss, merge, names, syntax
-from memento.session.harness.locate import tolerant_place
-from memento.session.harness.renames import renamed_left
 from memento.session.tools.base import ToolError
 from memento.session.tools.seam import Change, EditTexts, Missing, Place, Places, Vetted, exact_place
 from memento.session.tools.workspace import same_text, uses_crlf
 from memento.util.languages import language_of
+
+if TYPE_CHECKING:
+    from memento.session.harness import merge
+
+# The helpers (the matchers, the syntax and loss guards, ast-grep) load at the first edit,
+# write or read that needs them, not with the session that holds the harness.
 
 
 @dataclass(frozen=True)
@@ -50,24 +54,34 @@ class SmallModelHarness:
         return self.tolerant_edits
 
     def prepare_edit(self, shown: str, text: str, old: str, new: str) -> EditTexts:
+        from memento.session.harness import fences
+
         if not self.tolerant_edits or not fences.applies(shown):
             return EditTexts(old, new)
         old, new, unfenced = fences.unfence_edit(text, old, new)
         return EditTexts(old, new, f" ({unfenced})" if unfenced else "")
 
     def locate(self, shown: str, text: str, old: str, new: str) -> Place | Places | Missing:
+        from memento.session.harness.locate import tolerant_place
+
         return (tolerant_place if self.tolerant_edits else exact_place)(shown, text, old, new)
 
     def vet(self, change: Change) -> Vetted:
         return self._vet_write(change) if change.old is None else self._vet_edit(change, change.old)
 
     def annotates(self, shown: str, size: int) -> bool:
+        from memento.session.harness import syntax
+
         return self.syntax_guard and language_of(shown) is not None and size <= syntax.MAX_GUARDED_CHARS
 
     def read_note(self, shown: str, text: str) -> str:
+        from memento.session.harness import syntax
+
         return syntax.read_note(shown, text) if self.syntax_guard else ""
 
     def _vet_edit(self, change: Change, old: str) -> Vetted:
+        from memento.session.harness.renames import renamed_left
+
         shown, current, new = change.shown, change.before or "", change.new  # an edited file is there
         updated, summary, merged = change.after, change.summary, None
         if self.loss_guard and not old:
@@ -84,6 +98,8 @@ class SmallModelHarness:
         return Vetted(updated, summary, note + left)
 
     def _vet_write(self, change: Change) -> Vetted:
+        from memento.session.harness import merge
+
         shown, old, content, note = change.shown, change.before, change.after, change.note
         if self.tolerant_edits:
             content, fixed = _tolerated(shown, content)
@@ -103,6 +119,8 @@ class SmallModelHarness:
 
     def _with_imports(self, path: Path, shown: str, before: str | None, text: str) -> tuple[str, str]:
         """`names.complete_imports` under the loss guard."""
+        from memento.session.harness import names
+
         if not self.loss_guard:
             return text, ""
         completed = names.complete_imports(path, shown, before, text)
@@ -110,6 +128,8 @@ class SmallModelHarness:
 
     def _syntax_note(self, shown: str, before: str | None, after: str) -> str:
         """The syntax guard's note on the change; `ToolError` when it refuses it."""
+        from memento.session.harness import syntax
+
         if not self.syntax_guard:
             return ""
         verdict = syntax.guard(shown, before, after)
@@ -120,6 +140,8 @@ class SmallModelHarness:
 
 def merged_append(shown: str, current: str, new: str) -> merge.Merged | None:
     """An append merged as the model meant it (`merge.py`), CRLF line ends kept."""
+    from memento.session.harness import merge
+
     crlf = uses_crlf(current)
     lf = current.replace("\r\n", "\n") if crlf else current
     found = merge.merge_append(shown, lf, new.replace("\r\n", "\n"))
@@ -131,6 +153,8 @@ def merged_append(shown: str, current: str, new: str) -> merge.Merged | None:
 def _lost_by_edit(
     shown: str, current: str, updated: str, old: str, new: str, merged: merge.Merged | None
 ) -> str | None:
+    from memento.session.harness import loss
+
     if merged is not None:
         found = None
     elif not old:
@@ -145,6 +169,8 @@ def _lost_by_edit(
 
 
 def _lost_by_write(shown: str, old: str | None, content: str) -> str | None:
+    from memento.session.harness import loss
+
     return (
         loss.check_write(shown, old, content)
         or loss.check_emptied(shown, old, content)
@@ -156,6 +182,8 @@ def _lost_by_write(shown: str, old: str | None, content: str) -> str | None:
 def _tolerated(shown: str, content: str) -> tuple[str, str]:
     """`content` with what a model gets wrong in it undone, and what was undone, for the
     result."""
+    from memento.session.harness import fences, merge, syntax
+
     note = ""
     if fences.applies(shown) and (bare := fences.unfenced(content)):
         content, note = bare, " (the Markdown fence around the content was left out)"
@@ -170,6 +198,8 @@ def _same_code(shown: str, old: str, content: str) -> str | None:
     """Why a write of Python is no change: the same code and comments, blank lines and
     spacing aside. Not a success: the 1.5B, asked to fix calc.py, sent test_calc.py back as
     it was, less a blank line, and took that for its change."""
+    from memento.session.harness import syntax
+
     if not shown.endswith((".py", ".pyi")) or len(old) > syntax.MAX_GUARDED_CHARS:
         return None
     try:

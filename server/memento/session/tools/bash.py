@@ -26,7 +26,7 @@ READ_CHUNK = 65536
 REAP_TIMEOUT_S = 5.0
 
 
-class BashArgs(BaseModel):
+class BashArgs(BaseModel, defer_build=True):
     command: str = Field(min_length=1)
     timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
 

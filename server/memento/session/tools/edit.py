@@ -26,7 +26,7 @@ from memento.session.tools.write import WriteTool
 
 
 class EditArgs(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
     path: str
     old_text: str = Field(alias="oldText")

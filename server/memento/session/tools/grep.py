@@ -26,7 +26,7 @@ MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
 
 
-class GrepArgs(BaseModel):
+class GrepArgs(BaseModel, defer_build=True):
     pattern: str
     path: str = "."
     glob: str | None = None

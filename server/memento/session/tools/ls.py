@@ -17,7 +17,7 @@ MAX_ENTRIES = 500
 HIDDEN = frozenset({".git"})
 
 
-class LsArgs(BaseModel):
+class LsArgs(BaseModel, defer_build=True):
     path: str = "."
 
 

@@ -13,15 +13,19 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from memento.session.tools.base import ToolContext, ToolError
 from memento.session.tools.permission import ask_user
 
+if TYPE_CHECKING:
+    import pathspec
+
 
 @lru_cache(maxsize=8)
 def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # with the first write or edit, not with the tools
+
     return pathspec.GitIgnoreSpec.from_lines([p.lower() for p in patterns])
 
 

@@ -21,7 +21,7 @@ DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 4000
 
 
-class ReadArgs(BaseModel):
+class ReadArgs(BaseModel, defer_build=True):
     path: str
     offset: int | None = Field(default=None, ge=0)
     limit: int | None = Field(default=None, ge=1)

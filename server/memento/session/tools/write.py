@@ -23,7 +23,7 @@ from memento.session.tools.workspace import (
 )
 
 
-class WriteArgs(BaseModel):
+class WriteArgs(BaseModel, defer_build=True):
     path: str
     content: str
 
