@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import multiprocessing
 import os
 import statistics
@@ -111,6 +112,9 @@ class Run:
         default_factory=lambda: {phase: {kind: [] for kind in KINDS} for phase in PHASES}
     )
     first_delta: float = 0.0
+    marks: dict[str, float] = field(default_factory=dict[str, float])
+    timeline: list[tuple[str, str, float, float]] = field(default_factory=list[tuple[str, str, float, float]])
+    """Each probe during the turn: phase, kind, when it was sent (perf_counter), how long."""
     turn: float = 0.0
     deltas: int = 0
 
@@ -206,7 +210,7 @@ def phase_of(editor: Editor, started_turn: bool) -> str:
 
 
 async def measure(
-    server_path: Path, turns: int, rules: int, rate: int, seconds: float, interval: float
+    server_path: Path, turns: int, rules: int, rate: int, seconds: float, interval: float, probe: Path | None
 ) -> Run:
     run = Run()
     with tempfile.TemporaryDirectory() as tmp, ModelProcess() as model:
@@ -218,6 +222,9 @@ async def measure(
         data = Path(tmp) / "data"
         workspace_session(data, root, "bench", turns)
         env = dict(os.environ, MEMENTO_DATA_DIR=str(data), PYTHONPATH=str(server_path))
+        if probe is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench" / "stallprobe"), str(server_path)])
+            env["MEMENTO_STALL_PROBE"] = str(probe.with_suffix(".server.json"))
         raw = await RawClient.start(env)
         options = {
             "compaction": {"estimator": "chars4", "enabled": False},
@@ -269,15 +276,28 @@ async def measure(
         while not editor.turn_over.is_set():
             phase = phase_of(editor, True)
             kind = next(kinds)
+            sent = time.perf_counter()
             took = await editor.probe(kind)
             # A probe that straddles the first delta counts where it started.
             run.figures[phase][kind].append(took)
+            run.timeline.append((phase, kind, sent, took))
             await asyncio.sleep(interval)
         run.turn = time.perf_counter() - started
+        run.marks = {"prompt": started, "first_delta": editor.first_delta_at, "over": time.perf_counter()}
         run.first_delta = editor.first_delta_at - started
         run.deltas = editor.deltas
         await prompt
         editor.reader.cancel()
+        if probe is not None:  # the probe writes its record as the server ends
+            raw.process.terminate()
+            await raw.process.wait()
+            wall = time.time() - time.perf_counter()
+            marks = {name: at + wall for name, at in run.marks.items()}
+            slow = [
+                {"phase": phase, "kind": kind, "at": sent + wall, "dur": took}
+                for phase, kind, sent, took in run.timeline
+            ]
+            probe.with_suffix(".bench.json").write_text(json.dumps({"marks": marks, "probes": slow}))
         await raw.close()
     return run
 
@@ -290,6 +310,11 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="how long the reply streams")
     parser.add_argument("--interval", type=float, default=0.005, help="pause between editor requests")
     parser.add_argument("--before", type=Path, help="another checkout to measure the same way")
+    parser.add_argument(
+        "--probe",
+        type=Path,
+        help="record what holds the server's loop up (bench/stallprobe) into PROBE-<side>-<entries>.*.json",
+    )
     args = parser.parse_args()
     sides: dict[str, Path] = {"this": REPO / "server"}
     if args.before is not None:
@@ -297,8 +322,11 @@ async def main() -> None:
     results: dict[tuple[str, int], Run] = {}
     for turns in args.turns:
         for name, path in sides.items():
+            probe = (
+                None if args.probe is None else args.probe.with_name(f"{args.probe.name}-{name}-{turns * 2}")
+            )
             results[name, turns] = await measure(
-                path, turns, args.rules, args.rate, args.seconds, args.interval
+                path, turns, args.rules, args.rate, args.seconds, args.interval, probe
             )
     load = os.getloadavg()
     print(
