@@ -118,6 +118,9 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._pending_overflow = False
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
+        self._first_count: asyncio.Task[None] | None = None
+        """The session's first recount (since start or a session change): until it is in,
+        the meter reads nothing."""
         self._budget_told: str | None = None
         session.subscribe(self._on_event)
 
@@ -163,6 +166,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
             self.context.reset()
             self.meter.forget()
             self._paused = False
+            self._first_count = None
             self._schedule_refresh()
         elif isinstance(event, events.SettingsChanged):
             self.check_budget()
@@ -180,6 +184,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
         except RuntimeError:
             return False
         self._refreshing = self._spawn(self._refresh_and_publish(), "governance-recount")
+        if self._first_count is None:
+            self._first_count = self._refreshing
         return True
 
     async def _refresh_and_publish(self) -> None:
@@ -237,6 +243,13 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def measure_context(self, session: HookContext) -> events.ContextUsage:
         return self.context_usage(session)
+
+    async def first_count(self) -> None:
+        """Until the session's first count is in: figures asked for before it would read an
+        empty meter (an editor that asks at once, before the recount's worker threads ran)."""
+        task = self._first_count
+        if task is not None and not task.done():
+            await asyncio.wait([task])  # not the task itself: a cancelled caller must not cancel it
 
     def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator

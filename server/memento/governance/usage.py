@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from memento.core.entries import CompactionEntry, Entry, MessageEntry
 from memento.core.events import ProviderUsage
 from memento.core.messages import STORED, AssistantMessage, Usage
+from memento.util.yielding import paced
 
 
 def _figures(provider: str, usage: Usage) -> ProviderUsage:
@@ -60,7 +61,7 @@ class UsageTally:
     @classmethod
     def of(cls, path: Iterable[Entry]) -> UsageTally:
         tally = cls()
-        for entry in path:
+        for entry in paced(path):
             tally.add(entry)
         return tally
 

@@ -20,6 +20,7 @@ from memento.lsp.buffers import BufferSync
 from memento.lsp.documents import DocumentHub
 from memento.lsp.feature import LanguageFeature
 from memento.lsp.framing import DEFAULT_MAX_BODY
+from memento.lsp.loopgate import run_gated
 from memento.lsp.rpc import MementoProtocol, raw_params_converter
 from memento.lsp.transport import StdinSource, serve, stream_source
 
@@ -45,7 +46,7 @@ class MementoServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         source = StdinSource(stdin or sys.stdin.buffer)
         try:
-            asyncio.run(serve(source, self.protocol, stop, max_body=self.max_message_bytes))
+            run_gated(serve(source, self.protocol, stop, max_body=self.max_message_bytes))
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -68,7 +69,7 @@ class MementoServer(LanguageServer):
                 await listener.serve_forever()
 
         try:
-            asyncio.run(listen())
+            run_gated(listen())
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             pass
 

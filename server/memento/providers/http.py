@@ -7,6 +7,7 @@ cannot be resumed, so it becomes a `ProviderError` the agent loop reports.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import random
@@ -24,6 +25,7 @@ from memento.security import secrets
 from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
 from memento.util.offloop import off_loop_work
+from memento.util.yielding import paced
 
 if TYPE_CHECKING:
     import httpx
@@ -82,7 +84,29 @@ def build_client(config: ProviderConfig, *, headers: Mapping[str, str] | None = 
         write=config.read_timeout,
         pool=config.connect_timeout,
     )
-    return httpx.AsyncClient(base_url=config.base_url, timeout=timeout, headers=dict(headers or {}))
+    client = httpx.AsyncClient(base_url=config.base_url, timeout=timeout, headers=dict(headers or {}))
+    _import_request_machinery()
+    return client
+
+
+_REQUEST_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+    "anyio.to_thread",
+    "anyio.lowlevel",
+    "sniffio",
+)
+"""What httpx's transport imports on its first request (anyio's event-loop backend and its
+streams): tens of milliseconds on the event loop, in the middle of the first turn, unless
+imported here first."""
+
+
+def _import_request_machinery() -> None:
+    for name in _REQUEST_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # another anyio layout: it is imported on first use, as before
+            continue
 
 
 class LazyClient:
@@ -241,7 +265,7 @@ def _json_pieces(body: object) -> Iterator[str]:
         items = cast(list[object], value) if isinstance(value, list) else None
         if items:
             yield "["
-            for start in range(0, len(items), _PIECE):
+            for start in paced(range(0, len(items), _PIECE)):
                 # A slice's "[a,b]" without its brackets: a few milliseconds of work at most.
                 yield ("," if start else "") + _dumps(items[start : start + _PIECE])[1:-1]
             yield "]"

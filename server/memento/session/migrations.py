@@ -37,6 +37,7 @@ from memento.core.entries import (
 )
 from memento.core.messages import STORED
 from memento.util.jsonish import as_object
+from memento.util.yielding import paced
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +241,7 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
     # Entry dicts first, in file order with the lines that are not entries, because
     # migration works across all entries before any is validated.
     items: list[tuple[int, bytes, dict[str, Any] | None]] = []
-    for number, line in lines[start:]:
+    for number, line in paced(lines[start:]):
         value = as_object(_decode(line))
         if value is None or value.get("type") in ("session", "title"):
             out.warnings.append(f"line {number}: malformed line skipped (kept in the file)")
@@ -255,7 +256,7 @@ def load_bytes(data: bytes, path: Path) -> LoadedFile:
     except ValidationError as exc:
         raise SessionCorrupt(f"session {path}: invalid session header: {exc}") from exc
 
-    for index, (number, line, value) in enumerate(items):
+    for index, (number, line, value) in enumerate(paced(items)):
         # Each line's dict is dropped once read: freeing them all at the end would hold the
         # interpreter for a long moment with a long session (and the editor waiting).
         items[index] = _DONE

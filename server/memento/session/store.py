@@ -35,6 +35,7 @@ from memento.session.paths import encode_workspace, new_session_path, sessions_d
 from memento.session.upgrade import MigrationFailed, keep_original
 from memento.util.fsio import fsync_dir
 from memento.util.lock import FileLock, SessionLocked
+from memento.util.yielding import checkpoint
 
 __all__ = [
     "MigrationFailed",
@@ -239,6 +240,8 @@ class SessionStore:
         seen: set[str] = set()
         current = self._by_id.get(start) if start is not None else None
         while current is not None and current.id not in seen:
+            if not len(path) & 255:
+                checkpoint()
             seen.add(current.id)
             path.append(current)
             parent = current.parent_id
