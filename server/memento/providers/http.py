@@ -278,6 +278,19 @@ _PIECE = 200
 """List elements per `json.dumps` call in `_json_pieces` (messages of a few hundred bytes)."""
 
 
+_UPLOAD_PIECE = 1 << 18
+"""Bytes of a request body handed to the connection at a time (256 KiB)."""
+
+
+async def _in_pieces(payload: bytes) -> AsyncIterator[bytes]:
+    """A long body a piece at a time: handed over whole, a long session's tens of megabytes
+    were copied into the socket transport's buffer on the event loop in one go (25 ms); in
+    pieces, each waits for the socket to drain the one before."""
+    view = memoryview(payload)
+    for start in range(0, len(payload), _UPLOAD_PIECE):
+        yield bytes(view[start : start + _UPLOAD_PIECE])
+
+
 async def send_with_retry(
     client: httpx.AsyncClient,
     url: str,
@@ -301,7 +314,10 @@ async def send_with_retry(
     for attempt in range(1, attempts + 1):
         hint: float | None = None
         request = client.build_request(
-            "POST", url, content=payload, headers={**headers, "Content-Type": "application/json"}
+            "POST",
+            url,
+            content=payload if len(payload) <= _UPLOAD_PIECE else _in_pieces(payload),
+            headers={**headers, "Content-Type": "application/json", "Content-Length": str(len(payload))},
         )
         try:
             response = await client.send(request, stream=True)
