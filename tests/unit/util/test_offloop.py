@@ -22,4 +22,3 @@ def test_release_in_pieces_frees_a_bodys_lists_and_the_body() -> None:
     release_in_pieces(box)
     assert box == [] and messages == []
     assert watched() is None  # nothing kept it alive
-
