@@ -17,6 +17,11 @@ Editor requests: `memento/context`, `textDocument/codeAction`, and `textDocument
 handles after the change). Each line gives p50, p99 and max. `--before PATH` runs the same
 against another checkout's `server/` (the code before a change) in the same run.
 
+`--probe PREFIX` runs each server with `bench/stallprobe` (late loop heartbeats with every
+thread's stack, slow loop callbacks, garbage collections) and writes, per side and size,
+`PREFIX-<side>-<entries>.server.json` and `.bench.json` (each probe's phase, send time and
+duration) to read side by side.
+
 Prints figures, asserts nothing. Run: `python bench/turn_latency.py [--turns N ...]`."""
 
 from __future__ import annotations
