@@ -122,6 +122,7 @@ class Run:
     """Each probe during the turn: phase, kind, when it was sent (perf_counter), how long."""
     turn: float = 0.0
     deltas: int = 0
+    peak_rss_mb: float = 0.0
 
 
 def _carries_text(ops: list[dict[str, Any]]) -> bool:
@@ -292,6 +293,7 @@ async def measure(
         run.first_delta = editor.first_delta_at - started
         run.deltas = editor.deltas
         await prompt
+        run.peak_rss_mb = raw.peak_rss_mb()
         editor.reader.cancel()
         if probe is not None:  # the probe writes its record as the server ends
             raw.process.terminate()
@@ -345,7 +347,7 @@ async def main() -> None:
     for (name, turns), run in results.items():
         print(
             f"{name:6s} {turns * 2:>8,} entries: prompt → first delta {run.first_delta * 1000:7.1f} ms, "
-            f"turn {run.turn:5.2f} s, {run.deltas} deltas"
+            f"turn {run.turn:5.2f} s, {run.deltas} deltas, server peak RSS {run.peak_rss_mb:,.0f} MiB"
         )
 
 
