@@ -97,5 +97,9 @@ _RELEASE_SLICE = 500
 
 
 async def release_off_loop(box: list[Any]) -> None:
-    """`release_in_pieces` in a worker thread, with the other off-loop work."""
-    await asyncio.to_thread(off_loop_work, partial(release_in_pieces, box))
+    """`release_in_pieces` in a worker thread, with the other off-loop work (here when no
+    worker can start any more: the loop is shutting down)."""
+    try:
+        await asyncio.to_thread(off_loop_work, partial(release_in_pieces, box))
+    except RuntimeError:
+        box.clear()

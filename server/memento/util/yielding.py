@@ -17,26 +17,34 @@ loop would wait for itself).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
 
 MAX_WAIT = 0.05
-"""The longest one checkpoint waits for a busy loop, in seconds."""
+"""The longest a checkpoint waits for a busy loop, in seconds."""
+
+FREE_RUN = 0.01
+"""After a wait that timed out (a loop busy without rest), how long workers pass their
+checkpoints without waiting: the work goes on at a fraction of its speed, never one item
+per `MAX_WAIT`."""
 
 
 class LoopGate:
     """Whether the event loop has work, as its front end reports it."""
 
-    def __init__(self, max_wait: float = MAX_WAIT) -> None:
+    def __init__(self, max_wait: float = MAX_WAIT, free_run: float = FREE_RUN) -> None:
         self.busy = False
         """Read without a lock by `checkpoint` (one attribute read while the loop is idle)."""
         self.max_wait = max_wait
+        self.free_run = free_run
         self.waiting = 0
         """Worker threads waiting now."""
         self._changed = threading.Condition()
         self._idle_spells = 0
+        self._free_until = 0.0
         self._loop_thread: int | None = None
 
     def attach(self) -> None:
@@ -66,8 +74,8 @@ class LoopGate:
     def wait(self) -> bool:
         """Wait while the loop is busy, until its next idle spell (at most `max_wait`).
         True when the loop was or went idle; False on the loop's own thread (which never
-        waits) and when the wait timed out."""
-        if self.on_loop_thread():
+        waits), when the wait timed out, and for `free_run` after a wait that timed out."""
+        if self.on_loop_thread() or time.monotonic() < self._free_until:
             return False
         with self._changed:
             spells = self._idle_spells
@@ -76,11 +84,14 @@ class LoopGate:
             try:
                 # Any idle spell since we came lets us go, even one already over: a loop that
                 # rests briefly and often must not keep a worker waiting for a long rest.
-                return self._changed.wait_for(
+                idle = self._changed.wait_for(
                     lambda: not self.busy or self._idle_spells != spells, self.max_wait
                 )
             finally:
                 self.waiting -= 1
+            if not idle:
+                self._free_until = time.monotonic() + self.free_run
+            return idle
 
     def wait_for_waiters(self, count: int, timeout: float) -> bool:
         """Until `count` worker threads wait at a checkpoint (for tests and probes)."""

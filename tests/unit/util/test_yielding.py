@@ -47,6 +47,16 @@ def test_a_brief_idle_spell_lets_a_waiting_worker_go_even_if_the_loop_is_busy_ag
     assert outcome == [True]
 
 
+def test_after_a_wait_that_timed_out_workers_run_free_for_a_while() -> None:
+    """A loop busy without rest slows work down, never to one item per wait."""
+    gate = LoopGate(max_wait=0.0, free_run=LONG)
+    gate.loop_busy()
+    assert gate.wait() is False  # timed out: the loop stayed busy
+    gate.max_wait = LONG
+    assert gate.wait() is False  # at once: a wait now would have lasted LONG
+    assert gate.waiting == 0
+
+
 def test_the_loop_thread_never_waits_on_its_own_gate() -> None:
     gate = LoopGate(max_wait=LONG)
     gate.attach()
