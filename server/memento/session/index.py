@@ -38,6 +38,7 @@ from memento.core.entries import SESSION_VERSION, Entry
 from memento.session.migrations import LoadedFile, SessionCorrupt, entry_of_line, load_bytes
 from memento.util.fsio import write_bytes_atomic
 from memento.util.jsonish import as_object
+from memento.util.yielding import checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +162,8 @@ def _scan(data: bytes, base: int, out: _Scan) -> int:
     find, lead_at = data.find, _LEAD.match
     starts, ends, ids, parents, kinds = out.starts, out.ends, out.ids, out.parents, out.kinds
     while (end := find(b"\n", pos)) != -1:
+        if not len(starts) & 255:
+            checkpoint()  # a worker thread: the editor's requests and shorter work first
         lead = lead_at(data, pos, end)
         if lead is None or lead.group(1) == b"compaction":
             line = data[pos:end]

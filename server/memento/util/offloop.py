@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from memento.util.yielding import GATE, checkpoint
+from memento.util.yielding import BATON, GATE, checkpoint
 
 T = TypeVar("T")
 
@@ -52,10 +52,6 @@ about a millisecond; after a long session's recount it took 12 ms)."""
 _COLLECTOR_PAUSE = _CollectorPause()
 
 
-_ONE_AT_A_TIME = threading.RLock()
-"""Held while `off_loop_work` runs: such work takes turns rather than running side by side."""
-
-
 def off_loop_work(work: Callable[[], T]) -> T:
     """Run `work` (in a worker thread) with the garbage collector waiting: its full passes
     over the objects a long session is made of hold every thread, the event loop's too, for
@@ -64,12 +60,13 @@ def off_loop_work(work: Callable[[], T]) -> T:
     One piece of such work runs at a time. Running them side by side gains nothing (Python
     runs one thread at a time), but each runnable thread is one more the event loop queues
     behind for the interpreter whenever it wakes up or makes a system call: with four of
-    them, an editor request waited tens of milliseconds. (On the loop's own thread nothing
-    waits for the others.)"""
+    them, an editor request waited tens of milliseconds. A long piece lets a waiting one
+    have a turn at its checkpoints (`memento.util.yielding.Baton`), so opening a long session
+    does not hold up a short count. (On the loop's own thread nothing waits for the others.)"""
     with _COLLECTOR_PAUSE:
         if GATE.on_loop_thread():
             return work()
-        with _ONE_AT_A_TIME:
+        with BATON:
             return work()
 
 
