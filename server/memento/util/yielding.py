@@ -12,6 +12,10 @@ wait, without holding the interpreter, until it goes idle, at most `MAX_WAIT` at
 loop that never rests slows work down but never stops it. Without a front end that marks
 the loop, `checkpoint()` never waits. On the loop's own thread it never waits either (the
 loop would wait for itself).
+
+Work over a long session also takes turns among itself (`Baton`, held by
+`memento.util.offloop.off_loop_work`): one piece runs at a time, and at a checkpoint a long
+piece hands over to a waiting one now and then.
 """
 
 from __future__ import annotations
