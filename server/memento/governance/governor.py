@@ -119,8 +119,8 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._paused = False
         self._refreshing: asyncio.Task[None] | None = None
         self._first_count: asyncio.Task[None] | None = None
-        """The session's first recount (since start or a session change): until it is in,
-        the meter reads nothing."""
+        """The first recount since the server started: until it is in, the meter reads
+        nothing at all. (After a session change it reads what it has until the recount.)"""
         self._budget_told: str | None = None
         session.subscribe(self._on_event)
 
@@ -166,7 +166,6 @@ class Governor(Hooks, phase=Phase.SHAPE):
             self.context.reset()
             self.meter.forget()
             self._paused = False
-            self._first_count = None
             self._schedule_refresh()
         elif isinstance(event, events.SettingsChanged):
             self.check_budget()
@@ -189,13 +188,19 @@ class Governor(Hooks, phase=Phase.SHAPE):
         return True
 
     async def _refresh_and_publish(self) -> None:
+        # The first count since start runs beside other off-loop work, not after it: the
+        # editor's first `memento/context` waits for it (`first_count`), and a session being
+        # opened meanwhile (seconds) must not hold it up.
+        exclusive = asyncio.current_task() is not self._first_count
         try:
             if self.context.last is None and not self.meter.prefix_tokens:
                 # A session reopened at start: its system prompt and tools count before its
                 # first request too (else the meter reads its messages alone until then).
-                request = await self.session.build_request_off_loop()
-                await asyncio.to_thread(off_loop_work, lambda: self._count_prefix(request))
-            await self.meter.refresh(self.session)
+                request = await self.session.build_request_off_loop(exclusive=exclusive)
+                await asyncio.to_thread(
+                    off_loop_work, lambda: self._count_prefix(request), exclusive=exclusive
+                )
+            await self.meter.refresh(self.session, exclusive=exclusive)
         except Exception:
             log.exception("recounting the context failed")
             return
@@ -245,7 +250,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
         return self.context_usage(session)
 
     async def first_count(self) -> None:
-        """Until the session's first count is in: figures asked for before it would read an
+        """Until the first count since start is in: figures asked for before it would read an
         empty meter (an editor that asks at once, before the recount's worker threads ran)."""
         task = self._first_count
         if task is not None and not task.done():

@@ -525,11 +525,11 @@ class Session:
         taken, self._steering = self._steering, []
         return taken
 
-    async def build_request_off_loop(self) -> ModelRequest:
+    async def build_request_off_loop(self, *, exclusive: bool = True) -> ModelRequest:
         """`build_request` in a worker thread: over a long session (the governed context of
         200k entries) it takes seconds the editor must not wait for. The turn is the only
-        writer of what it reads meanwhile."""
-        return await asyncio.to_thread(off_loop_work, self.build_request)
+        writer of what it reads meanwhile. (`exclusive`: see `off_loop_work`.)"""
+        return await asyncio.to_thread(off_loop_work, self.build_request, exclusive=exclusive)
 
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))

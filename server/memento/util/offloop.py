@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from memento.util.yielding import BATON, GATE, checkpoint
+from memento.util.yielding import GATE, checkpoint
 
 T = TypeVar("T")
 
@@ -52,7 +52,11 @@ about a millisecond; after a long session's recount it took 12 ms)."""
 _COLLECTOR_PAUSE = _CollectorPause()
 
 
-def off_loop_work(work: Callable[[], T]) -> T:
+_ONE_AT_A_TIME = threading.RLock()
+"""Held while `off_loop_work` runs: such work takes turns rather than running side by side."""
+
+
+def off_loop_work(work: Callable[[], T], *, exclusive: bool = True) -> T:
     """Run `work` (in a worker thread) with the garbage collector waiting: its full passes
     over the objects a long session is made of hold every thread, the event loop's too, for
     a second at a time.
@@ -60,13 +64,15 @@ def off_loop_work(work: Callable[[], T]) -> T:
     One piece of such work runs at a time. Running them side by side gains nothing (Python
     runs one thread at a time), but each runnable thread is one more the event loop queues
     behind for the interpreter whenever it wakes up or makes a system call: with four of
-    them, an editor request waited tens of milliseconds. A long piece lets a waiting one
-    have a turn at its checkpoints (`memento.util.yielding.Baton`), so opening a long session
-    does not hold up a short count. (On the loop's own thread nothing waits for the others.)"""
+    them, an editor request waited tens of milliseconds. Work that is not `exclusive` runs
+    beside the others: opening a long session (seconds, once) must not hold up the short
+    count an editor waits for. (On the loop's own thread nothing waits for the others.)"""
     with _COLLECTOR_PAUSE:
         if GATE.on_loop_thread():
             return work()
-        with BATON:
+        if not exclusive:
+            return work()
+        with _ONE_AT_A_TIME:
             return work()
 
 

@@ -12,17 +12,12 @@ wait, without holding the interpreter, until it goes idle, at most `MAX_WAIT` at
 loop that never rests slows work down but never stops it. Without a front end that marks
 the loop, `checkpoint()` never waits. On the loop's own thread it never waits either (the
 loop would wait for itself).
-
-Work over a long session also takes turns among itself (`Baton`, held by
-`memento.util.offloop.off_loop_work`): one piece runs at a time, and at a checkpoint a long
-piece hands over to a waiting one now and then.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -110,12 +105,9 @@ GATE = LoopGate()
 
 def checkpoint() -> None:
     """Called by long work in worker threads every few items: step aside while the event
-    loop has work, and now and then for other off-loop work that waits. Costs two attribute
-    reads while the loop is idle and nothing waits."""
+    loop has work. Costs one attribute read while the loop is idle."""
     if GATE.busy:
         GATE.wait()
-    if BATON.queue:  # the cheap test first
-        BATON.pass_on()
 
 
 def paced(items: Iterable[T]) -> Iterator[T]:
@@ -127,84 +119,3 @@ def paced(items: Iterable[T]) -> Iterator[T]:
     for item in items:
         checkpoint()
         yield item
-
-
-QUANTUM = 0.005
-"""How long a piece of off-loop work runs before it lets a waiting one have a turn."""
-
-
-class Baton:
-    """Work over a long session runs one piece at a time (each runnable thread is one more
-    the event loop queues behind for the interpreter), but a long piece (opening a session:
-    seconds) does not hold up a short one (a count the editor waits for): at a checkpoint,
-    after `quantum`, it hands the baton to the longest waiting piece and queues for it again.
-    Reentrant; handed over in arrival order."""
-
-    def __init__(self, quantum: float = QUANTUM) -> None:
-        self.quantum = quantum
-        self._state = threading.Condition()
-        self._owner: int | None = None
-        self._depth = 0
-        self._since = 0.0
-        self.queue: deque[tuple[int, threading.Event]] = deque()
-        """Who waits for the baton, first first (read without a lock by `checkpoint`)."""
-
-    @property
-    def waiting(self) -> int:
-        """Pieces of work waiting for the baton now."""
-        return len(self.queue)
-
-    def __enter__(self) -> None:
-        me = threading.get_ident()
-        with self._state:
-            if self._owner == me:
-                self._depth += 1
-                return
-            if self._owner is None and not self.queue:
-                self._take(me, 1)
-                return
-            turn = threading.Event()
-            self.queue.append((me, turn))
-            self._state.notify_all()
-        turn.wait()  # the one before hands it over, depth 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._state:
-            self._depth -= 1
-            if self._depth == 0:
-                self._hand_over()
-
-    def pass_on(self) -> None:
-        """At a checkpoint: after `quantum` with the baton, let the longest waiting piece of
-        work run, then wait for another turn. Nothing for a thread without the baton."""
-        me = threading.get_ident()
-        with self._state:
-            if self._owner != me or not self.queue or time.monotonic() - self._since < self.quantum:
-                return
-            depth = self._depth
-            turn = threading.Event()
-            self.queue.append((me, turn))
-            self._hand_over()
-        turn.wait()
-        with self._state:
-            self._depth = depth
-
-    def wait_for_waiters(self, count: int, timeout: float) -> bool:
-        """Until `count` pieces of work wait for the baton (for tests)."""
-        with self._state:
-            return self._state.wait_for(lambda: len(self.queue) >= count, timeout)
-
-    def _take(self, ident: int, depth: int) -> None:
-        self._owner, self._depth, self._since = ident, depth, time.monotonic()
-
-    def _hand_over(self) -> None:
-        if self.queue:
-            ident, turn = self.queue.popleft()
-            self._take(ident, 1)
-            turn.set()
-        else:
-            self._owner = None
-
-
-BATON = Baton()
-"""The process's baton for off-loop work (`memento.util.offloop.off_loop_work`)."""

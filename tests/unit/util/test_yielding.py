@@ -8,7 +8,7 @@ import threading
 
 from memento.lsp.loopgate import run_gated
 from memento.util.offloop import off_loop_work
-from memento.util.yielding import GATE, Baton, LoopGate, paced
+from memento.util.yielding import GATE, LoopGate, paced
 
 LONG = 60.0
 """A bound on a hang, not a clock: every wait below ends by an event long before."""
@@ -98,61 +98,3 @@ def test_the_servers_loop_is_busy_while_it_runs_and_idle_while_it_waits_for_a_wo
         "off-loop work from the worker": "done",
     }
     assert not GATE.busy and not GATE.on_loop_thread()  # the gate is open once the loop ends
-
-
-def test_a_long_piece_of_work_hands_the_baton_to_a_waiting_one_at_a_checkpoint() -> None:
-    baton = Baton(quantum=0.0)
-    order: list[str] = []
-    inside = threading.Event()
-
-    def long_work() -> None:
-        with baton:
-            order.append("long starts")
-            inside.set()
-            assert baton.wait_for_waiters(1, LONG)
-            baton.pass_on()  # the short one runs now, and hands the baton back when done
-            order.append("long ends")
-
-    def short_work() -> None:
-        with baton:
-            order.append("short")
-
-    first = threading.Thread(target=long_work)
-    first.start()
-    assert inside.wait(LONG)
-    second = threading.Thread(target=short_work)
-    second.start()
-    first.join(LONG)
-    second.join(LONG)
-    assert order == ["long starts", "short", "long ends"]
-    assert baton.waiting == 0
-
-
-def test_the_baton_is_reentrant_and_passes_nothing_without_waiters_or_before_its_quantum() -> None:
-    baton = Baton(quantum=LONG)
-    with baton:
-        with baton:
-            baton.pass_on()  # nobody waits: goes on
-        baton.pass_on()
-    waiter_done = threading.Event()
-    inside = threading.Event()
-
-    def holder() -> None:
-        with baton:
-            inside.set()
-            assert baton.wait_for_waiters(1, LONG)
-            baton.pass_on()  # the quantum (LONG) is not over: keeps the baton
-            assert not waiter_done.is_set()
-
-    def waiter() -> None:
-        with baton:
-            waiter_done.set()
-
-    one = threading.Thread(target=holder)
-    one.start()
-    assert inside.wait(LONG)
-    two = threading.Thread(target=waiter)
-    two.start()
-    one.join(LONG)
-    two.join(LONG)
-    assert waiter_done.is_set()
