@@ -17,6 +17,11 @@ Editor requests: `memento/context`, `textDocument/codeAction`, and `textDocument
 handles after the change). Each line gives p50, p99 and max. `--before PATH` runs the same
 against another checkout's `server/` (the code before a change) in the same run.
 
+`--probe PREFIX` runs each server with `bench/stallprobe` (late loop heartbeats with every
+thread's stack, slow loop callbacks, garbage collections) and writes, per side and size,
+`PREFIX-<side>-<entries>.server.json` and `.bench.json` (each probe's phase, send time and
+duration) to read side by side.
+
 Prints figures, asserts nothing. Run: `python bench/turn_latency.py [--turns N ...]`."""
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import multiprocessing
 import os
 import statistics
@@ -111,8 +117,12 @@ class Run:
         default_factory=lambda: {phase: {kind: [] for kind in KINDS} for phase in PHASES}
     )
     first_delta: float = 0.0
+    marks: dict[str, float] = field(default_factory=dict[str, float])
+    timeline: list[tuple[str, str, float, float]] = field(default_factory=list[tuple[str, str, float, float]])
+    """Each probe during the turn: phase, kind, when it was sent (perf_counter), how long."""
     turn: float = 0.0
     deltas: int = 0
+    peak_rss_mb: float = 0.0
 
 
 def _carries_text(ops: list[dict[str, Any]]) -> bool:
@@ -206,7 +216,7 @@ def phase_of(editor: Editor, started_turn: bool) -> str:
 
 
 async def measure(
-    server_path: Path, turns: int, rules: int, rate: int, seconds: float, interval: float
+    server_path: Path, turns: int, rules: int, rate: int, seconds: float, interval: float, probe: Path | None
 ) -> Run:
     run = Run()
     with tempfile.TemporaryDirectory() as tmp, ModelProcess() as model:
@@ -218,6 +228,9 @@ async def measure(
         data = Path(tmp) / "data"
         workspace_session(data, root, "bench", turns)
         env = dict(os.environ, MEMENTO_DATA_DIR=str(data), PYTHONPATH=str(server_path))
+        if probe is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench" / "stallprobe"), str(server_path)])
+            env["MEMENTO_STALL_PROBE"] = str(probe.with_suffix(".server.json"))
         raw = await RawClient.start(env)
         options = {
             "compaction": {"estimator": "chars4", "enabled": False},
@@ -269,15 +282,29 @@ async def measure(
         while not editor.turn_over.is_set():
             phase = phase_of(editor, True)
             kind = next(kinds)
+            sent = time.perf_counter()
             took = await editor.probe(kind)
             # A probe that straddles the first delta counts where it started.
             run.figures[phase][kind].append(took)
+            run.timeline.append((phase, kind, sent, took))
             await asyncio.sleep(interval)
         run.turn = time.perf_counter() - started
+        run.marks = {"prompt": started, "first_delta": editor.first_delta_at, "over": time.perf_counter()}
         run.first_delta = editor.first_delta_at - started
         run.deltas = editor.deltas
         await prompt
+        run.peak_rss_mb = raw.peak_rss_mb()
         editor.reader.cancel()
+        if probe is not None:  # the probe writes its record as the server ends
+            raw.process.terminate()
+            await raw.process.wait()
+            wall = time.time() - time.perf_counter()
+            marks = {name: at + wall for name, at in run.marks.items()}
+            slow = [
+                {"phase": phase, "kind": kind, "at": sent + wall, "dur": took}
+                for phase, kind, sent, took in run.timeline
+            ]
+            probe.with_suffix(".bench.json").write_text(json.dumps({"marks": marks, "probes": slow}))
         await raw.close()
     return run
 
@@ -290,6 +317,11 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="how long the reply streams")
     parser.add_argument("--interval", type=float, default=0.005, help="pause between editor requests")
     parser.add_argument("--before", type=Path, help="another checkout to measure the same way")
+    parser.add_argument(
+        "--probe",
+        type=Path,
+        help="record what holds the server's loop up (bench/stallprobe) into PROBE-<side>-<entries>.*.json",
+    )
     args = parser.parse_args()
     sides: dict[str, Path] = {"this": REPO / "server"}
     if args.before is not None:
@@ -297,8 +329,11 @@ async def main() -> None:
     results: dict[tuple[str, int], Run] = {}
     for turns in args.turns:
         for name, path in sides.items():
+            probe = (
+                None if args.probe is None else args.probe.with_name(f"{args.probe.name}-{name}-{turns * 2}")
+            )
             results[name, turns] = await measure(
-                path, turns, args.rules, args.rate, args.seconds, args.interval
+                path, turns, args.rules, args.rate, args.seconds, args.interval, probe
             )
     load = os.getloadavg()
     print(
@@ -312,7 +347,7 @@ async def main() -> None:
     for (name, turns), run in results.items():
         print(
             f"{name:6s} {turns * 2:>8,} entries: prompt → first delta {run.first_delta * 1000:7.1f} ms, "
-            f"turn {run.turn:5.2f} s, {run.deltas} deltas"
+            f"turn {run.turn:5.2f} s, {run.deltas} deltas, server peak RSS {run.peak_rss_mb:,.0f} MiB"
         )
 
 

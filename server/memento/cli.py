@@ -71,7 +71,7 @@ def _run_lsp(args: argparse.Namespace) -> int:
 
     # Long sessions are read and built in worker threads; a shorter switch interval than
     # Python's 5 ms lets the event loop take the interpreter back sooner to answer the editor.
-    sys.setswitchinterval(0.001)
+    sys.setswitchinterval(0.0002)
     server = create_server()
     server.app.after_start = _collect_from_now_on
     server.max_message_bytes = args.max_message_bytes

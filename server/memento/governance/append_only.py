@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from memento.core.messages import Message
 from memento.core.provider import ModelRequest, ToolSpec
+from memento.util.yielding import paced
 
 MessageTokens = Callable[[Message], int]
 
@@ -143,7 +144,7 @@ class AppendOnlyContext:
     def _facts(self, messages: Sequence[Message]) -> list[_Known]:
         known: dict[int, _Known] = {}
         facts: list[_Known] = []
-        for message in messages:
+        for message in paced(messages):
             fact = self._known.get(id(message))
             if fact is None or fact.message is not message:
                 fact = _Known(message, _digest(message.dump()), self._count(message))

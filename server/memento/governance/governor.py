@@ -129,6 +129,9 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._tail: tuple[str, TailFigures] | None = None
         """(session id, figures) read from the newest stretch of a session being read whole:
         what the meter shows until the whole path is counted."""
+        self._first_count: asyncio.Task[None] | None = None
+        """The first recount since the server started: until it is in, the meter reads
+        nothing at all. (After a session change it reads what it has until the recount.)"""
         self._budget_told: str | None = None
         session.subscribe(self._on_event)
 
@@ -237,16 +240,24 @@ class Governor(Hooks, phase=Phase.SHAPE):
             return False
         self._refresh_stop = stop = CancelToken()
         self._refreshing = self._spawn(self._refresh_and_publish(stop), "governance-recount")
+        if self._first_count is None:
+            self._first_count = self._refreshing
         return True
 
     async def _refresh_and_publish(self, stop: CancelToken) -> None:
+        # The first count since start runs beside other off-loop work, not after it: the
+        # editor's first `memento/context` waits for it (`first_count`), and a session being
+        # opened meanwhile (seconds) must not hold it up.
+        exclusive = asyncio.current_task() is not self._first_count
         try:
             if self.context.last is None and not self.meter.prefix_tokens:
                 # A session reopened at start: its system prompt and tools count before its
                 # first request too (else the meter reads its messages alone until then).
-                request = await self.session.build_request_off_loop()
-                await asyncio.to_thread(off_loop_work, lambda: self._count_prefix(request))
-            await self.meter.refresh(self.session, stop)
+                request = await self.session.build_request_off_loop(exclusive=exclusive)
+                await asyncio.to_thread(
+                    off_loop_work, lambda: self._count_prefix(request), exclusive=exclusive
+                )
+            await self.meter.refresh(self.session, stop, exclusive=exclusive)
         except Cancelled:
             return  # superseded: the recount that replaced it publishes
         except Exception:
@@ -298,6 +309,13 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def measure_context(self, session: HookContext) -> events.ContextUsage:
         return self.context_usage(session)
+
+    async def first_count(self) -> None:
+        """Until the first count since start is in: figures asked for before it would read an
+        empty meter (an editor that asks at once, before the recount's worker threads ran)."""
+        task = self._first_count
+        if task is not None and not task.done():
+            await asyncio.wait([task])  # not the task itself: a cancelled caller must not cancel it
 
     def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator

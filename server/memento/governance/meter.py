@@ -108,10 +108,13 @@ class ContextMeter:
         """The session file counted (another one: a session switch, recount)."""
         self._leaf: str | None = None
         self._valid = False
+        self._epoch = 0
+        """Counts `invalidate` and `forget`: a recount that saw it change counted a path gone."""
 
     def invalidate(self) -> None:
         """The path changed in a way the meter cannot follow; recount on next use."""
         self._valid = False
+        self._epoch += 1
 
     def forget(self) -> None:
         """Another session: count nothing until the recount."""
@@ -119,6 +122,7 @@ class ContextMeter:
         self.usage_stale = False
         self.tally = UsageTally()
         self._valid = False
+        self._epoch += 1
 
     def _appended(self, session: HookContext) -> list[Entry] | None:
         """Entries added after the counted leaf, oldest first; None when the path changed otherwise."""
@@ -166,18 +170,30 @@ class ContextMeter:
         local = counter.local_tokens + self.prefix_tokens
         return (local if stale else max(counter.estimate.tokens, local)), local
 
-    async def refresh(self, session: HookContext, stop: CancelToken | None = None) -> None:
-        """A full recount, tokenizing off the event loop; `Cancelled` once `stop` is set (the
-        count stops between steps: another session was opened meanwhile)."""
+    async def refresh(
+        self, session: HookContext, stop: CancelToken | None = None, *, exclusive: bool = True
+    ) -> None:
+        """A full recount, tokenizing off the event loop (`exclusive`: see `off_loop_work`);
+        `Cancelled` once `stop` is set (the count stops between steps: another session was
+        opened meanwhile)."""
         session_file = session.session_file
-        path = session.branch_path()
+        epoch = self._epoch
         # The collector waits (off_loop_work): a recount of a long session allocates enough to
-        # start full passes that would hold the event loop too.
-        counted = await asyncio.to_thread(off_loop_work, partial(self._recount, path, stop))
-        if session.session_file == session_file and session.leaf_id == (path[-1].id if path else None):
-            self._install(counted, session_file)
-        else:
-            self.invalidate()  # the path moved while we counted
+        # start full passes that would hold the event loop too. The path is taken there too
+        # (a copy of a long session's path is milliseconds).
+        counted = await asyncio.to_thread(
+            off_loop_work, lambda: self._recount(session.branch_path(), stop), exclusive=exclusive
+        )
+        if session.session_file != session_file or self._epoch != epoch:
+            self.invalidate()  # another session, or the path changed in a way we cannot follow
+            return
+        # Entries appended while we counted (a turn goes on) are added as `update` adds them;
+        # any other move of the path: recount. (Dropping the count whenever the leaf moved
+        # recounted a long session again and again while a turn ran, seconds each time.)
+        self._install(counted, session_file)
+        appended = self._appended(session)
+        if appended is None or any(_resets(e) for e in appended):
+            self.invalidate()
 
     def _recount(
         self, path: Sequence[Entry], stop: CancelToken | None = None

@@ -28,6 +28,7 @@ from memento.config import PruneSettings
 from memento.core.entries import Entry, MessageEntry, now_ms
 from memento.core.messages import AssistantMessage, ToolCall, ToolResultMessage
 from memento.session.edits import ContextEdit, edit_entry, tool_result_edit
+from memento.util.yielding import paced
 
 EntryTokens = Callable[[Entry], int]
 """Token estimate of one entry's contribution to the context (0 for non-context entries)."""
@@ -110,7 +111,7 @@ class Protection:
 
 def tool_calls_by_id(entries: Sequence[Entry]) -> dict[str, ToolCall]:
     calls: dict[str, ToolCall] = {}
-    for entry in entries:
+    for entry in paced(entries):
         if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
             for call in entry.message.tool_calls():
                 calls[call.id] = call
@@ -139,7 +140,7 @@ def suffix_tokens(entries: Sequence[Entry], tokens: EntryTokens) -> list[int]:
     """For each index, the tokens of all message entries strictly after it."""
     suffix = [0] * len(entries)
     total = 0
-    for i in range(len(entries) - 1, -1, -1):
+    for i in paced(range(len(entries) - 1, -1, -1)):
         suffix[i] = total
         if isinstance(entries[i], MessageEntry):
             total += tokens(entries[i])
@@ -180,7 +181,7 @@ def collect_superseded(
     candidate; a bare read also supersedes older ranged reads of the same file."""
     found: list[Candidate] = []
     seen: set[str] = set()
-    for i in range(len(entries) - 1, -1, -1):
+    for i in paced(range(len(entries) - 1, -1, -1)):
         message = tool_result(entries[i])
         if message is None or is_pruned(message):
             continue
@@ -207,7 +208,7 @@ def collect_useless(
     exclude: set[int],
 ) -> list[Candidate]:
     found: list[Candidate] = []
-    for i, entry in enumerate(entries):
+    for i, entry in enumerate(paced(entries)):
         message = tool_result(entry)
         if message is None or i in exclude or is_pruned(message) or not is_useless(message):
             continue
@@ -306,7 +307,7 @@ def prune_tool_outputs(
     suffix = suffix_tokens(entries, tokens) if guarded else None
     newer = 0
     chosen: list[Candidate] = []
-    for i in range(len(entries) - 1, -1, -1):
+    for i in paced(range(len(entries) - 1, -1, -1)):
         message = tool_result(entries[i])
         if message is None:
             continue

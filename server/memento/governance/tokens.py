@@ -33,6 +33,7 @@ from memento.session.projection import Projection, entry_messages
 from memento.util import jsonish
 from memento.util.cancel import CancelToken, checked
 from memento.util.js import js_stringify, utf16_len
+from memento.util.yielding import paced
 
 IMAGE_CHARS = 4800
 """pi 1.6 counts every image as 4800 characters (1200 tokens), in any role."""
@@ -285,10 +286,10 @@ def estimate_context_tokens(messages: Sequence[Message], estimator: Estimator) -
     for index in range(len(messages) - 1, -1, -1):
         usage = usage_anchor(messages[index])
         if usage is not None:
-            trailing = sum(estimator.message_tokens(m) for m in messages[index + 1 :])
+            trailing = sum(estimator.message_tokens(m) for m in paced(messages[index + 1 :]))
             used = calculate_context_tokens(usage)
             return ContextEstimate(used + trailing, used, trailing, index)
-    total = sum(estimator.message_tokens(m) for m in messages)
+    total = sum(estimator.message_tokens(m) for m in paced(messages))
     return ContextEstimate(total, 0, total, None)
 
 
@@ -321,7 +322,7 @@ def estimate_projected_context_tokens(
         if usage_index > invalidating:
             return estimate
     tokens = _current_system_tokens(projection.messages, estimator) + sum(
-        estimator.message_tokens(m) for m in projection.messages if m.role != "system"
+        estimator.message_tokens(m) for m in paced(projection.messages) if m.role != "system"
     )
     return ContextEstimate(tokens, 0, tokens, None)
 

@@ -19,6 +19,7 @@ from memento.core.entries import CompactionEntry, Entry, MessageEntry
 from memento.core.events import ProviderUsage
 from memento.core.messages import STORED, AssistantMessage, Usage
 from memento.util.cancel import CancelToken, checked
+from memento.util.yielding import paced
 
 
 def _figures(provider: str, usage: Usage) -> ProviderUsage:
@@ -69,7 +70,7 @@ class UsageTally:
     @classmethod
     def of(cls, path: Iterable[Entry], stop: CancelToken | None = None) -> UsageTally:
         tally = cls()
-        for entry in checked(path, stop):
+        for entry in checked(paced(path), stop):
             tally.add(entry)
         return tally
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 from pygls.workspace import TextDocument
 
 from memento.lsp.buffers import BufferSync
@@ -38,8 +38,7 @@ class LspEditor:
         except RuntimeError:
             return None
         for uri, document in documents.items():
-            fs_path = to_fs_path(uri)
-            if fs_path is not None and Path(fs_path).resolve() == path:
+            if self.server.documents.resolved(uri) == path:
                 return document
         return None
 

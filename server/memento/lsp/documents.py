@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 log = logging.getLogger(__name__)
+
+_RESOLVED_KEPT = 1000
+"""Resolved document paths kept at most (an editor that never closes what it opens)."""
 
 DocumentListener = Callable[[str], None]
 """Called with the document's URI after pygls updated its text."""
@@ -28,6 +33,7 @@ class DocumentHub:
         self.closed: list[DocumentListener] = []
         self.saved: list[DocumentListener] = []
         self.code_actions: list[CodeActionProvider] = []
+        self._resolved: dict[str, Path | None] = {}
 
         @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
         def did_open(params: types.DidOpenTextDocumentParams) -> None:
@@ -40,6 +46,7 @@ class DocumentHub:
         @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
         def did_close(params: types.DidCloseTextDocumentParams) -> None:
             self._fan_out(self.closed, params.text_document.uri)
+            self._resolved.pop(params.text_document.uri, None)
 
         @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
         def did_save(params: types.DidSaveTextDocumentParams) -> None:
@@ -57,6 +64,18 @@ class DocumentHub:
                 except Exception:
                     log.exception("code action provider failed")
             return actions or None
+
+    def resolved(self, uri: str) -> Path | None:
+        """The file a document URI names, symlinks resolved (None: not a file URI). Kept until
+        the document is closed: every didChange and codeAction asks, and resolving is a
+        system call per part of the path."""
+        if uri in self._resolved:
+            return self._resolved[uri]
+        if len(self._resolved) >= _RESOLVED_KEPT:
+            self._resolved.clear()
+        fs_path = to_fs_path(uri)
+        found = self._resolved[uri] = Path(fs_path).resolve() if fs_path is not None else None
+        return found
 
     @staticmethod
     def _fan_out(listeners: list[DocumentListener], uri: str) -> None:

@@ -20,8 +20,9 @@ from memento.lsp.buffers import BufferSync
 from memento.lsp.documents import DocumentHub
 from memento.lsp.feature import LanguageFeature
 from memento.lsp.framing import DEFAULT_MAX_BODY
+from memento.lsp.loopgate import run_gated
 from memento.lsp.rpc import MementoProtocol, raw_params_converter
-from memento.lsp.transport import StdinSource, serve, stream_source
+from memento.lsp.transport import PipeSource, StdinSource, serve, stream_source
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +44,11 @@ class MementoServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         self.stop = stop = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        source = StdinSource(stdin or sys.stdin.buffer)
+        stream = stdin or sys.stdin.buffer
+        fd = PipeSource.usable(stream)
+        source = PipeSource(fd) if fd is not None else StdinSource(stream)
         try:
-            asyncio.run(serve(source, self.protocol, stop, max_body=self.max_message_bytes))
+            run_gated(serve(source, self.protocol, stop, max_body=self.max_message_bytes))
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -68,7 +71,7 @@ class MementoServer(LanguageServer):
                 await listener.serve_forever()
 
         try:
-            asyncio.run(listen())
+            run_gated(listen())
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             pass
 

@@ -12,6 +12,8 @@ import asyncio
 import functools
 import logging
 import os
+import stat
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
@@ -66,6 +68,42 @@ class StdinSource:
         data = await self._queue.get()
         self._room.release()
         return data
+
+
+class PipeSource:
+    """Bytes from a pipe or socket (an editor's stdin), which the event loop watches itself:
+    a message wakes the loop directly, where a reading thread had to get the interpreter
+    first (behind a worker thread busy with a long session) and then wake the loop."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._reader: asyncio.StreamReader | None = None
+
+    @staticmethod
+    def usable(stream: BinaryIO) -> int | None:
+        """The stream's descriptor when the loop can watch it (a pipe or a socket, not on
+        Windows); None: read it with `StdinSource`."""
+        if sys.platform == "win32":
+            return None
+        try:
+            fd = stream.fileno()
+            mode = os.fstat(fd).st_mode
+        except (OSError, ValueError, AttributeError):
+            return None
+        return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
+
+    async def __call__(self) -> bytes:
+        if self._reader is None:
+            loop = asyncio.get_running_loop()
+            # Bounded read-ahead, as StdinSource's: reading pauses past this much unparsed.
+            reader = asyncio.StreamReader(limit=CHUNK * _QUEUED_CHUNKS, loop=loop)
+            pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+            self._reader = reader
+        try:
+            return await self._reader.read(CHUNK)
+        except (OSError, ValueError):
+            return b""
 
 
 def stream_source(reader: asyncio.StreamReader) -> ReadSome:

@@ -204,13 +204,13 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
             return
         self._prompt, self._touched = turn.prompt, []
         await self.refresh()
-        # A long session's path is hundreds of thousands of entries: read in worker threads.
-        path = session.branch_path()
-        first = not await asyncio.to_thread(off_loop_work, partial(_has_wakeup, path))
-        await self._inject_wakeup_off_loop("session start" if first else "the context changed", path)
+        # A long session's path is hundreds of thousands of entries: taken (a copy of that
+        # many references is milliseconds too) and read in worker threads.
+        path, woken = await asyncio.to_thread(off_loop_work, partial(_path_and_wakeup, session))
+        await self._inject_wakeup_off_loop("session start" if not woken else "the context changed", path)
         if self.settings.enabled and self.decisions and self.settings.recall_max != 0:
-            path = session.branch_path()  # with the digest just appended
-            shown = await asyncio.to_thread(off_loop_work, partial(shown_in_full, path))
+            # With the digest just appended.
+            shown = await asyncio.to_thread(off_loop_work, lambda: shown_in_full(session.branch_path()))
             self.inject_recall(turn.prompt, [], shown)
 
     async def after_tool(
@@ -229,8 +229,9 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
     async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         if not self.settings.enabled:
             return
-        path = session.branch_path()
-        facts = await asyncio.to_thread(off_loop_work, lambda: session_facts(session.root, path))
+        facts = await asyncio.to_thread(
+            off_loop_work, lambda: session_facts(session.root, session.branch_path())
+        )
         said = (
             clip(facts.last_statement, 200)
             if facts.last_statement
@@ -269,6 +270,11 @@ class MemoryEngine(Hooks, phase=Phase.AUGMENT):
             f" The log rolled over: earlier decisions are in decisions-epoch-{rolled}.log." if rolled else ""
         )
         return f"Logged decision {decision.snapshot} in .memento/decisions.log (snapshot {rel}).{note}"
+
+
+def _path_and_wakeup(session: HookContext) -> tuple[list[Entry], bool]:
+    path = session.branch_path()
+    return path, _has_wakeup(path)
 
 
 def _has_wakeup(path: list[Entry]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from functools import partial
 from typing import Any
@@ -49,7 +49,7 @@ from memento.providers.anthropic_compaction import (
 from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
 from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_object, get
-from memento.util.offloop import off_loop_work
+from memento.util.offloop import off_loop_work, release_off_loop
 
 ANTHROPIC_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}
@@ -115,9 +115,18 @@ class AnthropicProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(
-            off_loop_work, partial(self.build_body, request)
-        )  # a long session's messages
+        # A long session's messages: built, and freed once the reply is in, off the loop.
+        box = [await asyncio.to_thread(off_loop_work, partial(self.build_body, request))]
+        try:
+            async with aclosing(self._stream_body(box[0], request)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await release_off_loop(box)
+
+    async def _stream_body(
+        self, body: dict[str, Any], request: ModelRequest
+    ) -> AsyncGenerator[ProviderEvent]:
         client = await self._http.get()
         retry = self.config.retry
         async with (

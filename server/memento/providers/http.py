@@ -7,6 +7,7 @@ cannot be resumed, so it becomes a `ProviderError` the agent loop reports.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import random
@@ -24,6 +25,7 @@ from memento.security import secrets
 from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
 from memento.util.offloop import off_loop_work
+from memento.util.yielding import paced
 
 if TYPE_CHECKING:
     import httpx
@@ -82,7 +84,29 @@ def build_client(config: ProviderConfig, *, headers: Mapping[str, str] | None = 
         write=config.read_timeout,
         pool=config.connect_timeout,
     )
-    return httpx.AsyncClient(base_url=config.base_url, timeout=timeout, headers=dict(headers or {}))
+    client = httpx.AsyncClient(base_url=config.base_url, timeout=timeout, headers=dict(headers or {}))
+    _import_request_machinery()
+    return client
+
+
+_REQUEST_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+    "anyio.to_thread",
+    "anyio.lowlevel",
+    "sniffio",
+)
+"""What httpx's transport imports on its first request (anyio's event-loop backend and its
+streams): tens of milliseconds on the event loop, in the middle of the first turn, unless
+imported here first."""
+
+
+def _import_request_machinery() -> None:
+    for name in _REQUEST_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # another anyio layout: it is imported on first use, as before
+            continue
 
 
 class LazyClient:
@@ -241,7 +265,7 @@ def _json_pieces(body: object) -> Iterator[str]:
         items = cast(list[object], value) if isinstance(value, list) else None
         if items:
             yield "["
-            for start in range(0, len(items), _PIECE):
+            for start in paced(range(0, len(items), _PIECE)):
                 # A slice's "[a,b]" without its brackets: a few milliseconds of work at most.
                 yield ("," if start else "") + _dumps(items[start : start + _PIECE])[1:-1]
             yield "]"
@@ -252,6 +276,19 @@ def _json_pieces(body: object) -> Iterator[str]:
 
 _PIECE = 200
 """List elements per `json.dumps` call in `_json_pieces` (messages of a few hundred bytes)."""
+
+
+_UPLOAD_PIECE = 1 << 18
+"""Bytes of a request body handed to the connection at a time (256 KiB)."""
+
+
+async def _in_pieces(payload: bytes) -> AsyncIterator[bytes]:
+    """A long body a piece at a time: handed over whole, a long session's tens of megabytes
+    were copied into the socket transport's buffer on the event loop in one go (25 ms); in
+    pieces, each waits for the socket to drain the one before."""
+    view = memoryview(payload)
+    for start in range(0, len(payload), _UPLOAD_PIECE):
+        yield bytes(view[start : start + _UPLOAD_PIECE])
 
 
 async def send_with_retry(
@@ -277,7 +314,10 @@ async def send_with_retry(
     for attempt in range(1, attempts + 1):
         hint: float | None = None
         request = client.build_request(
-            "POST", url, content=payload, headers={**headers, "Content-Type": "application/json"}
+            "POST",
+            url,
+            content=payload if len(payload) <= _UPLOAD_PIECE else _in_pieces(payload),
+            headers={**headers, "Content-Type": "application/json", "Content-Length": str(len(payload))},
         )
         try:
             response = await client.send(request, stream=True)

@@ -54,7 +54,7 @@ from memento.providers.http import (
 from memento.providers.whole import WholeCharacters
 from memento.providers.window import Found, discover_window
 from memento.util.jsonish import as_array, as_object, get
-from memento.util.offloop import off_loop_work
+from memento.util.offloop import off_loop_work, release_off_loop
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +120,18 @@ class OpenAICompatProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(
-            off_loop_work, partial(self.build_body, request)
-        )  # a long session's messages
+        # A long session's messages: built, and freed once the reply is in, off the loop.
+        box = [await asyncio.to_thread(off_loop_work, partial(self.build_body, request))]
+        try:
+            async with aclosing(self._stream_body(box[0], request)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await release_off_loop(box)
+
+    async def _stream_body(
+        self, body: dict[str, Any], request: ModelRequest
+    ) -> AsyncGenerator[ProviderEvent]:
         heard = _Heard()
         whole = WholeCharacters()
         actions = json_action.ActionStream() if self.json_actions(request) else None

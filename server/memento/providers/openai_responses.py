@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from functools import partial
 from typing import Any
@@ -34,7 +34,7 @@ from memento.providers.http import LazyClient, incomplete, open_stream, parse_da
 from memento.providers.responses_input import API, compaction_input, convert_input, reasoning_param
 from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_array, as_object, get
-from memento.util.offloop import off_loop_work
+from memento.util.offloop import off_loop_work, release_off_loop
 
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
 _THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
@@ -91,9 +91,18 @@ class OpenAIResponsesProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await asyncio.to_thread(
-            off_loop_work, partial(self.build_body, request)
-        )  # a long session's messages
+        # A long session's messages: built, and freed once the reply is in, off the loop.
+        box = [await asyncio.to_thread(off_loop_work, partial(self.build_body, request))]
+        try:
+            async with aclosing(self._stream_body(box[0], request)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await release_off_loop(box)
+
+    async def _stream_body(
+        self, body: dict[str, Any], request: ModelRequest
+    ) -> AsyncGenerator[ProviderEvent]:
         client = await self._http.get()
         async with (
             open_stream(

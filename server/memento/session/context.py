@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from memento.core.entries import Entry
 from memento.core.messages import AssistantMessage, Message, ToolResultMessage
 from memento.session.llm_context import llm_messages
+from memento.util.yielding import paced
 
 
 def context_messages(path: Sequence[Entry]) -> list[Message]:
@@ -26,7 +27,7 @@ def sendable(messages: Sequence[Message]) -> list[Message]:
     dropped_calls: set[str] = set()
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
     out: list[Message] = []
-    for message in messages:
+    for message in paced(messages):
         if isinstance(message, AssistantMessage):
             if message.stop_reason in ("error", "aborted"):
                 dropped_calls.update(c.id for c in message.tool_calls())

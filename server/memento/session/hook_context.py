@@ -184,9 +184,9 @@ class HookContext:
         model (/omfg) offers these, so it keeps the cached prefix and names no denied tool."""
         return self._session.offered_specs()
 
-    async def build_request_off_loop(self) -> ModelRequest:
+    async def build_request_off_loop(self, *, exclusive: bool = True) -> ModelRequest:
         """The next model request as the session builds it, built off the event loop."""
-        return await self._session.build_request_off_loop()
+        return await self._session.build_request_off_loop(exclusive=exclusive)
 
     # -- what it does -------------------------------------------------------------------
     def draft(self, kind: type[E], /, **fields: Any) -> E:

@@ -38,6 +38,7 @@ from memento.core.entries import SESSION_VERSION, Entry
 from memento.session.migrations import LoadedFile, SessionCorrupt, entry_of_line, load_bytes
 from memento.util.fsio import write_bytes_atomic
 from memento.util.jsonish import as_object
+from memento.util.yielding import checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,8 @@ def _scan(data: bytes, pos: int, base: int, out: _Scan) -> int:
         out.kinds.append,
     )
     while (end := find(b"\n", pos)) != -1:
+        if not len(out.starts) & 255:
+            checkpoint()  # a worker thread: the editor's requests and shorter work first
         lead = lead_at(data, pos, end)
         if lead is None or lead.group(1) == b"compaction":
             line = data[pos:end]

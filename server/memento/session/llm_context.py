@@ -22,6 +22,7 @@ from memento.core.messages import (
 )
 from memento.session.pins import sent_path
 from memento.session.projection import Leaf, ModelRef, project, session_path
+from memento.util.yielding import paced
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
@@ -69,7 +70,7 @@ def convert_to_llm(messages: Sequence[Message], *, keep_custom: bool = False) ->
     messages) so the running session keeps their type; summaries always take pi's form.
     """
     out: list[Message] = []
-    for message in messages:
+    for message in paced(messages):
         match message:
             case BashExecutionMessage():
                 if not message.exclude_from_context:

@@ -38,6 +38,7 @@ from memento.core.entries import (
 from memento.core.messages import STORED
 from memento.util.cancel import CHECK_EVERY, CancelToken
 from memento.util.jsonish import as_object
+from memento.util.yielding import paced
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +269,7 @@ def load_bytes(data: bytes, path: Path, stop: CancelToken | None = None) -> Load
     except ValidationError as exc:
         raise SessionCorrupt(f"session {path}: invalid session header: {exc}") from exc
 
-    for index, (number, line, value) in enumerate(items):
+    for index, (number, line, value) in enumerate(paced(items)):
         if stop is not None and not index % CHECK_EVERY:
             stop.check()
         # Each line's dict is dropped once read: freeing them all at the end would hold the

@@ -40,6 +40,7 @@ from memento.core.messages import (
 )
 from memento.util.js import iso_to_ms
 from memento.util.jsonish import as_object
+from memento.util.yielding import paced
 
 _MESSAGE: Final = TypeAdapter[Message](Message, config=ConfigDict(defer_build=True))
 
@@ -204,7 +205,7 @@ def session_path(entries: Sequence[Entry], leaf_id: Leaf = None) -> list[Entry]:
 def _settings(path: Sequence[Entry]) -> tuple[str, ModelRef | None]:
     thinking_level = "off"
     model: ModelRef | None = None
-    for entry in path:
+    for entry in paced(path):
         if isinstance(entry, ThinkingLevelChangeEntry):
             thinking_level = entry.thinking_level or thinking_level
         elif isinstance(entry, ModelChangeEntry):
@@ -268,7 +269,7 @@ def project(path: Sequence[Entry]) -> Projection:
     """The compaction-aware context of a root→leaf path, entry by entry (pi `buildSessionProjection`)."""
     thinking_level, model = _settings(path)
     selected = context_entries(path)
-    edits = {extras(e).get("targetId"): e for e in selected if e.type == "context_edit"}
+    edits = {extras(e).get("targetId"): e for e in paced(selected) if e.type == "context_edit"}
     projected = [
         ProjectedEntry(
             entry,
@@ -278,7 +279,7 @@ def project(path: Sequence[Entry]) -> Projection:
             if isinstance(entry, CompactionEntry) and i > 0
             else edited_messages(entry, edits.get(entry.id)),
         )
-        for i, entry in enumerate(selected)
+        for i, entry in enumerate(paced(selected))
     ]
     return Projection(projected, [m for p in projected for m in p.messages], thinking_level, model)
 

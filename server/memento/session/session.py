@@ -9,7 +9,6 @@ import gc
 import json
 import logging
 import secrets
-from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -269,9 +268,9 @@ class Session:
         current = (self.provider.name, self.provider.model, self.context_window.tokens)
         if current == self._recorded_model:
             return
-        # The last note may lie far back in a long session: looked for in a worker thread.
-        path = self.branch_path()
-        last = await asyncio.to_thread(off_loop_work, partial(_last_model_change, path))
+        # The last note may lie far back in a long session: looked for in a worker thread
+        # (where the path is taken too: a copy of that many references is milliseconds).
+        last = await asyncio.to_thread(off_loop_work, lambda: _last_model_change(self.branch_path()))
         noted = (last.provider, last.model_id, last.context_window) if last is not None else None
         if noted != current:
             store = self._ensure_store()
@@ -542,11 +541,11 @@ class Session:
         taken, self._steering = self._steering, []
         return taken
 
-    async def build_request_off_loop(self) -> ModelRequest:
+    async def build_request_off_loop(self, *, exclusive: bool = True) -> ModelRequest:
         """`build_request` in a worker thread: over a long session (the governed context of
         200k entries) it takes seconds the editor must not wait for. The turn is the only
-        writer of what it reads meanwhile."""
-        return await asyncio.to_thread(off_loop_work, self.build_request)
+        writer of what it reads meanwhile. (`exclusive`: see `off_loop_work`.)"""
+        return await asyncio.to_thread(off_loop_work, self.build_request, exclusive=exclusive)
 
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))

@@ -36,6 +36,7 @@ from memento.session.upgrade import MigrationFailed, keep_original
 from memento.util.cancel import CancelToken
 from memento.util.fsio import fsync_dir
 from memento.util.lock import FileLock, SessionLocked
+from memento.util.yielding import checkpoint
 
 __all__ = [
     "MigrationFailed",
@@ -243,6 +244,8 @@ class SessionStore:
         seen: set[str] = set()
         current = self._by_id.get(start) if start is not None else None
         while current is not None and current.id not in seen:
+            if not len(path) & 255:
+                checkpoint()
             seen.add(current.id)
             path.append(current)
             parent = current.parent_id

@@ -176,7 +176,10 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
             added.append(again)
         if not added:
             return request
-        return request.model_copy(update={"messages": [*request.messages, *added]})
+        # A copy of a long session's messages (hundreds of thousands): not on the loop.
+        return await asyncio.to_thread(
+            off_loop_work, lambda: request.model_copy(update={"messages": [*request.messages, *added]})
+        )
 
     async def on_turn_end(self, session: HookContext, turn: TurnInfo, state: TurnEndState) -> None:
         self._pending, self._mentioned = {}, []

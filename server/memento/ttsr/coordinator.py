@@ -333,7 +333,10 @@ class TtsrHooks(Hooks, phase=Phase.AUGMENT):
         texts = [templates.still_in_effect(r, self.engine.root) for r in missing]
         content = self._inject(session, texts, missing, restated=True)
         reminder = CustomMessage(custom_type=templates.INJECTION_TYPE, content=content, timestamp=now_ms())
-        return request.model_copy(update={"messages": [*request.messages, reminder]})
+        # A copy of a long session's messages (hundreds of thousands): not on the loop.
+        return await asyncio.to_thread(
+            off_loop_work, lambda: request.model_copy(update={"messages": [*request.messages, reminder]})
+        )
 
 
 def _text(blocks: list[Any]) -> str:

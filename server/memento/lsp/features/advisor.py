@@ -11,11 +11,9 @@ back, or the conversation changes (session, branch, a rewind of the conversation
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from memento.lsp import protocol as p
 from memento.lsp.bridge import uri_for
@@ -66,16 +64,14 @@ class AdvisorView:
             return TRANSCRIPT_URI
         absolute = self.root / path
         for uri in self.server.workspace.text_documents:
-            fs_path = to_fs_path(uri)
-            if fs_path is not None and Path(fs_path).resolve() == absolute:
+            if self.server.documents.resolved(uri) == absolute:
                 return uri
         return uri_for(absolute)
 
     def path_of(self, uri: str) -> str | None:
-        fs_path = to_fs_path(uri)
-        if fs_path is None:
+        resolved = self.server.documents.resolved(uri)
+        if resolved is None:
             return None
-        resolved = Path(fs_path).resolve()
         return resolved.relative_to(self.root).as_posix() if resolved.is_relative_to(self.root) else None
 
     # -- diagnostics ----------------------------------------------------------------------

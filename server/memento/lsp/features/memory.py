@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from memento.lsp.bridge import uri_for
 from memento.lsp.feature import LanguageFeature
@@ -57,11 +56,8 @@ class DecisionLint:
         self.root = app.session.root
 
     def path_of(self, uri: str) -> Path | None:
-        fs_path = to_fs_path(uri)
-        if fs_path is None:
-            return None
-        path = Path(fs_path).resolve()
-        return path if is_log(self.root, path) else None
+        path = self.server.documents.resolved(uri)
+        return path if path is not None and is_log(self.root, path) else None
 
     def publish(self, uri: str, text: str) -> None:
         from memento.memory.decisions import parse_log

@@ -114,5 +114,7 @@ class SessionFeature(LanguageFeature):
             self.app.session.set_mode(args.mode)
         return p.ModeResult(mode=self.app.session.mode).wire()
 
-    def context(self, params: Any) -> dict[str, Any]:
+    async def context(self, params: Any) -> dict[str, Any]:
+        if (governor := self.app.mechanisms.governor) is not None:
+            await governor.first_count()
         return context_params(self.app.session.context_usage(), self.app.mechanisms).wire()
