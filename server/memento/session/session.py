@@ -619,8 +619,9 @@ def _redacted(entry: Entry) -> Entry:
 
 def _quick(path: Path) -> QuickOpen:
     """`open_quick` in a worker thread; what was loaded is then left out of the collector's
-    passes for good."""
-    quick = off_loop_work(lambda: open_quick(path))
+    passes for good. It does not queue behind other long work (`exclusive=False`): the user
+    waits for this first page, while a count of the session before may run a second more."""
+    quick = off_loop_work(lambda: open_quick(path), exclusive=False)
     gc.freeze()
     return quick
 

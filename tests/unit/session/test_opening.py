@@ -209,8 +209,10 @@ async def test_opening_another_session_stops_the_meter_counting_the_one_before(
         await session.loaded()
         assert await asyncio.to_thread(counting.wait, 30)
         await session.open_session("short")
-        await session.loaded()
+        # Let the held count go on before waiting for the new read: long work off the loop
+        # takes turns, so the new read waits for the old count to give up its turn.
         go_on.set()
+        await session.loaded()
         assert await asyncio.to_thread(ended.wait, 30)
         assert outcomes == ["Cancelled"]
         recount = governor._refreshing  # pyright: ignore[reportPrivateUsage]
