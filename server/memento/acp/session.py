@@ -182,7 +182,7 @@ class AcpSession:
     async def prompt(self, text: str) -> str:
         """Run one turn (or a slash command) to its end; the stop reason."""
         if self.commands.handles(text):
-            if self.session.busy:
+            if not await self.session.between_turns():
                 raise RpcError(INTERNAL_ERROR, "a turn is running; cancel it first")
             await self.commands.run(text)
             await self.flushed()

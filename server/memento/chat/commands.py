@@ -148,8 +148,8 @@ class Commands:
     def missing(self, command: str, mechanism: str) -> None:
         self.say(f"{command} needs {mechanism}, which is not in this build")
 
-    def idle(self, command: str) -> bool:
-        if self.app.session.busy:
+    async def idle(self, command: str) -> bool:
+        if not await self.app.session.between_turns():
             self.say(f"{command}: a turn is running; wait for it or stop it with Ctrl-C")
             return False
         return True
@@ -160,7 +160,7 @@ class Commands:
             return self.missing("/compact", "context governance")
         aggressive = rest.startswith("--aggressive")
         instructions = rest.removeprefix("--aggressive").strip() or None
-        if not self.idle("/compact"):
+        if not await self.idle("/compact"):
             return
         # The steps draw their own lines (with why one was skipped); this says the rest.
         steps: list[events.CompactionFinished | events.CompactionSkipped] = []
@@ -187,7 +187,7 @@ class Commands:
         governor = self.app.mechanisms.governor
         if governor is None:
             return self.missing("/pin", "context governance")
-        if not self.idle("/pin"):
+        if not await self.idle("/pin"):
             return
         if rest:
             kind, target = "file", rest
@@ -197,7 +197,7 @@ class Commands:
                 self.say("nothing to pin yet")
                 return
             choice = await self.pick("pin which?", [c.what for c in candidates])
-            if choice is None or not self.idle("/pin"):
+            if choice is None or not await self.idle("/pin"):
                 return
             kind, target = "entry", candidates[choice].entry_id
         try:
@@ -220,7 +220,7 @@ class Commands:
         if found is None:
             self.say("no such pin" if rest or pins else "nothing is pinned")
             return
-        if self.idle("/unpin") and governor.pins.unpin(found.kind, found.target):
+        if await self.idle("/unpin") and governor.pins.unpin(found.kind, found.target):
             self.say(f"unpinned {_pin_line(found)}")
 
     async def pins(self, rest: str) -> None:
@@ -255,7 +255,7 @@ class Commands:
             for i in infos
         ]
         choice = await self.pick("rewind to which checkpoint?", items)
-        if choice is None or not self.idle("/rewind"):
+        if choice is None or not await self.idle("/rewind"):
             return
         try:
             await rewind(engine, infos[choice].id)  # announced by its Rewound event

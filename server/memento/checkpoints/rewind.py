@@ -129,7 +129,7 @@ async def rewind(
     """Rewind to `checkpoint_id`; `CheckpointError` when it is unknown or a turn is running.
     `undoes`: the rewind checkpoint this rewind reverts (recorded for `undo_target`)."""
     session = engine.session
-    if session.busy:
+    if not await session.between_turns():
         raise CheckpointError("a turn is running; abort it or let it finish before rewinding")
     async with session.turn_lock, engine.lock:
         target = _target(engine, checkpoint_id)

@@ -108,6 +108,10 @@ class HookContext:
         """Whether a turn is running."""
         return self._session.busy
 
+    async def between_turns(self) -> bool:
+        """`Session.between_turns`: no turn runs or waits, once an opened session is read whole."""
+        return await self._session.between_turns()
+
     @property
     def mode(self) -> SessionMode:
         """`ask` or `act`: in ask mode only read-only tools are offered and run."""

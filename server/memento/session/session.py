@@ -312,6 +312,14 @@ class Session:
         queue behind every prompted turn, each of which may wait minutes for the user."""
         return self._turn_pending or self._opening is not None
 
+    async def between_turns(self) -> bool:
+        """True when no turn runs or waits to run, once a session being opened is read whole
+        (a step that changes the history runs on all of it): what a compaction, a rewind, an
+        undo or a pin asks before it starts. Right after a long session opens, they wait for
+        its read rather than being refused as if a turn ran."""
+        await self.loaded()
+        return not self.busy
+
     @property
     def _turn_pending(self) -> bool:
         return self._turn_lock.locked() or bool(self._queued)

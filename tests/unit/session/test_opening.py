@@ -222,3 +222,20 @@ async def test_opening_another_session_stops_the_meter_counting_the_one_before(
     finally:
         await tasks.cancel_all()
         await governor.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_step_asked_for_while_the_session_is_read_waits_for_the_read(
+    session: Session, held: HeldReads, data_dir: Path
+) -> None:
+    """Right after a long session shows, a compaction, rewind, undo or pin (what asks
+    `between_turns`) waits for the read to end instead of being refused as if a turn ran."""
+    workspace_session(data_dir, session.root, "long", 300)
+    await session.open_session("long")
+    assert session.busy  # read in the background: a prompt would wait for it too
+    asked = asyncio.ensure_future(session.between_turns())
+    await asyncio.sleep(0)
+    assert not asked.done()
+    held.release.set()
+    assert await asyncio.wait_for(asked, 30) is True
+    assert session.store is not None and not session.busy

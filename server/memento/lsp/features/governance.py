@@ -173,7 +173,7 @@ class CompactionFeature(LanguageFeature):
         session = self.app.session
         if self._view is None or self._view.governor is None:
             raise p.request_failed("context governance is not running")
-        if session.busy:
+        if not await session.between_turns():
             raise p.request_failed("a turn is running; abort it or wait for it to finish before compacting")
         async with session.turn_lock:
             done = await self._view.governor.compact_now(args.instructions, args.aggressive)

@@ -64,7 +64,7 @@ class PinsFeature(LanguageFeature):
         args = p.parse(PinParams, params)
         engine = self._engine()
         session = self.app.session
-        if session.busy:
+        if not await session.between_turns():
             raise p.request_failed(f"a turn is running; {verb} when it has finished")
         kind: PinKind = "entry" if args.entry_id is not None else "file"
         target = args.entry_id if args.entry_id is not None else args.file or ""

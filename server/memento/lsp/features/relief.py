@@ -47,7 +47,7 @@ class ReliefFeature(LanguageFeature):
         args = p.parse(p.ReliefUndoParams, params)
         relief = self._relief()
         session = self.app.session
-        if session.busy:
+        if not await session.between_turns():
             raise p.request_failed("a turn is running; abort it or wait for it to finish before undoing")
         async with session.turn_lock:
             try:
