@@ -57,6 +57,7 @@ from memento.session.hooks import Hooks, Phase, RetryRequest, TurnInfo
 from memento.util.cancel import Cancelled, CancelToken
 from memento.util.offloop import off_loop_work
 from memento.util.tasks import Spawn
+from memento.util.yielding import after_the_editor
 
 if TYPE_CHECKING:
     from memento.governance.relief import Relief, Skipped, Step
@@ -246,7 +247,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     async def _refresh_and_publish(self, stop: CancelToken) -> None:
         # The first count since start runs beside other off-loop work, not after it: the
-        # editor's first `memento/context` waits for it (`first_count`), and a session being
+        # editor's first figures come from it, and a session being
         # opened meanwhile (seconds) must not hold it up.
         exclusive = asyncio.current_task() is not self._first_count
         try:
@@ -269,7 +270,7 @@ class Governor(Hooks, phase=Phase.SHAPE):
         """Load the tokenizer off the event loop before the first count needs it."""
         estimator = self.estimator
         if isinstance(estimator, TiktokenEstimator):
-            await asyncio.to_thread(lambda: estimator.encoding)
+            await asyncio.to_thread(after_the_editor, lambda: estimator.encoding)
 
     async def aclose(self) -> None:
         if self._refreshing is not None:
@@ -309,13 +310,6 @@ class Governor(Hooks, phase=Phase.SHAPE):
 
     def measure_context(self, session: HookContext) -> events.ContextUsage:
         return self.context_usage(session)
-
-    async def first_count(self) -> None:
-        """Until the first count since start is in: figures asked for before it would read an
-        empty meter (an editor that asks at once, before the recount's worker threads ran)."""
-        task = self._first_count
-        if task is not None and not task.done():
-            await asyncio.wait([task])  # not the task itself: a cancelled caller must not cancel it
 
     def context_usage(self, session: HookContext) -> events.ContextUsage:
         _ = self.estimator

@@ -8,6 +8,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -17,6 +18,7 @@ from memento.ttsr.buckets import Bucket, Buckets, bucket_rules, system_prompt_ad
 from memento.ttsr.matcher import TtsrMatcher
 from memento.ttsr.model import Discovery, Problem, Rule
 from memento.ttsr.templates import display_path
+from memento.util.yielding import after_the_editor
 
 
 def default_user_dir(settings: TtsrSettings) -> Path | None:
@@ -144,7 +146,9 @@ class TtsrEngine:
                 self.settings = settings
                 self.user_dir = default_user_dir(settings)
             try:
-                loaded = await asyncio.to_thread(load, self.root, self.settings, self.user_dir)
+                loaded = await asyncio.to_thread(
+                    after_the_editor, partial(load, self.root, self.settings, self.user_dir)
+                )
             finally:
                 self._ready.set()
             old = self._loaded.matcher

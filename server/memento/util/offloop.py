@@ -70,6 +70,7 @@ def off_loop_work(work: Callable[[], T], *, exclusive: bool = True) -> T:
     with _COLLECTOR_PAUSE:
         if GATE.on_loop_thread():
             return work()
+        checkpoint()  # the editor's waiting requests first, then this
         if not exclusive:
             return work()
         with _ONE_AT_A_TIME:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -108,6 +108,14 @@ def checkpoint() -> None:
     loop has work. Costs one attribute read while the loop is idle."""
     if GATE.busy:
         GATE.wait()
+
+
+def after_the_editor(work: Callable[[], T]) -> T:
+    """`work` in a worker thread, once the event loop's waiting work is done (one
+    `checkpoint()` first): background work started beside a burst of editor requests (the
+    rules load and the tokenizer at start) lets them be answered first."""
+    checkpoint()
+    return work()
 
 
 def paced(items: Iterable[T]) -> Iterator[T]:

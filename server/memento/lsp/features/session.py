@@ -115,6 +115,4 @@ class SessionFeature(LanguageFeature):
         return p.ModeResult(mode=self.app.session.mode).wire()
 
     async def context(self, params: Any) -> dict[str, Any]:
-        if (governor := self.app.mechanisms.governor) is not None:
-            await governor.first_count()
         return context_params(self.app.session.context_usage(), self.app.mechanisms).wire()
