@@ -267,10 +267,18 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self.session.publish_context()
 
     async def warm_up(self) -> None:
-        """Load the tokenizer off the event loop before the first count needs it."""
+        """Load the tokenizer and the relief steps off the event loop before the first count
+        and the first turn need them (loaded on the loop at the first turn, the relief steps
+        held it 20-30 ms)."""
         estimator = self.estimator
-        if isinstance(estimator, TiktokenEstimator):
-            await asyncio.to_thread(after_the_editor, lambda: estimator.encoding)
+
+        def load() -> None:
+            import memento.governance.relief  # noqa: F401 # pyright: ignore[reportUnusedImport] -- loaded, used later
+
+            if isinstance(estimator, TiktokenEstimator):
+                _ = estimator.encoding
+
+        await asyncio.to_thread(after_the_editor, load)
 
     async def aclose(self) -> None:
         if self._refreshing is not None:

@@ -112,11 +112,14 @@ class RuleAttachments(Hooks, phase=Phase.AUGMENT):
         hundreds of thousands of entries, a scan the event loop must not stall for."""
         while self._attached is None:
             changes = self._path_changes
-            entries = self.session.branch_path() if self.session is not None else []
-            found = await asyncio.to_thread(off_loop_work, partial(attachments_on, entries))
+            found = await asyncio.to_thread(off_loop_work, self._scan_path)
             if changes == self._path_changes and self._attached is None:
                 self._attached = found
         return self._attached
+
+    def _scan_path(self) -> dict[str, list[str]]:
+        # The path is taken here too: even a copy of a long session's path is milliseconds.
+        return attachments_on(self.session.branch_path() if self.session is not None else [])
 
     def set_active_document(self, path: Path | None) -> None:
         self.active_document = workspace_path(str(path), self.root) if path is not None else None

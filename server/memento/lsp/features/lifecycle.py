@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -11,6 +12,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from memento.lsp.feature import LanguageFeature
+from memento.util.yielding import after_the_editor
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,7 @@ class LifecycleFeature(LanguageFeature):
         # most of it) loads once the editor has its first figures, not while it waits for them.
         if (governor := self.app.mechanisms.governor) is not None:
             self.app.spawn(governor.warm_up(), "tokenizer-warm-up")
+        self.app.spawn(build_deferred_models_off_loop(), "build-deferred-models")
 
     # Sync on purpose: a pushed change is applied before the next message is handled, so a
     # prompt right after it (Neovim pushes right after `initialize`) runs on it. Each change
@@ -72,3 +75,11 @@ class LifecycleFeature(LanguageFeature):
 
     async def shutdown(self, *_: Any) -> None:
         await self.app.shutdown()
+
+
+async def build_deferred_models_off_loop() -> None:
+    """The validators the models deferred at start, built before the first turn needs them
+    (built on the loop at first use, they held it tens of milliseconds at the first turn)."""
+    from memento.util.deferred_models import build_deferred_models
+
+    await asyncio.to_thread(after_the_editor, build_deferred_models)
