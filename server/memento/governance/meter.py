@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from memento.core.entries import CompactionEntry, Entry
 from memento.core.events import ProviderUsage
+from memento.core.messages import Message
 from memento.governance.tokens import Estimator, IncrementalCounter, calculate_context_tokens, usage_anchor
 from memento.governance.usage import UsageTally, reported
 from memento.session.edits import is_record
@@ -81,7 +82,8 @@ def tail_figures(tail: Sequence[Entry], estimator: Estimator) -> TailFigures | N
         return None
     trailing = 0
     last_usage: ProviderUsage | None = None
-    for entry in reversed(tail):
+    for index in range(len(tail) - 1, -1, -1):
+        entry = tail[index]
         if _resets(entry):
             return None
         if last_usage is None:
@@ -90,9 +92,23 @@ def tail_figures(tail: Sequence[Entry], estimator: Estimator) -> TailFigures | N
         for k in range(len(messages) - 1, -1, -1):
             usage = usage_anchor(messages[k])
             if usage is not None:
-                return TailFigures(tail[-1].id, calculate_context_tokens(usage) + trailing, last_usage)
+                anchored = calculate_context_tokens(usage)
+                if anchored < _seen_before(tail[:index], messages[:k], estimator):
+                    return None  # the provider counts less than the tail shows: the whole count decides
+                return TailFigures(tail[-1].id, anchored + trailing, last_usage)
             trailing += estimator.message_tokens(messages[k])
     return None
+
+
+def _seen_before(entries: Sequence[Entry], messages: Sequence[Message], estimator: Estimator) -> int:
+    """The local estimate of what the tail shows before a usage anchor: a usage figure below
+    it is not the whole context's (a provider that reports less than it was sent)."""
+    seen = sum(estimator.message_tokens(m) for m in messages)
+    for entry in reversed(entries):
+        if _resets(entry):
+            break  # what came before it was not sent as it stands
+        seen += sum(estimator.message_tokens(m) for m in entry_messages(entry))
+    return seen
 
 
 class ContextMeter:

@@ -57,3 +57,16 @@ def test_none_when_the_context_was_rewritten_after_the_usage_or_it_is_not_in_the
     assert tail_figures([*base, record], estimator) is None
     assert tail_figures(base[:1], estimator) is None  # no usage in it
     assert tail_figures([], estimator) is None
+
+
+def test_none_when_the_provider_counted_less_than_the_stretch_shows() -> None:
+    """A usage figure below the local estimate of what the stretch holds before it is not the
+    whole context's (a server that reports a few tokens a reply): the whole count decides."""
+    b = PathBuilder()
+    b.user("a long question " + "q" * 4_000)  # about 1,000 tokens before the reply
+    b.assistant("short", usage=15)
+    assert tail_figures(b.entries, Chars4Estimator()) is None
+    b.user("next")
+    b.assistant("ok", usage=2_000)  # a figure the stretch can hold
+    figures = tail_figures(b.entries, Chars4Estimator())
+    assert figures is not None and figures.tokens >= 2_000
