@@ -30,19 +30,11 @@ from memento.core.provider import (
     ToolCallStarted,
     UsageReport,
 )
-from memento.providers.http import (
-    LazyClient,
-    incomplete,
-    open_stream,
-    parse_data,
-    post_json,
-    sse_events,
-    stream_built,
-)
+from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
 from memento.providers.responses_input import API, compaction_input, convert_input, reasoning_param
 from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_array, as_object, get
-from memento.util.offloop import off_loop_work
+from memento.util.offloop import off_loop_work, release_off_loop
 
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
 _THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
@@ -98,8 +90,15 @@ class OpenAIResponsesProvider:
             ]
         return body
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        return stream_built(partial(self.build_body, request), lambda body: self._stream_body(body, request))
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        # A long session's messages: built, and freed once the reply is in, off the loop.
+        box = [await asyncio.to_thread(off_loop_work, partial(self.build_body, request))]
+        try:
+            async with aclosing(self._stream_body(box[0], request)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await release_off_loop(box)
 
     async def _stream_body(
         self, body: dict[str, Any], request: ModelRequest
