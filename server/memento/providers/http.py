@@ -12,7 +12,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from email.utils import parsedate_to_datetime
 from functools import partial
@@ -20,11 +20,11 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 
 from memento.config import ProviderConfig, RetrySettings
-from memento.core.provider import ContextOverflow, ProviderError, RetryNotice, announce_retry
+from memento.core.provider import ContextOverflow, ProviderError, ProviderEvent, RetryNotice, announce_retry
 from memento.security import secrets
 from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
-from memento.util.offloop import off_loop_work
+from memento.util.offloop import off_loop_work, release_off_loop
 from memento.util.yielding import paced
 
 if TYPE_CHECKING:
@@ -289,6 +289,21 @@ async def _in_pieces(payload: bytes) -> AsyncIterator[bytes]:
     view = memoryview(payload)
     for start in range(0, len(payload), _UPLOAD_PIECE):
         yield bytes(view[start : start + _UPLOAD_PIECE])
+
+
+async def stream_built(
+    build: Callable[[], dict[str, Any]],
+    stream_body: Callable[[dict[str, Any]], AsyncGenerator[ProviderEvent]],
+) -> AsyncGenerator[ProviderEvent]:
+    """A provider's stream: its request body built off the event loop (a long session's
+    messages), streamed by `stream_body`, and freed off the loop once the reply is in."""
+    box = [await asyncio.to_thread(off_loop_work, build)]
+    try:
+        async with aclosing(stream_body(box[0])) as events:
+            async for event in events:
+                yield event
+    finally:
+        await release_off_loop(box)
 
 
 async def send_with_retry(

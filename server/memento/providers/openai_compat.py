@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
@@ -49,12 +48,12 @@ from memento.providers.http import (
     parse_data,
     send_with_retry,
     sse_events,
+    stream_built,
     stream_error,
 )
 from memento.providers.whole import WholeCharacters
 from memento.providers.window import Found, discover_window
 from memento.util.jsonish import as_array, as_object, get
-from memento.util.offloop import off_loop_work, release_off_loop
 
 log = logging.getLogger(__name__)
 
@@ -119,15 +118,8 @@ class OpenAICompatProvider:
             ]
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        # A long session's messages: built, and freed once the reply is in, off the loop.
-        box = [await asyncio.to_thread(off_loop_work, partial(self.build_body, request))]
-        try:
-            async with aclosing(self._stream_body(box[0], request)) as events:
-                async for event in events:
-                    yield event
-        finally:
-            await release_off_loop(box)
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        return stream_built(partial(self.build_body, request), lambda body: self._stream_body(body, request))
 
     async def _stream_body(
         self, body: dict[str, Any], request: ModelRequest

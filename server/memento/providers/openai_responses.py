@@ -30,11 +30,19 @@ from memento.core.provider import (
     ToolCallStarted,
     UsageReport,
 )
-from memento.providers.http import LazyClient, incomplete, open_stream, parse_data, post_json, sse_events
+from memento.providers.http import (
+    LazyClient,
+    incomplete,
+    open_stream,
+    parse_data,
+    post_json,
+    sse_events,
+    stream_built,
+)
 from memento.providers.responses_input import API, compaction_input, convert_input, reasoning_param
 from memento.providers.whole import WholeCharacters
 from memento.util.jsonish import as_array, as_object, get
-from memento.util.offloop import off_loop_work, release_off_loop
+from memento.util.offloop import off_loop_work
 
 _TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
 _THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
@@ -90,15 +98,8 @@ class OpenAIResponsesProvider:
             ]
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        # A long session's messages: built, and freed once the reply is in, off the loop.
-        box = [await asyncio.to_thread(off_loop_work, partial(self.build_body, request))]
-        try:
-            async with aclosing(self._stream_body(box[0], request)) as events:
-                async for event in events:
-                    yield event
-        finally:
-            await release_off_loop(box)
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        return stream_built(partial(self.build_body, request), lambda body: self._stream_body(body, request))
 
     async def _stream_body(
         self, body: dict[str, Any], request: ModelRequest
