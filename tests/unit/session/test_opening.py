@@ -234,7 +234,7 @@ async def test_a_step_asked_for_while_the_session_is_read_waits_for_the_read(
     await session.open_session("long")
     assert session.busy  # read in the background: a prompt would wait for it too
     asked = asyncio.ensure_future(session.between_turns())
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one loop tick so the waiter runs; it must still be pending after it
     assert not asked.done()
     held.release.set()
     assert await asyncio.wait_for(asked, 30) is True
