@@ -121,9 +121,26 @@ class Router:
             self.steer(wire)
         else:
             self._cards[note.note_id] = wire
-            if channel == "preserve" and not self.session.busy:
-                self._store_cards()  # idle: the card precedes whatever the user says next
+            if channel == "preserve":
+                self._store_between_turns()
         return note
+
+    def _store_between_turns(self) -> None:
+        """A preserve card precedes whatever the user says next: stored now when no turn runs,
+        else once the turn lock is free. A note made while a turn ends (its last hooks hold
+        the lock) would otherwise wait in memory for the next request, and a compaction or
+        a restart before it would count or keep a context without it."""
+        if not self.session.busy:
+            self._store_cards()
+            return
+
+        async def store() -> None:
+            async with self.session.turn_lock:
+                pass  # the turn that held it is over
+            if await self.session.between_turns():
+                self._store_cards()  # else the next turn's first request takes the card
+
+        self.spawn(store(), "advisor-preserve-card")
 
     async def _locate(self, raw: str | None) -> tuple[str | None, str | None]:
         """The workspace-relative path and current text of the file a note names, if it is one."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from testkit import Delay, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
+from testkit import Delay, Hold, HttpError, Reply, ScriptedModelServer, Text, ToolCallStep
 
 from memento.advisor.engine import AdvisorEngine
 from memento.advisor.mechanism import Advisor
@@ -136,6 +137,35 @@ async def test_a_note_is_stored_announced_and_reaches_the_next_main_request(rig:
     assert prompt["content"] == "Fix it"
     cards = [e for e in rig.session.branch_path() if isinstance(e, CustomMessageEntry)]
     assert [c.custom_type for c in cards] == ["advisor"]
+
+
+@pytest.mark.asyncio
+async def test_a_note_made_while_a_turn_ends_is_stored_once_the_turn_lock_is_free(rig: Rig) -> None:
+    """A preserve card made while the turn lock is held (a turn's last hooks, a rewind) is
+    stored as soon as the lock is free, before whatever comes next: not left in memory for
+    the next request, where a compaction meanwhile would count a context without it."""
+    gate = threading.Event()
+    rig.server.enqueue(Reply(Text("The loop retries forever.")), model=MAIN)
+    rig.server.enqueue(
+        Reply(
+            Hold(gate),
+            ToolCallStep("adv1", "advise", {"note": "The retry loop never ends", "severity": "concern"}),
+        ),
+        Reply(Text("")),
+        model=ADVISOR,
+    )
+    assert (await rig.turn("Why does it hang?")).state == "finished"
+    await rig.server.wait_for_model_requests_async(ADVISOR, 1)
+    async with rig.session.turn_lock:  # held as a turn's end is
+        gate.set()
+        [note] = await rig.until(lambda: rig.of(events.AdvisorNote))
+        assert note.channel == "preserve"
+        assert not [e for e in rig.session.branch_path() if isinstance(e, CustomMessageEntry)]
+        [storing] = [t for t in asyncio.all_tasks() if t.get_name() == "advisor-preserve-card"]
+    await asyncio.wait_for(storing, 10)
+    [card] = [e for e in rig.session.branch_path() if isinstance(e, CustomMessageEntry)]
+    assert card.custom_type == "advisor" and "The retry loop never ends" in str(card.content)
+    await rig.advisor_done()
 
 
 @pytest.mark.asyncio
