@@ -109,6 +109,19 @@ def server_lines(home: Path, name: str) -> list[str]:
     return [line for line in text.splitlines() if "server: memento " in line]
 
 
+def keep_requests(model: ScriptedModelServer, name: str) -> str:
+    """The model requests of a walk, one line each (the model, the messages' count, the last
+    message's start), kept as OUTPUT/<name>-requests.log: what a failed step asked for."""
+    lines: list[str] = []
+    for request in model.requests:
+        messages = request.body.get("messages") or [{}]
+        last = json.dumps(messages[-1], ensure_ascii=False)[:160]
+        lines.append(f"{request.body.get('model')} ({len(messages)} messages): {last}")
+    text = "\n".join(lines) + "\n"
+    (OUTPUT / f"{name}-requests.log").write_text(text)
+    return text
+
+
 def this_memento(program: Path, calls: Path | None = None) -> Path:
     """A `memento` program at `program` that runs this test run's server (with its PYTHONPATH,
     where the sources are not installed), noting each start in `calls` when given."""
@@ -172,7 +185,8 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) -> 
     (OUTPUT / "walk.log").write_text(walk.stdout + walk.stderr)
     print(walk.stdout)
     started = server_lines(home, "walk")
-    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\n(screenshots and logs: {OUTPUT})"
+    asked = keep_requests(model, "walk")
+    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\nmodel requests:\n{asked}(screenshots and logs: {OUTPUT})"
     assert "10 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == APP
     assert not model.errors

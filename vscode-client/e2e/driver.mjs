@@ -87,22 +87,29 @@ export class Workbench {
     await this.escapeQuickInput();
   }
 
+  /** Open the palette (or quick open) and type `value`. Something else may take the focus
+   * as the palette opens (a view that finishes loading beside it), which closes it: then it
+   * is opened again. */
   async openQuickInput(value) {
-    await this.escapeQuickInput();
     const input = this.page.locator(".quick-input-widget .quick-input-box input");
-    for (let attempt = 0; attempt < 3; attempt++) {
-      await this.page.keyboard.press(attempt === 1 ? "Control+Shift+P" : "F1");
-      if (await input.waitFor({ state: "visible", timeout: 5000 }).then(() => true, () => false)) break;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      await this.escapeQuickInput();
+      await this.page.keyboard.press(attempt % 2 === 1 ? "Control+Shift+P" : "F1");
+      if (await input.waitFor({ state: "visible", timeout: 5000 }).then(() => true, () => false)) {
+        if (await input.fill(value, { timeout: 5000 }).then(() => true, () => false)) return input;
+        continue;
+      }
       await this.page.locator(".part.editor").first().click({ position: { x: 5, y: 5 } }).catch(() => {});
     }
-    await input.fill(value);
-    return input;
+    throw new Error(`the quick input did not stay open to take ${JSON.stringify(value)}`);
   }
 
   rows() {
     return this.page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
   }
 
+  /** Click the quick pick row whose label matches (a picker a command opens may show a
+   * moment after the palette closed). */
   async pickRow(label) {
     const row = this.rows().filter({ has: this.page.locator(".label-name", { hasText: label }) }).first();
     try {
@@ -114,10 +121,35 @@ export class Workbench {
     await row.click();
   }
 
+  /** Click the row of the palette just typed into; false when the palette closed first. */
+  async pickRowIfOpen(label) {
+    const row = this.rows().filter({ has: this.page.locator(".label-name", { hasText: label }) }).first();
+    const seen = await Promise.race([
+      row.waitFor({ state: "visible" }).then(() => "row", () => "none"),
+      this.quickInput.waitFor({ state: "hidden" }).then(() => "closed", () => "none"),
+    ]);
+    if (seen === "closed") return false;
+    if (seen !== "row") {
+      const rows = await this.rows().evaluateAll((rs) => rs.map((r) => r.getAttribute("aria-label")));
+      throw new Error(`no quick pick row ${label}; saw ${JSON.stringify(rows)}`);
+    }
+    await row.click();
+    return true;
+  }
+
+  /** Type into the palette or quick open and pick the row `label`, opening it again when it
+   * closed before the pick. */
+  async quickPick(value, label) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await this.openQuickInput(value);
+      if (await this.pickRowIfOpen(label)) return;
+    }
+    throw new Error(`the quick input closed before ${label} could be picked, three times`);
+  }
+
   /** Run a command by its exact palette title. */
   async runCommand(title) {
-    await this.openQuickInput(">" + title);
-    await this.pickRow(new RegExp(`^\\s*${escapeRe(title)}\\s*$`));
+    await this.quickPick(">" + title, new RegExp(`^\\s*${escapeRe(title)}\\s*$`));
   }
 
   /** Type into the input box that is open (showInputBox) and press Enter. */
@@ -130,8 +162,7 @@ export class Workbench {
   }
 
   async openFile(name) {
-    await this.openQuickInput(name);
-    await this.pickRow(new RegExp(`^\\s*${escapeRe(name)}\\s*$`));
+    await this.quickPick(name, new RegExp(`^\\s*${escapeRe(name)}\\s*$`));
     await this.page.locator(`.tabs-container .tab.active[aria-label^=${JSON.stringify(name)}]`).first().waitFor();
     await this.until(`${name}'s text rendered`, async () => (await this.editorText()).length > 0);
   }
