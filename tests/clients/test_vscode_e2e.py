@@ -186,7 +186,9 @@ def test_the_extension_in_a_real_vscode(tmp_path: Path, platform_vsix: Path) -> 
     print(walk.stdout)
     started = server_lines(home, "walk")
     asked = keep_requests(model, "walk")
-    assert walk.returncode == 0, f"{walk.stdout}\n{walk.stderr}\nmodel requests:\n{asked}(screenshots and logs: {OUTPUT})"
+    assert walk.returncode == 0, (
+        f"{walk.stdout}\n{walk.stderr}\nmodel requests:\n{asked}(screenshots and logs: {OUTPUT})"
+    )
     assert "10 passed, 0 failed" in walk.stdout
     assert (workspace / "app.py").read_text() == APP
     assert not model.errors
