@@ -12,8 +12,9 @@ session is governed exactly like an editor's.
 Mechanisms never import each other: what subagents need of checkpoints (the shadow
 repository and its git) and of memory (the constraints) is handed over here.
 
-The language server calls it too (`MementoApp.start`); its feature modules take the
-handles from `app.mechanisms`.
+The language server installs the same in two parts (`install_governance`, then
+`install_the_rest` once its first answers are out: `MementoApp`); its feature modules take
+the handles from `app.mechanisms`.
 """
 
 from __future__ import annotations
@@ -22,14 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memento.advisor.mechanism import Advisor
-from memento.checkpoints.mechanism import Checkpoints
 from memento.governance.mechanism import Governance
-from memento.mcp.mechanism import Mcp
-from memento.memory.mechanism import Memory
 from memento.session.mechanism import Handle, InstallContext
 from memento.session.mentions import WorkspaceContext
-from memento.ttsr.mechanism import Ttsr
 from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
@@ -77,31 +73,53 @@ def install_mechanisms(
     registry). The language server loads the rules itself (`load_rules=False`) because it
     publishes their lint with the load, and warms the tokenizer up itself (`warm_up=False`)
     once its first answers are out."""
-    session.add_hooks(WorkspaceContext())  # the editor's @-mentions, first of what augments a request
+    mechanisms = install_governance(session, spawn, warm_up=warm_up)
+    install_the_rest(mechanisms, session, spawn, load_rules=load_rules)
+    return mechanisms
+
+
+def install_governance(session: Session, spawn: Spawn, *, warm_up: bool = True) -> Mechanisms:
+    """The first part of `install_mechanisms`: what the context figures need (the editor's
+    @-mentions, first of what augments a request, and governance). The language server
+    answers its first `memento/context` with only these, and installs the rest
+    (`install_the_rest`) right after."""
+    session.add_hooks(WorkspaceContext())
+    governor = Governance(warm_up=warm_up).install(InstallContext(session, spawn))
+    return Mechanisms(governor=governor, installed=[governor])
+
+
+def install_the_rest(
+    mechanisms: Mechanisms, session: Session, spawn: Spawn, *, load_rules: bool = True
+) -> None:
+    """The rest of `install_mechanisms`, after `install_governance`, into `mechanisms`.
+    Their modules load here, not with this one: the language server answers its first
+    requests before it loads them."""
+    from memento.advisor.mechanism import Advisor
+    from memento.checkpoints.mechanism import Checkpoints
+    from memento.mcp.mechanism import Mcp
+    from memento.memory.mechanism import Memory
+    from memento.ttsr.mechanism import Ttsr
+
     ctx = InstallContext(session, spawn)
-    governor = Governance(warm_up=warm_up).install(ctx)
     advisor = Advisor().install(ctx)
     checkpoints = Checkpoints().install(ctx)
     memory = Memory().install(ctx)
     ttsr = Ttsr(load_rules=load_rules).install(ctx)
-    installed: list[Handle] = [governor, advisor, checkpoints, memory, ttsr]
     mcp = Mcp().install(ctx)
-    installed.append(mcp)
-    engine = None
+    mechanisms.installed += [advisor, checkpoints, memory, ttsr, mcp]
     if session.config.task.enabled and session.config.provider.tool_mode() == "native":
-        engine = _subagents(session, spawn, checkpoints, memory).install(ctx)
-        installed.append(engine)
-    return Mechanisms(
-        governor=governor,
-        advisor=advisor,
-        checkpoints=checkpoints,
-        memory=memory,
-        ttsr=ttsr.engine,
-        ttsr_hooks=ttsr.hooks,
-        rule_attachments=ttsr.attachments,
-        subagents=engine,
-        mcp=mcp,
-        installed=installed,
+        mechanisms.subagents = _subagents(session, spawn, checkpoints, memory).install(ctx)
+        mechanisms.installed.append(mechanisms.subagents)
+    mechanisms.advisor, mechanisms.checkpoints, mechanisms.memory, mechanisms.mcp = (
+        advisor,
+        checkpoints,
+        memory,
+        mcp,
+    )
+    mechanisms.ttsr, mechanisms.ttsr_hooks, mechanisms.rule_attachments = (
+        ttsr.engine,
+        ttsr.hooks,
+        ttsr.attachments,
     )
 
 
@@ -115,6 +133,7 @@ def _subagents(
     from memento.config import user_config_dir
     from memento.subagents.mechanism import Subagents
     from memento.subagents.worktree import GitFailed, Shadow
+    from memento.ttsr.mechanism import Ttsr
 
     parent_root = session.root
 

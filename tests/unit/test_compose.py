@@ -39,6 +39,7 @@ async def test_the_chat_installs_the_mechanisms_the_language_server_installs(
 
     server = create_server()
     server.app.start(workspace, {"provider": {"kind": "openai", "baseUrl": url, "model": model}})
+    server.app.start_the_rest()  # what the server loads once its first answers are out
     try:
         editor_hooks = hook_names(server.app.session)
         editor_handles = handle_types(server.app.mechanisms)

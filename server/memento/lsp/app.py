@@ -1,10 +1,13 @@
 """The running Memento inside the language server: config, session, features, and the event
 mapping.
 
-`initialize` only records the workspace (`initialize`); the engine (settings, session,
-mechanisms, every feature's `started`) is built right after the answer has gone out, before
-the next message is handled (`ensure_started`). So the editor gets its answer without
-waiting for the engine to load, and every later message sees the session as before."""
+`initialize` only records the workspace (`initialize`); the engine's core (settings,
+session, governance) is built right after the answer has gone out, before the next message
+is handled, and the rest (the other mechanisms, every feature's `started`, the resume) once
+the messages already sent are answered, or before any message that needs more than the core
+(`ensure_started`, `FIRST_ANSWERS`). So the editor gets its answer to `initialize` without
+waiting for the engine to load, its meter's first figures without waiting for the advisor,
+rules and checkpoints to load, and every other message sees the whole engine as before."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from lsprotocol import types
 
 from memento.lsp import protocol as p
 from memento.lsp.feature import Features
+from memento.lsp.loopgate import when_idle
 
 if TYPE_CHECKING:
     from memento.compose import Mechanisms
@@ -31,6 +35,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+FIRST_ANSWERS = frozenset({types.INITIALIZED, p.CONTEXT, types.CANCEL_REQUEST, types.SET_TRACE})
+"""What the engine's core answers (settings, session, governance): an editor's first
+messages. Any other waits for the whole engine (`MementoApp.ensure_started`)."""
+
 
 class MementoApp:
     def __init__(self, server: MementoServer) -> None:
@@ -42,6 +50,9 @@ class MementoApp:
         self.root: Path | None = None
         self._session: Session | None = None
         self._pending: tuple[Path, Any] | None = None
+        """`initialize`'s workspace and options, until the engine's core is built."""
+        self._rest_pending = False
+        """The core is built; the other mechanisms and the features are not yet."""
         self.layers: SettingsLayers | None = None
         """Where the settings come from (files, initializationOptions, pushes); see memento.layers."""
         self.resolved: Resolved | None = None
@@ -88,11 +99,18 @@ class MementoApp:
     def initialize(self, root: Path, init_options: Any) -> None:
         """`initialize`: the engine is built as soon as the answer is out (`ensure_started`)."""
         self._pending = (root, init_options)
-        asyncio.get_running_loop().call_soon(self.ensure_started)
+        asyncio.get_running_loop().call_soon(self._start_core)
 
-    def ensure_started(self) -> None:
-        """Build the engine if `initialize` asked for it and it is not built yet (the protocol
-        calls this before it handles each message, so no message overtakes it)."""
+    def ensure_started(self, method: str | None = None) -> None:
+        """Build what the message `method` needs of the engine, if `initialize` asked for it
+        and it is not built yet (the protocol calls this before it handles each message, so
+        no message overtakes it): the core (`start`) for any, the rest for any but
+        `FIRST_ANSWERS` (None: a client's answer, which needs no more than the core)."""
+        self._start_core()
+        if method is not None and method not in FIRST_ANSWERS:
+            self._finish_start()
+
+    def _start_core(self) -> None:
         if self._pending is None:
             return
         root, init_options = self._pending
@@ -100,13 +118,32 @@ class MementoApp:
         try:
             self.start(root, init_options)
         except Exception as exc:  # noqa: BLE001 -- the server stays up, answering "not initialized"
-            log.exception("Memento could not start in %s", root)
-            self.show(types.MessageType.Error, f"Memento could not start: {exc}")
+            self._failed(root, exc)
+            self.after_start()
+            return
+        self._rest_pending = True
+        # The editor's first messages (`initialized`, the meter's `memento/context`) are
+        # answered by the core; the rest loads once they are, or when a message needs it.
+        when_idle(self._finish_start)
+
+    def _finish_start(self) -> None:
+        if not self._rest_pending:
+            return
+        self._rest_pending = False
+        try:
+            self.start_the_rest()
+        except Exception as exc:  # noqa: BLE001 -- the server stays up; the core answers what it can
+            self._failed(self.root, exc)
         finally:
             self.after_start()
 
+    def _failed(self, root: Path | None, exc: Exception) -> None:
+        log.exception("Memento could not start in %s", root)
+        self.show(types.MessageType.Error, f"Memento could not start: {exc}")
+
     def start(self, root: Path, init_options: Any) -> None:
-        from memento.compose import install_mechanisms
+        """The engine's core: the settings, the session and governance (the context figures)."""
+        from memento.compose import install_governance
         from memento.config import data_dir
         from memento.layers import SettingsLayers
         from memento.lsp.bridge import LspEditor
@@ -130,15 +167,23 @@ class MementoApp:
         self._session.events.subscribe(self.on_event)
         self.patches = PatchSender(lambda params: self.server.protocol.notify(p.TRANSCRIPT_PATCH, params))
         self._session.transcript.subscribe(self.patches.hear)
-        self._mechanisms = install_mechanisms(
-            self._session, self.tasks.spawn, load_rules=False, warm_up=False
-        )
+        self._mechanisms = install_governance(self._session, self.tasks.spawn, warm_up=False)
         self._session.watch_window(self.tasks.spawn)
+        self._announce(resolved)
+
+    def start_the_rest(self) -> None:
+        """The other mechanisms and every feature, then the session resumed (a resume's
+        events reach every mechanism) and the deferred validators built in the background."""
+        from memento.compose import install_the_rest
+        from memento.lsp.features.lifecycle import build_deferred_models_off_loop
+
+        session = self.session
+        install_the_rest(self.mechanisms, session, self.tasks.spawn, load_rules=False)
         for feature in self.features:
             feature.started()
-        self._announce(resolved)
-        if config.session.resume == "last":
-            self._session.start_resume(self.spawn)
+        if self.config.session.resume == "last":
+            session.start_resume(self.spawn)
+        self.spawn(build_deferred_models_off_loop(), "build-deferred-models")
 
     def _resolve(self) -> Resolved:
         assert self.layers is not None
@@ -182,6 +227,7 @@ class MementoApp:
 
     async def shutdown(self) -> None:
         self._pending = None  # a shutdown before the engine was built: nothing to build
+        self._rest_pending = False
         await self.tasks.cancel_all()
         for feature in self.features:
             await feature.aclose()

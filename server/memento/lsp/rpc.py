@@ -55,7 +55,7 @@ class MementoProtocol(OwnedDispatch):
         """Set by the server: keeps the documents' copies true to the editor's buffers."""
         self._initialize_answered = False
         self._static_reply = False
-        self.before_dispatch: Callable[[], None] | None = None
+        self.before_dispatch: Callable[[str | None], None] | None = None
         """Set by the server: runs before each message is handled (the engine's deferred start)."""
         quiet_pygls(self.bad_input)
 
@@ -80,7 +80,7 @@ class MementoProtocol(OwnedDispatch):
         if method is not None and self._refused(message, method):
             return
         if self.before_dispatch is not None and method not in (types.SHUTDOWN, types.EXIT):
-            self.before_dispatch()
+            self.before_dispatch(method)
         envelope.normalize(message)
         try:
             structured = self.structure(message)

@@ -48,7 +48,6 @@ class LifecycleFeature(LanguageFeature):
         # most of it) loads once the editor has its first figures, not while it waits for them.
         if (governor := self.app.mechanisms.governor) is not None:
             self.app.spawn(governor.warm_up(), "tokenizer-warm-up")
-        self.app.spawn(build_deferred_models_off_loop(), "build-deferred-models")
 
     # Sync on purpose: a pushed change is applied before the next message is handled, so a
     # prompt right after it (Neovim pushes right after `initialize`) runs on it. Each change
@@ -79,7 +78,8 @@ class LifecycleFeature(LanguageFeature):
 
 async def build_deferred_models_off_loop() -> None:
     """The validators the models deferred at start, built before the first turn needs them
-    (built on the loop at first use, they held it tens of milliseconds at the first turn)."""
+    (built on the loop at first use, they held it tens of milliseconds at the first turn);
+    started once the whole engine is loaded (`MementoApp.start_the_rest`)."""
     from memento.util.deferred_models import build_deferred_models
 
     await asyncio.to_thread(after_the_editor, build_deferred_models)
