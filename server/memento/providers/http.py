@@ -238,12 +238,26 @@ def backoff_delay(retry: RetrySettings, attempt: int, hint: float | None = None)
     return min(retry.max_delay, delay * (1 + 0.25 * random.random()))
 
 
-def encode_body(body: dict[str, Any]) -> bytes:
-    """The request body as sent: redacted (nothing sent to a model carries a key's value) and
-    encoded as httpx encodes `json=`."""
+def encode_body(body: dict[str, Any]) -> list[bytes]:
+    """The request body as sent, in pieces of about `_UPLOAD_PIECE` bytes: redacted (nothing
+    sent to a model carries a key's value) and encoded as httpx encodes `json=`. Never
+    joined whole: one copy of a long session's tens of megabytes is a stretch of C that
+    holds the interpreter (and the event loop behind it) for tens of milliseconds."""
     clean = secrets.active().redact_tree(body)
-    # A lone surrogate (a prompt or a pi session file can hold one) has no UTF-8.
-    return b"".join(escape_surrogates(piece).encode() for piece in _json_pieces(clean))
+    pieces: list[bytes] = []
+    group: list[bytes] = []
+    size = 0
+    for text in _json_pieces(clean):
+        # A lone surrogate (a prompt or a pi session file can hold one) has no UTF-8.
+        encoded = escape_surrogates(text).encode()
+        group.append(encoded)
+        size += len(encoded)
+        if size >= _UPLOAD_PIECE:
+            pieces.append(b"".join(group))
+            group, size = [], 0
+    if group or not pieces:
+        pieces.append(b"".join(group))
+    return pieces
 
 
 def _dumps(value: object) -> str:
@@ -282,13 +296,12 @@ _UPLOAD_PIECE = 1 << 18
 """Bytes of a request body handed to the connection at a time (256 KiB)."""
 
 
-async def _in_pieces(payload: bytes) -> AsyncIterator[bytes]:
+async def _in_pieces(pieces: list[bytes]) -> AsyncIterator[bytes]:
     """A long body a piece at a time: handed over whole, a long session's tens of megabytes
     were copied into the socket transport's buffer on the event loop in one go (25 ms); in
     pieces, each waits for the socket to drain the one before."""
-    view = memoryview(payload)
-    for start in range(0, len(payload), _UPLOAD_PIECE):
-        yield bytes(view[start : start + _UPLOAD_PIECE])
+    for piece in pieces:
+        yield piece
 
 
 async def stream_built(
@@ -326,13 +339,14 @@ async def send_with_retry(
     last: ProviderError | None = None
     # Off the loop: a long session's body is megabytes of JSON to walk and encode.
     payload = await asyncio.to_thread(off_loop_work, partial(encode_body, body))
+    size = sum(len(piece) for piece in payload)
     for attempt in range(1, attempts + 1):
         hint: float | None = None
         request = client.build_request(
             "POST",
             url,
-            content=payload if len(payload) <= _UPLOAD_PIECE else _in_pieces(payload),
-            headers={**headers, "Content-Type": "application/json", "Content-Length": str(len(payload))},
+            content=payload[0] if len(payload) == 1 else _in_pieces(payload),
+            headers={**headers, "Content-Type": "application/json", "Content-Length": str(size)},
         )
         try:
             response = await client.send(request, stream=True)

@@ -272,6 +272,7 @@ async def collect_only(p: Provider) -> list[ProviderEvent]:
 def test_the_body_encoded_in_pieces_is_the_body_json_dumps_gives() -> None:
     import json
 
+    from memento.providers import http
     from memento.providers.http import encode_body
 
     message = {"role": "user", "content": 'a lone \ud800 surrogate, é, ☃, \u2028 and "quotes"'}
@@ -283,8 +284,14 @@ def test_the_body_encoded_in_pieces_is_the_body_json_dumps_gives() -> None:
     for body in bodies:
         whole = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         expected = whole.replace("\ud800", "\\ud800").encode()
-        assert encode_body(body) == expected
-        assert json.loads(encode_body(body)) == body
+        pieces = encode_body(body)
+        assert b"".join(pieces) == expected
+        assert json.loads(b"".join(pieces)) == body
+        assert all(len(piece) < 2 * http._UPLOAD_PIECE for piece in pieces)  # pyright: ignore[reportPrivateUsage]
+    # A long body comes in pieces of about the upload piece, never one copy of the whole.
+    long = {"messages": [dict(message, text="x" * 1000, n=i) for i in range(2000)]}
+    pieces = encode_body(long)
+    assert len(pieces) > 4 and json.loads(b"".join(pieces)) == long
     with pytest.raises(ValueError):
         encode_body({"messages": [0.5] * 300 + [float("nan")]})
 
