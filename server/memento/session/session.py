@@ -560,7 +560,10 @@ class Session:
         system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
         if self.mode == "ask":
             system = f"{system}\n\n{ASK_MODE_NOTE}"
-        request = ModelRequest(
+        # Not validated again: the messages and tools are the session's own models. A long
+        # session's 200,000 messages checked in one call of C held the interpreter, and the
+        # event loop behind it, for over 100 ms.
+        request = ModelRequest.model_construct(
             system=system,
             messages=messages,
             tools=self.offered_specs(),
