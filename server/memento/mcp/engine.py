@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the SDK loads on first use (a second of imports), not with 
     import mcp_types as mt
 
     from memento.mcp.connection import Connection
-    from memento.mcp.definitions import Definition
+    from memento.mcp.definitions import Definition, Found
     from memento.mcp.views import PromptView, ServerView
 
 log = logging.getLogger(__name__)
@@ -66,12 +66,9 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
     # -- definitions --------------------------------------------------------------------
     async def refresh(self) -> None:
         """Read every source again and reconcile the running servers with it."""
-        # The definitions' readers load with the first refresh (the first turn), not at install.
-        from memento.mcp.definitions import find
-
         async with self._refresh_lock:
             settings, root = self.settings, self.session.root
-            found = await asyncio.to_thread(find, root, settings, self.home)
+            found = await asyncio.to_thread(_read_definitions, root, settings, self.home)
             fresh: dict[str, Server] = {}
             for definition in found.definitions if settings.enabled else []:
                 server = self._server(definition, root, settings)
@@ -387,3 +384,13 @@ class McpEngine(Hooks, phase=Phase.AUGMENT):
 
 def denied(server: str, tool: str) -> str:
     return f"{server}/{tool} is denied by the MCP policy (mcp.policies or the server's tools setting)"
+
+
+def _read_definitions(root: Path, settings: McpSettings, home: Path | None) -> Found:
+    """Every source's definitions, in a worker thread. The readers load here, with the first
+    refresh (the first turn) rather than at install, and off the event loop: loaded there
+    they held it about 10 ms at the first turn. What reconciling them needs next loads too."""
+    from memento.mcp import variables  # noqa: F401 # pyright: ignore[reportUnusedImport] -- `_server` uses it next, on the loop
+    from memento.mcp.definitions import find
+
+    return find(root, settings, home)
