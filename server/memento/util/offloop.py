@@ -44,10 +44,12 @@ class _CollectorPause:
                 gc.enable()
 
 
-_FREEZE_AFTER = 10_000
-"""Objects made during paused work past which they are frozen rather than collected: the
-young collection the loop's next allocation starts walks each of them (10,000 objects is
-about a millisecond; after a long session's recount it took 12 ms)."""
+_FREEZE_AFTER = 700
+"""Objects made during paused work past which they are frozen rather than collected: as
+many as make a young collection due (the collector's first threshold). That collection,
+started by the loop's next allocation, walks every reference the young containers hold,
+and paused work leaves a few big ones (a long session's lists of 200,000 messages): with a
+count of 10,000 as the bar, a young collection on the loop took 20 ms at a turn's start."""
 
 _COLLECTOR_PAUSE = _CollectorPause()
 
