@@ -197,3 +197,41 @@ async def test_the_first_answers_load_only_what_they_need_and_the_first_turn_loa
     assert "def add" in json.dumps(model_server.requests[1].body["messages"])  # the read's result
     assert [m for m in (*FIRST_TURN_LOADS, *BY_THE_TURN) if m not in after_turn] == []
     assert [m for m in LATER_LOADS if m in after_turn] == []
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_server_meter_reads_counting_then_the_figure_it_had(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    """The session reopened at start shows at once; until it is counted the meter reads 0
+    (counting), as at any start, and then the figure it read before the restart: never the
+    system prompt and tools alone, nor a usage figure the provider under-reported (the
+    scripted server reports a few tokens a reply, which the stretch read first would take
+    for the whole context)."""
+    model_server.enqueue(Reply(Text("A reply of some length. " * 40)))
+    options = provider_options(model_server.openai_base_url)
+    client = await RawClient.start(server_env(data_dir))
+    try:
+        await client.initialize(workspace, options)
+        await client.request(2, "memento/prompt", {"text": "hello there"})
+        while _turn_end(client) is None:
+            client.inbox.append(await client.read())
+        before = (await client.request(3, "memento/context", {}))["result"]["tokens"]
+    finally:
+        await client.close()
+    assert before > 500  # the system prompt and tools, the question and the reply
+
+    client = await RawClient.start(server_env(data_dir))
+    try:
+        await client.initialize(workspace, options)
+        shown = False
+        figures: list[int] = []
+        async with asyncio.timeout(RESPONSE_TIMEOUT_S):
+            while not figures or figures[-1] == 0:
+                message = await client.read()
+                shown = shown or message.get("method") == "memento/session"
+                if shown and message.get("method") == "memento/context":
+                    figures.append(message["params"]["tokens"])
+    finally:
+        await client.close()
+    assert set(figures[:-1]) <= {0} and figures[-1] == before, figures

@@ -203,8 +203,16 @@ class Governor(Hooks, phase=Phase.SHAPE):
         self._tail = None
         estimator = self.estimator
 
+        def figures_of_tail() -> TailFigures | None:
+            # What every request carried (the system prompt and tools), counted here when the
+            # start's count has not yet: a usage figure below it is not the whole context's.
+            prefix = self.meter.prefix_tokens or prefix_tokens(
+                self.session.system_prompt(), self.session.offered_specs(), self._text_tokens
+            )
+            return tail_figures(tail, estimator, prefix)
+
         async def read() -> None:
-            figures = await asyncio.to_thread(tail_figures, tail, estimator)
+            figures = await asyncio.to_thread(figures_of_tail)
             if figures is not None and self.session.session_id == session_id:
                 self._tail = (session_id, figures)
                 self.session.publish_context()
@@ -325,7 +333,10 @@ class Governor(Hooks, phase=Phase.SHAPE):
         refreshing = not self.meter.current and self._schedule_refresh()
         if tail is None and not refreshing:
             self.meter.update(session)
-        tokens = tail.tokens if tail is not None else self.meter.tokens
+        # A session switched to and not counted yet reads 0 (counting), as at start, rather
+        # than its system prompt and tools alone, which would look like its figure.
+        uncounted = tail is None and refreshing and not self.meter.counted
+        tokens = tail.tokens if tail is not None else 0 if uncounted else self.meter.tokens
         believed = session.context_window
         window = believed.tokens
         return events.ContextUsage(

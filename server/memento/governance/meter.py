@@ -70,14 +70,15 @@ class TailFigures:
     last_usage: ProviderUsage | None
 
 
-def tail_figures(tail: Sequence[Entry], estimator: Estimator) -> TailFigures | None:
+def tail_figures(tail: Sequence[Entry], estimator: Estimator, prefix_tokens: int = 0) -> TailFigures | None:
     """What the meter will read for a path ending with `tail` (root-most first), when the
     newest usage that anchors it lies in `tail` and nothing after it rewrote the context (a
     compaction, a prune or shake record, an undo, a pin: those need the whole path
     counted); else None. The figures the whole count adds later: the provider totals and
     the local estimate of the whole context, the floor under the usage figure (the usage
     figure counts the system prompt and tools too, so it is the larger in a session the
-    provider counted)."""
+    provider counted). `prefix_tokens`: the system prompt and tools as counted here, which
+    every request carried (0: not counted yet)."""
     if not tail:
         return None
     trailing = 0
@@ -93,7 +94,7 @@ def tail_figures(tail: Sequence[Entry], estimator: Estimator) -> TailFigures | N
             usage = usage_anchor(messages[k])
             if usage is not None:
                 anchored = calculate_context_tokens(usage)
-                if anchored < _seen_before(tail[:index], messages[:k], estimator):
+                if anchored < prefix_tokens + _seen_before(tail[:index], messages[:k], estimator):
                     return None  # the provider counts less than the tail shows: the whole count decides
                 return TailFigures(tail[-1].id, anchored + trailing, last_usage)
             trailing += estimator.message_tokens(messages[k])
@@ -122,6 +123,9 @@ class ContextMeter:
         """System prompt and tool specs (known once a request was built)."""
         self._file: Path | None = None
         """The session file counted (another one: a session switch, recount)."""
+        self.counted = False
+        """The session's messages were counted (False from a session switch until then: the
+        figures are the system prompt and tools alone)."""
         self._leaf: str | None = None
         self._valid = False
         self._epoch = 0
@@ -137,6 +141,7 @@ class ContextMeter:
         self.counter = IncrementalCounter(self.estimator)
         self.usage_stale = False
         self.tally = UsageTally()
+        self.counted = False
         self._valid = False
         self._epoch += 1
 
@@ -224,6 +229,7 @@ class ContextMeter:
         self.counter, self.usage_stale, self._leaf, self.tally = counted
         self._file = session_file
         self._valid = True
+        self.counted = True
 
     @property
     def local_tokens(self) -> int:

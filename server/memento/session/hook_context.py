@@ -183,6 +183,10 @@ class HookContext:
         """The tools the model is offered in the current mode (never one the user's policy denies)."""
         return self._session.offered_tools()
 
+    def system_prompt(self) -> str:
+        """`Session.system_prompt`: the system prompt of the session's model requests."""
+        return self._session.system_prompt()
+
     def offered_specs(self) -> list[ToolSpec]:
         """The tool list of the session's model requests: a mechanism's own request to the same
         model (/omfg) offers these, so it keeps the cached prefix and names no denied tool."""

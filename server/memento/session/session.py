@@ -557,9 +557,7 @@ class Session:
 
     def build_request(self) -> ModelRequest:
         messages = sendable(context_messages(self.branch_path()))
-        system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
-        if self.mode == "ask":
-            system = f"{system}\n\n{ASK_MODE_NOTE}"
+        system = self.system_prompt()
         # Not validated again: the messages and tools are the session's own models. A long
         # session's 200,000 messages checked in one call of C held the interpreter, and the
         # event loop behind it, for over 100 ms.
@@ -576,6 +574,11 @@ class Session:
         elif self._runner is not None and self.mode == "act":
             request.change_asked = self._runner.turn.change_asked
         return request
+
+    def system_prompt(self) -> str:
+        """The system prompt of the session's model requests (`build_request`'s)."""
+        system = self.config.system_prompt or DEFAULT_SYSTEM_PROMPT.format(root=self.root)
+        return f"{system}\n\n{ASK_MODE_NOTE}" if self.mode == "ask" else system
 
     # -- context meter ----------------------------------------------------------------
     def context_usage(self) -> events.ContextUsage:

@@ -70,3 +70,18 @@ def test_none_when_the_provider_counted_less_than_the_stretch_shows() -> None:
     b.assistant("ok", usage=2_000)  # a figure the stretch can hold
     figures = tail_figures(b.entries, Chars4Estimator())
     assert figures is not None and figures.tokens >= 2_000
+
+
+def test_none_when_the_provider_counted_less_than_the_system_prompt_and_tools() -> None:
+    """Every request carried the system prompt and tools: a usage figure below them and what
+    the stretch shows is not the whole context's either (the stretch alone is a short
+    question: 15 tokens would pass without them)."""
+    b = PathBuilder()
+    b.user("hello there")
+    b.assistant("a reply", usage=15)
+    assert tail_figures(b.entries, Chars4Estimator()) is not None  # the stretch alone holds less
+    assert tail_figures(b.entries, Chars4Estimator(), prefix_tokens=900) is None
+    b.user("next")
+    b.assistant("ok", usage=2_000)
+    figures = tail_figures(b.entries, Chars4Estimator(), prefix_tokens=900)
+    assert figures is not None and figures.tokens >= 2_000
