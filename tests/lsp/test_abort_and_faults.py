@@ -224,3 +224,37 @@ async def test_tool_call_arguments_cut_off_twice_end_the_turn_with_a_clear_error
         assert "cut off" in end["error"] and "twice" in end["error"]
     assert (workspace / "a.py").read_text() == "x = 1\n"
     assert len([r for r in model_server.requests if r.body.get("tools")]) == 2
+
+
+@pytest.mark.asyncio
+async def test_the_transcript_says_a_reply_ended_before_the_turn_notification_does(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    """An editor told `memento/turn` aborted draws the reply's end from the transcript: the
+    patch that marks the reply stopped comes before it on the wire, never after."""
+    from testkit.rawclient import RawClient
+
+    from tests.lsp.harness import server_env
+
+    model_server.enqueue(Reply(Text("partial answer"), Hang()))
+    client = await RawClient.start(server_env(data_dir))
+    try:
+        await client.initialize(workspace, provider_options(model_server.openai_base_url))
+        await client.request(2, "memento/prompt", {"text": "explain everything"})
+        order: list[str] = []
+        async with asyncio.timeout(30):
+            while not order or order[-1] != "turn aborted":
+                message = await client.read()
+                method = message.get("method")
+                if method == "memento/transcript/patch":
+                    states = [op["node"].get("state") for op in message["params"]["ops"] if "node" in op]
+                    if "streaming" in states and "abort sent" not in order:
+                        order.append("abort sent")
+                        client.send({"jsonrpc": "2.0", "id": 3, "method": "memento/abort", "params": {}})
+                    if "aborted" in states:
+                        order.append("reply aborted")
+                elif method == "memento/turn" and message["params"]["state"] == "aborted":
+                    order.append("turn aborted")
+    finally:
+        await client.close()
+    assert order == ["abort sent", "reply aborted", "turn aborted"]

@@ -241,6 +241,10 @@ class MementoApp:
         self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def notify(self, method: str, params: p.Model) -> None:
+        # The transcript's patches of what came before go first: an editor told a turn ended
+        # draws the reply's end from them (a stopped reply still read "working…").
+        if self.patches is not None:
+            self.patches.flush()
         self.server.protocol.notify(method, params.wire())
 
     def on_event(self, event: events.Event) -> None:  # noqa: C901 -- one case per event kind
