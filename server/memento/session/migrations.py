@@ -38,6 +38,7 @@ from memento.core.entries import (
 from memento.core.messages import STORED
 from memento.util.cancel import CHECK_EVERY, CancelToken
 from memento.util.jsonish import as_object
+from memento.util.offloop import release_in_pieces
 from memento.util.yielding import paced
 
 log = logging.getLogger(__name__)
@@ -261,7 +262,7 @@ def load_bytes(data: bytes, path: Path, stop: CancelToken | None = None) -> Load
         out.warnings.append(f"written by a newer format (version {version}); unknown fields are kept")
 
     items = _values(lines[start:], out, stop)
-    del lines
+    release_in_pieces([lines])  # 200,000 lines freed at once: one long stretch of C
 
     out.migrated_from = migrate(header, [v for _, _, v in items if v is not None])
     try:
