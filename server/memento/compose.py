@@ -121,6 +121,8 @@ def install_the_rest(
         ttsr.hooks,
         ttsr.attachments,
     )
+    if mechanisms.governor is not None:
+        mechanisms.governor.offered_changed()  # their tools are in the requests' prefix too
 
 
 def _subagents(

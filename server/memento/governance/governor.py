@@ -204,12 +204,9 @@ class Governor(Hooks, phase=Phase.SHAPE):
         estimator = self.estimator
 
         def figures_of_tail() -> TailFigures | None:
-            # What every request carried (the system prompt and tools), counted here when the
-            # start's count has not yet: a usage figure below it is not the whole context's.
-            prefix = self.meter.prefix_tokens or prefix_tokens(
-                self.session.system_prompt(), self.session.offered_specs(), self._text_tokens
-            )
-            return tail_figures(tail, estimator, prefix)
+            # What every request carried (the system prompt and tools): a usage figure below
+            # it is not the whole context's.
+            return tail_figures(tail, estimator, self._offered_prefix())
 
         async def read() -> None:
             figures = await asyncio.to_thread(figures_of_tail)
@@ -241,6 +238,10 @@ class Governor(Hooks, phase=Phase.SHAPE):
         """Recount off the event loop (a whole session can take a while to tokenize), then
         publish the new figures; until then the meter shows what it has. False when there
         is no event loop to do it on (a script: count synchronously instead)."""
+        if self.session.opening_tail is not None:
+            # A session shown while it is read whole: its path is not there to count yet (a
+            # count now read the system prompt and tools alone). It is told again once read.
+            return True
         if self._refreshing is not None and not self._refreshing.done() and not self._refresh_stop.cancelled:
             return True
         try:
@@ -259,13 +260,13 @@ class Governor(Hooks, phase=Phase.SHAPE):
         # opened meanwhile (seconds) must not hold it up.
         exclusive = asyncio.current_task() is not self._first_count
         try:
-            if self.context.last is None and not self.meter.prefix_tokens:
-                # A session reopened at start: its system prompt and tools count before its
-                # first request too (else the meter reads its messages alone until then).
-                request = await self.session.build_request_off_loop(exclusive=exclusive)
-                await asyncio.to_thread(
-                    off_loop_work, lambda: self._count_prefix(request), exclusive=exclusive
-                )
+            if self.context.last is None:
+                # No request measured them yet (a session reopened at start): its system
+                # prompt and tools count too, as offered now (else the meter reads its
+                # messages alone until then, or the tools of before the rest was installed).
+                prefix = await asyncio.to_thread(off_loop_work, self._offered_prefix, exclusive=exclusive)
+                stop.check()  # what is offered changed meanwhile: the count that replaced it counts it
+                self.meter.prefix_tokens = prefix
             await self.meter.refresh(self.session, stop, exclusive=exclusive)
         except Cancelled:
             return  # superseded: the recount that replaced it publishes
@@ -457,6 +458,18 @@ class Governor(Hooks, phase=Phase.SHAPE):
             return request
         fresh = await session.build_request_off_loop()
         return request.model_copy(update={"messages": fresh.messages})
+
+    def _offered_prefix(self) -> int:
+        """The system prompt and tools the session offers now, as its next request's prefix."""
+        return prefix_tokens(self.session.system_prompt(), self.session.offered_specs(), self._text_tokens)
+
+    def offered_changed(self) -> None:
+        """The system prompt or tools offered changed (the rest of the mechanisms installed):
+        before a request measured them, the meter counts them again."""
+        if self.context.last is None:
+            self._refresh_stop.cancel()  # a count under way counted the tools of before
+            self.meter.invalidate()
+            self.session.publish_context()
 
     def _count_prefix(self, request: ModelRequest) -> None:
         self.meter.prefix_tokens = prefix_tokens(request.system, request.tools, self._text_tokens)

@@ -139,6 +139,42 @@ async def test_the_first_page_and_the_meter_show_before_the_whole_read(
 
 
 @pytest.mark.asyncio
+async def test_the_meter_reads_counting_until_a_session_whose_tail_it_cannot_read_is_read_whole(
+    session: Session, held: HeldReads, data_dir: Path
+) -> None:
+    """Its replies' usage is below what the tail shows (the tail's figures are none): the
+    meter reads 0 (counting) while the file is read, never the system prompt and tools of a
+    path not there yet, and then the whole count."""
+    workspace_session(data_dir, session.root, "long", 300)
+    spawned: list[asyncio.Task[None]] = []
+    tasks = TaskRegistry()
+
+    def spawn(coro: Any, name: str) -> asyncio.Task[None]:
+        spawned.append(task := tasks.spawn(coro, name))
+        return task
+
+    governor = Governance().install(InstallContext(session, spawn))
+    heard: list[int] = []
+    session.events.subscribe(lambda e: heard.append(e.tokens) if isinstance(e, events.ContextUsage) else None)
+    try:
+        await session.open_session("long")
+        await asyncio.gather(*spawned)  # what the governor started on the news: read the tail, count
+        assert session.store is None  # still being read whole
+        assert session.context_usage().tokens == 0
+        assert set(heard) <= {0}, heard
+
+        held.release.set()
+        await session.loaded()
+        await asyncio.gather(*spawned)
+        whole = session.context_usage()
+        assert governor.meter.current and whole.tokens > 300 * 20, whole  # 600 messages counted
+        assert heard[-1] == whole.tokens
+    finally:
+        await tasks.cancel_all()
+        await governor.aclose()
+
+
+@pytest.mark.asyncio
 async def test_opening_another_session_stops_the_read_of_the_one_before(
     session: Session, held: HeldReads, workspace: Path, data_dir: Path
 ) -> None:
