@@ -110,17 +110,13 @@ def install_the_rest(
     if session.config.task.enabled and session.config.provider.tool_mode() == "native":
         mechanisms.subagents = _subagents(session, spawn, checkpoints, memory).install(ctx)
         mechanisms.installed.append(mechanisms.subagents)
-    mechanisms.advisor, mechanisms.checkpoints, mechanisms.memory, mechanisms.mcp = (
-        advisor,
-        checkpoints,
-        memory,
-        mcp,
-    )
-    mechanisms.ttsr, mechanisms.ttsr_hooks, mechanisms.rule_attachments = (
-        ttsr.engine,
-        ttsr.hooks,
-        ttsr.attachments,
-    )
+    mechanisms.advisor = advisor
+    mechanisms.checkpoints = checkpoints
+    mechanisms.memory = memory
+    mechanisms.mcp = mcp
+    mechanisms.ttsr = ttsr.engine
+    mechanisms.ttsr_hooks = ttsr.hooks
+    mechanisms.rule_attachments = ttsr.attachments
     if mechanisms.governor is not None:
         mechanisms.governor.offered_changed()  # their tools are in the requests' prefix too
 

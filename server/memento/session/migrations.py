@@ -262,7 +262,7 @@ def load_bytes(data: bytes, path: Path, stop: CancelToken | None = None) -> Load
         out.warnings.append(f"written by a newer format (version {version}); unknown fields are kept")
 
     items = _values(lines[start:], out, stop)
-    release_in_pieces([lines])  # 200,000 lines freed at once: one long stretch of C
+    release_in_pieces([lines])  # a slice at a time: 200,000 lines freed at once are one long stretch of C
 
     out.migrated_from = migrate(header, [v for _, _, v in items if v is not None])
     try:
