@@ -24,7 +24,7 @@ class Governance:
         if config.compaction.enabled and config.provider.tool_mode() != "json":
             from memento.governance.recall import RecallOffer
 
-            RecallOffer(ctx.session)
+            ctx.session.add_hooks(RecallOffer(ctx.session, ctx.spawn))
         governor.check_budget()
         if self.warm_up:
             ctx.spawn(governor.warm_up(), "tokenizer-warm-up")

@@ -37,8 +37,11 @@ from memento.core.entries import CompactionEntry, CustomMessageEntry, Entry, Mes
 from memento.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from memento.core.provider import ToolSpec
 from memento.session.edits import read_record, result_text
+from memento.session.hooks import Hooks, Phase, TurnInfo
 from memento.session.tools.base import ToolContext, ToolError, ToolOutput
 from memento.session.tools.workspace import parse_args
+from memento.util.offloop import off_loop_work
+from memento.util.tasks import Spawn
 
 if TYPE_CHECKING:
     from memento.session.hook_context import HookContext
@@ -218,23 +221,56 @@ def has_recallable(path: list[Entry]) -> bool:
     return False
 
 
-class RecallOffer:
+class RecallOffer(Hooks, phase=Phase.SHAPE):
     """Offers `recall` once the active path has something to recall, and only then."""
 
-    def __init__(self, session: HookContext) -> None:
+    def __init__(self, session: HookContext, spawn: Spawn) -> None:
         self.session = session
         self.tool = RecallTool(session)
         self.offered = False
+        self._spawn = spawn
+        self._changes = 0
+        """Counts the path changes, so a look that ran meanwhile is not kept."""
+        self._looking: asyncio.Task[None] | None = None
         session.subscribe(self._on_event)
 
     def _on_event(self, event: events.Event) -> None:
         if isinstance(event, events.CompactionFinished):
+            self._changes += 1
             self._offer(True)
         elif isinstance(event, events.SessionChanged) or (
             isinstance(event, events.HistoryRewritten) and event.reason in ("rewind", "branch", "session")
         ):
             # Another session, a rewind or a branch: recall only what this path dropped.
-            self._offer(has_recallable(self.session.branch_path()) if self.session.started else False)
+            self._changes += 1
+            self._look()
+
+    def _look(self) -> None:
+        """Whether the path has something to recall, looked at off the event loop: a long
+        session's path is hundreds of thousands of entries (a pass over them on the loop
+        held it a hundred milliseconds when one was opened)."""
+        session = self.session
+        if not session.started:
+            self._offer(False)
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a session built outside one): look here
+            self._offer(has_recallable(session.branch_path()))
+            return
+        change = self._changes
+
+        async def look() -> None:
+            found = await asyncio.to_thread(off_loop_work, lambda: has_recallable(session.branch_path()))
+            if change == self._changes:
+                self._offer(found)
+
+        self._looking = self._spawn(look(), "recall-offer")
+
+    async def on_turn_start(self, session: HookContext, turn: TurnInfo) -> None:
+        # The turn's first request offers the tools of the path it runs on.
+        if self._looking is not None:
+            await asyncio.wait([self._looking])
 
     def _offer(self, offered: bool) -> None:
         if offered and not self.offered:

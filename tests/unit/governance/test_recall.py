@@ -9,11 +9,21 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from testkit import Reply, ScriptedModelServer, Text
 
+from memento.config import MementoConfig, ProviderConfig
 from memento.core.entries import CompactionEntry, Entry
+from memento.governance.mechanism import Governance
 from memento.governance.recall import RecallTool
+from memento.providers.factory import create_provider
 from memento.session.hook_context import HookContext
+from memento.session.mechanism import InstallContext
+from memento.session.paths import new_session_path, sessions_dir
+from memento.session.session import Session
+from memento.session.store import SessionStore
 from memento.session.tools.base import ToolContext, ToolError
+from memento.util.tasks import TaskRegistry
+from tests.turns import run_turn
 from tests.unit.governance.sessionkit import PathBuilder
 
 
@@ -89,3 +99,48 @@ async def test_recall_reads_only_this_sessions_artifacts(tmp_path: Path) -> None
     ]:
         with pytest.raises(ToolError, match=why):
             await _recall(tool, tmp_path, ref=ref)
+
+
+def _stored(data_dir: Path, root: Path, session_id: str, path: PathBuilder) -> None:
+    """`path` as a stored session of the workspace `root`."""
+    file = new_session_path(sessions_dir(data_dir, root), session_id)
+    with SessionStore.create(file, cwd=str(root), session_id=session_id) as store:
+        for entry in path.entries:
+            store.append(entry)
+
+
+@pytest.mark.asyncio
+async def test_a_turn_right_after_a_session_opens_offers_recall_as_its_path_asks(
+    model_server: ScriptedModelServer, workspace: Path, data_dir: Path
+) -> None:
+    """Whether the path has something to recall is looked at off the event loop when a
+    session opens; the first request of a turn prompted at once offers what it found."""
+    compacted = PathBuilder()
+    compacted.user("read the notes")
+    compacted.read("notes.txt", "N" * 3000)
+    kept = compacted.user("next")
+    compacted._add(CompactionEntry, summary="S", first_kept_entry_id=kept.id, tokens_before=9)  # pyright: ignore[reportPrivateUsage]
+    plain = PathBuilder()
+    plain.user("hello")
+    plain.assistant("hi")
+    _stored(data_dir, workspace, "compacted", compacted)
+    _stored(data_dir, workspace, "plain", plain)
+    provider = ProviderConfig(kind="openai", base_url=model_server.openai_base_url, model="m")
+    session = Session(
+        workspace, MementoConfig(provider=provider), create_provider(provider), data_dir=data_dir
+    )
+    tasks = TaskRegistry()
+    governor = Governance(warm_up=False).install(InstallContext(session, tasks.spawn))
+    model_server.enqueue(Reply(Text("one")), Reply(Text("two")))
+    try:
+        offered: list[bool] = []
+        for session_id in ("compacted", "plain"):
+            await session.open_session(session_id)
+            await run_turn(session, "go on", tasks, timeout=20)
+            tools = model_server.requests[-1].body.get("tools", [])
+            offered.append(any(tool["function"]["name"] == "recall" for tool in tools))
+        assert offered == [True, False]
+    finally:
+        await tasks.cancel_all()
+        await governor.aclose()
+        await session.aclose()
