@@ -7,6 +7,7 @@ import asyncio.events
 import atexit
 import gc
 import json
+import os
 import signal
 import sys
 import threading
@@ -24,6 +25,7 @@ state: dict[str, Any] = {
     "stalls": [],
     "gc": [],
     "slow": [],
+    "ccalls": [],
     "origin": time.perf_counter(),
     "origin_wall": time.time(),
 }
@@ -97,11 +99,48 @@ def _gc_callback(phase: str, info: dict[str, int]) -> None:
         )
 
 
+LONG_CCALL = 0.004
+_calls = threading.local()
+
+
+def _ccall_profile(frame: Any, event: str, arg: Any) -> None:
+    """Times each call into C: one that runs long holds the interpreter from every other
+    thread (the loop's included) unless it releases it, which a heartbeat cannot tell apart
+    from any other wait."""
+    if event == "c_call":
+        stack = getattr(_calls, "stack", None)
+        if stack is None:
+            stack = _calls.stack = []
+        stack.append([time.perf_counter(), False])
+    elif event == "call":
+        # Python code run from inside the C call (a generator `any` consumes, a key
+        # function): the interpreter switches threads there, so its time is not a hold.
+        stack = getattr(_calls, "stack", None)
+        if stack:
+            stack[-1][1] = True
+    elif event in ("c_return", "c_exception"):
+        stack = getattr(_calls, "stack", None)
+        if not stack:
+            return
+        started, reentered = stack.pop()
+        took = time.perf_counter() - started
+        if took > LONG_CCALL and not reentered:
+            state["ccalls"].append(
+                {
+                    "t": time.perf_counter() - state["origin"],
+                    "dur": took,
+                    "what": getattr(arg, "__qualname__", repr(arg))[:120],
+                    "thread": threading.current_thread().name,
+                    "at": _stack(frame, 4),
+                }
+            )
+
+
 def _dump(path: str) -> None:
     if state.get("dumped"):
         return
     state["dumped"] = True
-    out = {k: state[k] for k in ("samples", "stalls", "gc", "slow")}
+    out = {k: state[k] for k in ("samples", "stalls", "gc", "slow", "ccalls")}
     out["origin_wall"] = state["origin_wall"]
     with open(path, "w") as f:
         json.dump(out, f)
@@ -134,6 +173,9 @@ def install(path: str) -> None:
 
     asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
     gc.callbacks.append(_gc_callback)
+    if os.environ.get("MEMENTO_STALL_PROBE_CCALLS"):
+        threading.setprofile(_ccall_profile)
+        sys.setprofile(_ccall_profile)
     atexit.register(_dump, path)
 
     def on_term(signum: int, frame: Any) -> None:

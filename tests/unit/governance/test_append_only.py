@@ -110,3 +110,30 @@ def test_reset_replays_the_next_request() -> None:
     ctx.reset()
     ctx.build(request(user("a")))
     assert ctx.last is not None and ctx.last.replayed and ctx.last.stable_tokens == 0
+
+
+def test_messages_are_digested_again_only_when_new_or_moved_far() -> None:
+    counted: list[Message] = []
+
+    def counting(message: Message) -> int:
+        counted.append(message)
+        return count(message)
+
+    ctx = AppendOnlyContext(counting, words)
+    history: list[Message] = [user(f"message {i}", i) for i in range(300)]
+    ctx.build(request(*history))
+    assert len(counted) == 300
+    counted.clear()
+    history = [*history, user("new one")]
+    ctx.build(request(*history))
+    assert counted == [history[-1]]  # an append: the new message alone
+    counted.clear()
+    history = history[:10] + history[13:]  # three dropped from the middle (a shake)
+    ctx.build(request(*history))
+    assert counted == []  # the rest found where they moved to
+    counted.clear()
+    moved = history.pop(200)
+    history.insert(5, moved)  # one taken to the front (a pin)
+    ctx.build(request(*history))
+    assert counted == [moved]  # that one alone: the others are where they were
+    assert ctx.last is not None and ctx.last.stable_messages == 5
