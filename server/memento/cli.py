@@ -68,10 +68,10 @@ def _run_lsp(args: argparse.Namespace) -> int:
     gc.disable()
     from memento.lsp.log_handler import LogMessageHandler
     from memento.lsp.server import create_server
+    from memento.util.yielding import SWITCH_INTERVAL
 
-    # Long sessions are read and built in worker threads; a shorter switch interval than
-    # Python's 5 ms lets the event loop take the interpreter back sooner to answer the editor.
-    sys.setswitchinterval(0.0002)
+    # Long sessions are read and built in worker threads (see SWITCH_INTERVAL).
+    sys.setswitchinterval(SWITCH_INTERVAL)
     server = create_server()
     server.app.after_start = _collect_from_now_on
     server.max_message_bytes = args.max_message_bytes

@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable
 
 from memento.acp.agent import Agent
 from memento.acp.rpc import MAX_LINE, Connection
+from memento.util.yielding import SWITCH_INTERVAL
 
 
 def run_acp() -> int:
-    sys.setswitchinterval(0.001)  # worker threads give the loop back sooner (as `memento lsp`)
+    sys.setswitchinterval(SWITCH_INTERVAL)  # worker threads give the loop back sooner
     protocol_out = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:

@@ -23,6 +23,11 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+SWITCH_INTERVAL = 0.0002
+"""The interpreter's switch interval in a server that answers an editor (`sys.setswitchinterval`):
+a worker thread holding it is made to hand it over after this long (Python's default is
+5 ms), so the event loop takes it back sooner when a request comes in."""
+
 MAX_WAIT = 0.05
 """The longest a checkpoint waits for a busy loop, in seconds."""
 
