@@ -95,6 +95,7 @@ class AcpSession:
         self.session.tools["bash"] = TerminalBash(self.session.tools["bash"], self.editor, self.post)
         self.mechanisms: Mechanisms = install_mechanisms(self.session, self.tasks.spawn)
         self.session.watch_window(self.tasks.spawn)
+        self.session.prepare_provider(self.tasks.spawn)
         self.commands = Commands(self.session, self.mechanisms, self.say, self.confirm)
         self._outbox: asyncio.Queue[Update] = asyncio.Queue()
         self._sender = self.tasks.spawn(self._send_all(), name="acp-updates")

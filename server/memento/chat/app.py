@@ -83,6 +83,7 @@ class ChatApp:
         session.set_mode(self.options.mode)
         self.mechanisms = install_mechanisms(session, self.tasks.spawn)
         session.watch_window(self.tasks.spawn)
+        session.prepare_provider(self.tasks.spawn)
         await self._open_requested_session()
         session.publish_context()
         self.arm_sigint()

@@ -145,6 +145,15 @@ class RemoteCompaction(BaseModel, defer_build=True):
 
 
 @runtime_checkable
+class Prepares(Protocol):
+    """A provider that can make ready, ahead of its first request, what that request would
+    otherwise wait for (an HTTP client: importing its transport and loading the TLS
+    certificates are a quarter of a second at a session's first turn)."""
+
+    async def prepare(self) -> None: ...
+
+
+@runtime_checkable
 class RemoteCompactor(Protocol):
     """A provider that can compact a conversation itself (OpenAI Responses, Anthropic)."""
 

@@ -184,6 +184,7 @@ class MementoApp:
         if self.config.session.resume == "last":
             session.start_resume(self.spawn)
         self.spawn(build_deferred_models_off_loop(), "build-deferred-models")
+        session.prepare_provider(self.spawn)
 
     def _resolve(self) -> Resolved:
         assert self.layers is not None

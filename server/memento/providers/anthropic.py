@@ -93,6 +93,9 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def prepare(self) -> None:
+        await self._http.get()
+
     def headers(self, body: dict[str, Any] | None = None) -> dict[str, str]:
         stream = body is None or body.get("stream") is True
         headers = {"accept": "text/event-stream" if stream else "application/json"}

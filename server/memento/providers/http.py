@@ -25,7 +25,7 @@ from memento.security import secrets
 from memento.util.js import escape_surrogates
 from memento.util.jsonish import as_object, get
 from memento.util.offloop import off_loop_work, release_off_loop
-from memento.util.yielding import paced
+from memento.util.yielding import after_the_editor, paced
 
 if TYPE_CHECKING:
     import httpx
@@ -124,7 +124,9 @@ class LazyClient:
             return self._client
         if self._building is None or self._building.done():
             # One build however many requests wait for it (a turn and a window probe at start).
-            self._building = asyncio.ensure_future(asyncio.to_thread(build_client, self._config))
+            # After the editor's waiting requests: a build at start must not hold them up.
+            build = partial(build_client, self._config)
+            self._building = asyncio.ensure_future(asyncio.to_thread(after_the_editor, build))
         client = await asyncio.shield(self._building)
         if self._client is None or self._client.is_closed:
             self._client = client

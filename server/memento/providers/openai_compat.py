@@ -82,6 +82,9 @@ class OpenAICompatProvider:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def prepare(self) -> None:
+        await self._http.get()
+
     def headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream"}
         key = self.config.api_key()

@@ -67,6 +67,9 @@ class OpenAIResponsesProvider:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def prepare(self) -> None:
+        await self._http.get()
+
     def headers(self, *, stream: bool = True) -> dict[str, str]:
         headers = {"accept": "text/event-stream" if stream else "application/json"}
         key = self.config.api_key()

@@ -25,7 +25,7 @@ from memento.core.entries import (
 )
 from memento.core.events import EventBus, SessionMode
 from memento.core.messages import AssistantMessage, Message, Usage
-from memento.core.provider import ModelRequest, Provider, ToolSpec
+from memento.core.provider import ModelRequest, Prepares, Provider, ToolSpec
 from memento.core.window import ContextWindow
 from memento.security.secrets import Secrets, activate, active
 from memento.session.context import context_messages, sendable
@@ -135,8 +135,18 @@ class Session:
         self._configure_tools(config)
         if provider is not None:
             self.provider = provider
+            if self._window_spawn is not None:
+                self.prepare_provider(self._window_spawn)
         self.events.publish(events.SettingsChanged())
         self._ask_window()
+
+    def prepare_provider(self, spawn: Spawn) -> asyncio.Task[None] | None:
+        """Make ready in the background what the provider's first request needs, so that a
+        session's first turn does not wait for it (or hold the editor up with it). Returns
+        the task (None for a provider with nothing to prepare)."""
+        if not isinstance(self.provider, Prepares):
+            return None
+        return spawn(self.provider.prepare(), "provider-preparation")
 
     # -- context window ---------------------------------------------------------------
     @property
