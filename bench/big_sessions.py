@@ -35,7 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testkit import Reply, ScriptedModelServer, Text  # noqa: E402
+from testkit import Reply, Text  # noqa: E402
+from testkit.model_process import ModelProcess  # noqa: E402
 from testkit.rawclient import RawClient  # noqa: E402
 from testkit.sessions import workspace_session  # noqa: E402
 
@@ -165,7 +166,7 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=100_000, help="prompt/reply pairs in the long session")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as model:
+    with tempfile.TemporaryDirectory() as tmp, ModelProcess() as model:
         root = Path(tmp) / "ws"
         root.mkdir()
         data = Path(tmp) / "data"

@@ -30,22 +30,20 @@ import argparse
 import asyncio
 import itertools
 import json
-import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from testkit import Delay, Reply, ScriptedModelServer, Text  # noqa: E402
+from testkit import Delay, Reply, Text  # noqa: E402
+from testkit.model_process import ModelProcess  # noqa: E402
 from testkit.rawclient import RawClient  # noqa: E402
 from testkit.sessions import workspace_session  # noqa: E402
 
@@ -67,37 +65,6 @@ def write_rules(root: Path, count: int) -> None:
         else:
             head = f'description: "rule {i} for python sources"\nglobs: ["src/**/*.py", "**/module{i}/*.py"]'
         (folder / f"rule{i:03d}.md").write_text(f"---\n{head}\n---\nRule {i}: follow the house style.\n")
-
-
-def _serve(pipe: Connection) -> None:
-    with ScriptedModelServer() as model:
-        pipe.send(model.openai_base_url)
-        while (reply := pipe.recv()) is not None:
-            model.enqueue(reply)
-
-
-class ModelProcess:
-    """The scripted model in a process of its own: reading a long session's request (tens of
-    megabytes of JSON) in this process would hold the interpreter the editor's answers are
-    read with, and count against the server."""
-
-    def __enter__(self) -> ModelProcess:
-        self._pipe, theirs = multiprocessing.Pipe()
-        self._process = multiprocessing.get_context("spawn").Process(
-            target=_serve, args=(theirs,), daemon=True
-        )
-        self._process.start()
-        self.openai_base_url: str = self._pipe.recv()
-        return self
-
-    def enqueue(self, reply: Reply) -> None:
-        self._pipe.send(reply)
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self._pipe.send(None)
-        self._process.join(10)
 
 
 def spread(values: list[float]) -> str:

@@ -1,5 +1,6 @@
 """What tests and benchmarks share: the scripted model server (`script` the replies it plays,
-`wire` the two formats it streams them in, `model_server` the HTTP server on 127.0.0.1), a
+`wire` the two formats it streams them in, `model_server` the HTTP server on 127.0.0.1,
+`model_process` the same in a process of its own for benchmarks), a
 raw JSON-RPC client for the server's stdio (`rawclient`) and fast session files (`sessions`).
 
 Imports only `memento` and the standard library, so `bench/` uses it without reaching into

@@ -19,4 +19,5 @@ import os
 if os.environ.get("MEMENTO_STALL_PROBE"):
     import stallprobe_impl
 
-    stallprobe_impl.install(os.environ["MEMENTO_STALL_PROBE"])
+    # "{pid}" in the name: a file per server, for a bench that starts several.
+    stallprobe_impl.install(os.environ["MEMENTO_STALL_PROBE"].replace("{pid}", str(os.getpid())))
