@@ -110,8 +110,9 @@ def _import_request_machinery() -> None:
 
 
 class LazyClient:
-    """Creates the provider's client on first use, in a worker thread (importing httpx and
-    loading the TLS certificates take tens of milliseconds the event loop must not stall for);
+    """Creates the provider's client on first use (the session's `prepare_provider` at start,
+    or else the first request), in a worker thread (importing httpx's transport and loading
+    the TLS certificates take a quarter of a second the event loop must not stall for);
     `aclose` ends it."""
 
     def __init__(self, config: ProviderConfig) -> None:
