@@ -192,9 +192,12 @@ class Projection:
         # stretch of C that holds every thread, the event loop's too (29 ms at a turn's
         # start). Emptied a slice at a time, it lets the loop in between; unless someone
         # kept the list (`project(path).entries`): then it lives on, whole.
-        entries = self.entries
-        if sys.getrefcount(entries) <= _HELD_BY_THE_PROJECTION_ALONE:
-            release_in_pieces([entries])
+        try:
+            entries = self.entries
+            if sys.getrefcount(entries) <= _HELD_BY_THE_PROJECTION_ALONE:
+                release_in_pieces([entries])
+        except Exception:  # noqa: BLE001 -- at exit, with the modules' names gone: freed at once
+            return
 
 
 _HELD_BY_THE_PROJECTION_ALONE = 3
