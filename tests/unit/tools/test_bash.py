@@ -36,8 +36,7 @@ async def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> Non
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
-        # Polls a condition outside this process (a file a subprocess writes); no event exists for it.
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # polls a file a subprocess writes: no event exists for it
 
 
 def group_alive(pgid: int) -> bool:
